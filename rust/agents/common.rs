@@ -1,0 +1,60 @@
+//! Action selection shared by the agents.
+
+use rand::Rng as _;
+
+use crate::rng::Rng;
+
+/// The greedy action with uniformly random ties ("search::max" with `>=`, SPEC 4).
+/// Two passes over `values`, no allocation.
+#[inline]
+pub fn argmax_random_tie(values: &[f64], rng: &mut Rng) -> usize {
+    let best = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let ties = values.iter().filter(|&&v| v == best).count();
+    if ties <= 1 {
+        return values.iter().position(|&v| v == best).unwrap_or(0);
+    }
+    let mut pick = rng.random_range(0..ties);
+    for (a, &v) in values.iter().enumerate() {
+        if v == best {
+            if pick == 0 {
+                return a;
+            }
+            pick -= 1;
+        }
+    }
+    0
+}
+
+/// The distribution of [`argmax_random_tie`]: the maximisers share the mass equally.
+pub fn greedy_probabilities(values: &[f64], out: &mut [f64]) {
+    let best = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let ties = values.iter().filter(|&&v| v == best).count().max(1);
+    for (o, &v) in out.iter_mut().zip(values) {
+        *o = if v == best { 1.0 / ties as f64 } else { 0.0 };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::stream;
+
+    #[test]
+    fn ties_are_uniform() {
+        let values = [1.0, 3.0, 3.0, 0.0, 3.0];
+        let mut rng = stream(0, 0, 0);
+        let mut hits = [0usize; 5];
+        let n = 30_000;
+        for _ in 0..n {
+            hits[argmax_random_tie(&values, &mut rng)] += 1;
+        }
+        assert_eq!(hits[0] + hits[3], 0);
+        for &a in &[1, 2, 4] {
+            let f = hits[a] as f64 / n as f64;
+            assert!((f - 1.0 / 3.0).abs() < 5.0 * (2.0 / 9.0 / n as f64).sqrt());
+        }
+        let mut p = [0.0; 5];
+        greedy_probabilities(&values, &mut p);
+        assert_eq!(p, [0.0, 1.0 / 3.0, 1.0 / 3.0, 0.0, 1.0 / 3.0]);
+    }
+}

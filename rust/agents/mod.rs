@@ -1,0 +1,94 @@
+//! The agent interface and the built-in agents, one module per algorithm.
+//!
+//! Life cycle (SPEC 4): `learn_offline` once on the prior (timed as offline time), then for every
+//! test MDP a clone of the trained agent is `reset`, asked to `act` and told what it `observe`d for
+//! `T` steps. `action_probabilities` exposes pi(a | s) for the replay evaluators, and `clone_box`
+//! lets an evaluator roll an agent back.
+
+mod beb;
+mod common;
+mod egreedy;
+mod mean_model;
+mod random;
+mod registry;
+mod softmax;
+
+pub use beb::Beb;
+pub use common::{argmax_random_tie, greedy_probabilities};
+pub use egreedy::EGreedy;
+pub use mean_model::MeanModelQ;
+pub use random::RandomAgent;
+pub use registry::{build, ParamValue, Params, AGENT_KINDS};
+pub use softmax::SoftMax;
+
+use crate::error::Result;
+use crate::fdm::Fdm;
+use crate::mdp::Mdp;
+use crate::rng::Rng;
+
+/// The discount and horizon of an experiment, given to the agent as the original's `setMDP(γ, T)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Setting {
+    /// Discount factor in [0, 1).
+    pub gamma: f64,
+    /// Number of decisions per trajectory (steps).
+    pub horizon: usize,
+}
+
+/// What an agent may see when a trajectory starts.
+pub struct ResetContext<'a> {
+    pub setting: Setting,
+    /// The true test MDP: `Some` only for agents whose [`Agent::is_oracle`] is true (the Optimal
+    /// reference line). The no-peeking rule of the protocol is enforced here, structurally.
+    pub true_mdp: Option<&'a Mdp>,
+}
+
+/// One observed transition.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Transition {
+    pub state: usize,
+    pub action: usize,
+    pub reward: f64,
+    pub next_state: usize,
+}
+
+/// A Bayesian RL agent. Implementations hold every buffer they need from `reset` on, so that
+/// `act` and `observe` never allocate.
+pub trait Agent: Send + Sync {
+    /// A readable name with the parameters, e.g. `e-Greedy (epsilon = 0.1)`.
+    fn name(&self) -> String;
+
+    /// Offline learning from the prior (timed by the caller). Called once, before any `reset`.
+    fn learn_offline(&mut self, prior: &Fdm, setting: Setting, rng: &mut Rng) -> Result<()>;
+
+    /// Per-trajectory initialisation (the original's `reset`, run through `setMDP`).
+    fn reset(&mut self, context: &ResetContext<'_>, rng: &mut Rng) -> Result<()>;
+
+    /// The action to take in `state`.
+    fn act(&mut self, state: usize, rng: &mut Rng) -> Result<usize>;
+
+    /// Online learning from one real transition.
+    fn observe(&mut self, transition: Transition, rng: &mut Rng) -> Result<()>;
+
+    /// pi(a | state) for the agent's current knowledge, written into `out` (length A).
+    fn action_probabilities(&mut self, state: usize, out: &mut [f64]) -> Result<()>;
+
+    /// Whether the agent is an oracle that is shown the true MDP at reset.
+    fn is_oracle(&self) -> bool {
+        false
+    }
+
+    /// A deep copy (the trained agent is cloned for every test MDP and thread).
+    fn clone_box(&self) -> Box<dyn Agent>;
+}
+
+impl Clone for Box<dyn Agent> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
+/// The error every agent returns when used before `learn_offline`.
+pub(crate) fn not_trained(name: &str) -> crate::error::BbrlError {
+    crate::error::BbrlError::Agent(format!("agent '{name}' used before learn_offline"))
+}

@@ -1,0 +1,25 @@
+//! bbrl: the fast core of a Bayesian reinforcement-learning benchmark.
+//!
+//! The crate knows nothing of Python (the bindings live in `python/`, behind the `python` feature):
+//! it can be tested with `cargo test` and benched with criterion on its own.
+//!
+//! Data flow: an [`fdm::Fdm`] (Dirichlet distribution over MDPs) is sampled into [`mdp::Mdp`]s;
+//! an [`agents::Agent`] learns offline from a prior `Fdm`, then [`experiment::Experiment`] runs one
+//! trajectory per test MDP (in parallel, bit-identical whatever the thread count).
+
+pub mod agents;
+pub mod dirichlet;
+pub mod error;
+pub mod experiment;
+pub mod fdm;
+pub mod mdp;
+pub mod model;
+pub mod rng;
+pub mod simulate;
+pub mod solve;
+pub mod sparse;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use error::{BbrlError, Result};

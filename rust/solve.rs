@@ -1,0 +1,276 @@
+//! The two dynamic-programming routines of the original (SPEC 2.1 and 2.2), writing into
+//! caller-owned buffers so that agents re-solve their model at every step without allocating.
+
+use crate::sparse::RowSupports;
+
+/// A borrowed tabular model: `transitions` and `rewards` row-major (S, A, S), with row supports.
+#[derive(Clone, Copy, Debug)]
+pub struct TabularView<'a> {
+    pub n_states: usize,
+    pub n_actions: usize,
+    pub transitions: &'a [f64],
+    pub rewards: &'a [f64],
+    pub support: &'a RowSupports,
+}
+
+/// BBRL's per-entry convergence threshold of Q-iteration (`ACCURACY` in `dds.h`).
+pub const BBRL_Q_ACCURACY: f64 = 1e-2;
+/// The Guez value-iteration threshold (`eps` of BEB and SBOSS).
+pub const GUEZ_VI_EPSILON: f64 = 1e-4;
+/// A safety cap on Guez value iteration, which has none in the original: with gamma < 1 and
+/// finite rewards it converges in far fewer sweeps (about 400 at gamma = 0.95), but a cap
+/// guarantees that a floating-point cycle can never hang a run.
+pub const GUEZ_VI_MAX_SWEEPS: usize = 1_000_000;
+
+/// BBRL Q-iteration (`MDP::qIteration`, SPEC 2.1): Jacobi sweeps from `Q = 0`,
+/// `Q(s, a) = sum_y P(s, a, y) (R(s, a, y) + gamma max_b Q_prev(y, b))`, stopped when no entry
+/// moved by more than `accuracy`, or after `max_sweeps + 1` sweeps (the original passes the
+/// horizon `T` as `max_sweeps`). Always a cold start, as in the original (SPEC 7.6).
+///
+/// `q` and `prev` have `S * A` entries, `state_values` has `S`. Returns the number of sweeps.
+pub fn q_iteration(
+    model: TabularView<'_>,
+    gamma: f64,
+    max_sweeps: usize,
+    accuracy: f64,
+    q: &mut [f64],
+    prev: &mut [f64],
+    state_values: &mut [f64],
+) -> usize {
+    let (ns, na) = (model.n_states, model.n_actions);
+    q.fill(0.0);
+    let mut sweeps = 0;
+    loop {
+        prev.copy_from_slice(q);
+        for (y, v) in state_values.iter_mut().enumerate() {
+            *v = prev[y * na..(y + 1) * na].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        }
+        let mut converged = true;
+        for row in 0..ns * na {
+            let base = row * ns;
+            let mut value = 0.0;
+            for &y in model.support.row(row) {
+                let i = base + y as usize;
+                value += model.transitions[i] * (model.rewards[i] + gamma * state_values[y as usize]);
+            }
+            if (value - prev[row]).abs() > accuracy {
+                converged = false;
+            }
+            q[row] = value;
+        }
+        let go_on = sweeps < max_sweeps && !converged;
+        sweeps += 1;
+        if !go_on {
+            return sweeps;
+        }
+    }
+}
+
+/// Guez value iteration (`MDPutils.cpp::valueIteration`, SPEC 2.2): Jacobi sweeps from `V = 0`
+/// until `||V_new - V_old||_2^2 <= epsilon^2`; the greedy policy of the last sweep, ties to the
+/// lowest action (strict `>`). `row_bonus`, when given, adds `bonus[s * A + a]` to every reward
+/// of the row (BEB's exploration bonus).
+///
+/// `values` and `scratch` have `S` entries, `policy` has `S`. On return `values` holds the last
+/// sweep's values. Returns the number of sweeps.
+pub fn guez_value_iteration(
+    model: TabularView<'_>,
+    row_bonus: Option<&[f64]>,
+    gamma: f64,
+    epsilon: f64,
+    values: &mut [f64],
+    scratch: &mut [f64],
+    policy: &mut [usize],
+) -> usize {
+    let (ns, na) = (model.n_states, model.n_actions);
+    let threshold = epsilon * epsilon;
+    values.fill(0.0);
+    let mut sweeps = 0;
+    loop {
+        // `values` holds V_old; write V_new into `scratch`.
+        for s in 0..ns {
+            let mut best = f64::NEG_INFINITY;
+            let mut best_action = 0;
+            for a in 0..na {
+                let row = s * na + a;
+                let base = row * ns;
+                let bonus = row_bonus.map_or(0.0, |b| b[row]);
+                let mut value = 0.0;
+                for &y in model.support.row(row) {
+                    let i = base + y as usize;
+                    value += model.transitions[i] * (model.rewards[i] + bonus + gamma * values[y as usize]);
+                }
+                if value > best {
+                    best = value;
+                    best_action = a;
+                }
+            }
+            scratch[s] = best;
+            policy[s] = best_action;
+        }
+        let change: f64 = scratch.iter().zip(values.iter()).map(|(n, o)| (n - o) * (n - o)).sum();
+        values.copy_from_slice(scratch);
+        sweeps += 1;
+        if change <= threshold || sweeps >= GUEZ_VI_MAX_SWEEPS {
+            return sweeps;
+        }
+    }
+}
+
+/// The finite-horizon expected discounted return of a stationary stochastic policy
+/// `policy[s * A + a]` over `horizon` steps, from every state: `v_T` of
+/// `v_0 = 0, v_{k+1} = r_pi + gamma P_pi v_k`. The exact expectation that a Monte-Carlo
+/// benchmark of that policy estimates.
+pub fn evaluate_policy_finite(model: TabularView<'_>, policy: &[f64], gamma: f64, horizon: usize) -> Vec<f64> {
+    let (ns, na) = (model.n_states, model.n_actions);
+    let mut v = vec![0.0; ns];
+    let mut next = vec![0.0; ns];
+    for _ in 0..horizon {
+        for s in 0..ns {
+            let mut total = 0.0;
+            for a in 0..na {
+                let row = s * na + a;
+                let pa = policy[row];
+                if pa == 0.0 {
+                    continue;
+                }
+                let base = row * ns;
+                let mut q = 0.0;
+                for &y in model.support.row(row) {
+                    let i = base + y as usize;
+                    q += model.transitions[i] * (model.rewards[i] + gamma * v[y as usize]);
+                }
+                total += pa * q;
+            }
+            next[s] = total;
+        }
+        std::mem::swap(&mut v, &mut next);
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mdp::Mdp;
+
+    /// A 3-state, 2-action MDP whose optimal values we know by solving the linear system of the
+    /// optimal policy exactly.
+    fn small_mdp() -> Mdp {
+        let p = vec![
+            0.5, 0.5, 0.0, /* s0 a0 */ 0.0, 0.2, 0.8, /* s0 a1 */
+            1.0, 0.0, 0.0, /* s1 a0 */ 0.0, 0.0, 1.0, /* s1 a1 */
+            0.3, 0.0, 0.7, /* s2 a0 */ 0.0, 1.0, 0.0, /* s2 a1 */
+        ];
+        let mut r = vec![0.0; 18];
+        r[2 * 6 + 2] = 1.0; // s2 a0 -> s2: 1
+        r[5] = 0.5; // s0 a1 -> s2: 0.5
+        Mdp::new(3, 2, p, r, Some(0)).unwrap()
+    }
+
+    /// Solves (I - gamma P_pi) v = r_pi by Gaussian elimination: the independent oracle.
+    fn solve_policy(mdp: &Mdp, pi: &[usize], gamma: f64) -> Vec<f64> {
+        let n = mdp.n_states();
+        let na = mdp.n_actions();
+        let mut m = vec![vec![0.0; n + 1]; n];
+        for s in 0..n {
+            let row = s * na + pi[s];
+            m[s][s] += 1.0;
+            for y in 0..n {
+                let i = row * n + y;
+                m[s][y] -= gamma * mdp.transitions()[i];
+                m[s][n] += mdp.transitions()[i] * mdp.rewards()[i];
+            }
+        }
+        for c in 0..n {
+            let piv = (c..n).max_by(|&a, &b| m[a][c].abs().total_cmp(&m[b][c].abs())).unwrap();
+            m.swap(c, piv);
+            for r in 0..n {
+                if r != c {
+                    let f = m[r][c] / m[c][c];
+                    for k in c..=n {
+                        m[r][k] -= f * m[c][k];
+                    }
+                }
+            }
+        }
+        (0..n).map(|s| m[s][n] / m[s][s]).collect()
+    }
+
+    fn optimal_by_enumeration(mdp: &Mdp, gamma: f64) -> Vec<f64> {
+        let mut best = vec![f64::NEG_INFINITY; 3];
+        for code in 0..8usize {
+            let pi = [code & 1, (code >> 1) & 1, (code >> 2) & 1];
+            let v = solve_policy(mdp, &pi, gamma);
+            for s in 0..3 {
+                best[s] = best[s].max(v[s]);
+            }
+        }
+        best
+    }
+
+    #[test]
+    fn guez_value_iteration_matches_the_linear_solve() {
+        let mdp = small_mdp();
+        let exact = optimal_by_enumeration(&mdp, 0.95);
+        let (mut v, mut scratch, mut pi) = (vec![0.0; 3], vec![0.0; 3], vec![0; 3]);
+        guez_value_iteration(mdp.view(), None, 0.95, 1e-10, &mut v, &mut scratch, &mut pi);
+        for s in 0..3 {
+            assert!((v[s] - exact[s]).abs() < 1e-7, "state {s}: {} vs {}", v[s], exact[s]);
+        }
+        let v_pi = solve_policy(&mdp, &pi, 0.95);
+        for s in 0..3 {
+            assert!((v_pi[s] - exact[s]).abs() < 1e-7);
+        }
+    }
+
+    #[test]
+    fn q_iteration_matches_the_linear_solve_within_its_tolerance() {
+        let mdp = small_mdp();
+        let gamma = 0.95;
+        let exact = optimal_by_enumeration(&mdp, gamma);
+        let (mut q, mut prev, mut vs) = (vec![0.0; 6], vec![0.0; 6], vec![0.0; 3]);
+        let sweeps = q_iteration(mdp.view(), gamma, 10_000, 1e-9, &mut q, &mut prev, &mut vs);
+        assert!(sweeps > 1);
+        for s in 0..3 {
+            let v = q[2 * s].max(q[2 * s + 1]);
+            // Stopping at per-entry change delta bounds the error by delta * gamma / (1 - gamma).
+            assert!((v - exact[s]).abs() < 1e-9 * gamma / (1.0 - gamma) + 1e-12);
+        }
+    }
+
+    #[test]
+    fn q_iteration_is_capped_at_max_sweeps_plus_one() {
+        let mdp = small_mdp();
+        let (mut q, mut prev, mut vs) = (vec![0.0; 6], vec![0.0; 6], vec![0.0; 3]);
+        assert_eq!(q_iteration(mdp.view(), 0.99, 5, 1e-12, &mut q, &mut prev, &mut vs), 6);
+        assert_eq!(q_iteration(mdp.view(), 0.99, 0, 1e-12, &mut q, &mut prev, &mut vs), 1);
+    }
+
+    #[test]
+    fn bellman_operator_is_a_gamma_contraction() {
+        // Two sweeps from different starts shrink their sup distance by at least gamma.
+        let mdp = small_mdp();
+        let gamma = 0.9;
+        let (mut q1, mut p1, mut v1) = (vec![0.0; 6], vec![0.0; 6], vec![0.0; 3]);
+        let mut prev_gap = f64::INFINITY;
+        let mut prev_q = vec![0.0; 6];
+        for k in 1..30 {
+            q_iteration(mdp.view(), gamma, k, 0.0, &mut q1, &mut p1, &mut v1);
+            let gap = q1.iter().zip(&prev_q).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+            if k > 1 {
+                assert!(gap <= gamma * prev_gap + 1e-12, "sweep {k}: {gap} > {gamma} * {prev_gap}");
+            }
+            prev_gap = gap;
+            prev_q.copy_from_slice(&q1);
+        }
+    }
+
+    #[test]
+    fn finite_horizon_evaluation_of_a_deterministic_loop() {
+        // One state, reward 1 per step: v_T = (1 - gamma^T) / (1 - gamma).
+        let mdp = Mdp::new(1, 1, vec![1.0], vec![1.0], Some(0)).unwrap();
+        let v = evaluate_policy_finite(mdp.view(), &[1.0], 0.9, 10);
+        assert!((v[0] - (1.0 - 0.9f64.powi(10)) / 0.1).abs() < 1e-12);
+    }
+}
