@@ -126,7 +126,7 @@ pub fn evaluate_policy_finite(model: TabularView<'_>, policy: &[f64], gamma: f64
     let mut v = vec![0.0; ns];
     let mut next = vec![0.0; ns];
     for _ in 0..horizon {
-        for s in 0..ns {
+        for (s, slot) in next.iter_mut().enumerate() {
             let mut total = 0.0;
             for a in 0..na {
                 let row = s * na + a;
@@ -142,7 +142,7 @@ pub fn evaluate_policy_finite(model: TabularView<'_>, policy: &[f64], gamma: f64
                 }
                 total += pa * q;
             }
-            next[s] = total;
+            *slot = total;
         }
         std::mem::swap(&mut v, &mut next);
     }

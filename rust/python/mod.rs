@@ -60,6 +60,9 @@ fn mdp_from_arrays(transitions: PyReadonlyArray3<'_, f64>, rewards: PyReadonlyAr
     Mdp::new(s, a, flat(&transitions), flat(&rewards), Some(0)).map_err(to_py)
 }
 
+/// Two arrays returned together.
+type ArrayPair<'py, T, U> = (Bound<'py, PyArray1<T>>, Bound<'py, PyArray1<U>>);
+
 /// A validated FDM distribution held by the core.
 #[pyclass(name = "Distribution", module = "bbrl._core", frozen)]
 struct PyFdm {
@@ -286,7 +289,7 @@ impl PyExperiment {
         agent: PyRef<'_, PyAgent>,
         threads: Option<usize>,
         progress: Option<&PyProgress>,
-    ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
+    ) -> PyResult<ArrayPair<'py, f64, f64>> {
         if agent.shape.is_none() {
             return Err(PyValueError::new_err("the agent has not learned offline yet"));
         }
@@ -346,7 +349,7 @@ fn value_iteration<'py>(
     rewards: PyReadonlyArray3<'_, f64>,
     gamma: f64,
     epsilon: f64,
-) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<i64>>)> {
+) -> PyResult<ArrayPair<'py, f64, i64>> {
     check_setting(Setting { gamma, horizon: 1 }).map_err(to_py)?;
     if !(epsilon.is_finite() && epsilon > 0.0) {
         return Err(PyValueError::new_err(format!("epsilon must be finite and > 0, got {epsilon}")));
