@@ -7,6 +7,9 @@
 //! an [`agents::Agent`] learns offline from a prior `Fdm`, then [`experiment::Experiment`] runs one
 //! trajectory per test MDP (in parallel, bit-identical whatever the thread count).
 
+// Numeric kernels index several parallel tables by the same state/action; index loops read best there.
+#![allow(clippy::needless_range_loop)]
+
 pub mod agents;
 pub mod dirichlet;
 pub mod error;
