@@ -1,1 +1,92 @@
-fn main() {}
+//! Criterion benches of the core kernels: MDP sampling, the two solvers, one simulated step, and
+//! whole trajectories of the four basic agents (throughput in decisions).
+//!
+//! Run: `cargo bench -p bbrl-benches --bench kernels` (add `-- --quick` for a fast pass).
+
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
+
+use bbrl::agents::{build, ParamValue, Params, Setting};
+use bbrl::experiment::Experiment;
+use bbrl::model::CountModel;
+use bbrl::problems;
+use bbrl::rng::stream;
+use bbrl::solve::{QIterationWorkspace, ValueIterationWorkspace, BBRL_Q_ACCURACY, GUEZ_VI_EPSILON};
+
+const PROBLEMS: [&str; 3] = ["GC", "GDL", "Grid"];
+const SETTING: Setting = Setting { gamma: 0.95, horizon: 250 };
+
+fn sampling(c: &mut Criterion) {
+    let mut group = c.benchmark_group("sample_mdp");
+    for name in PROBLEMS {
+        let fdm = problems::by_name(name).unwrap();
+        let mut rng = stream(0, 0, 0);
+        group.bench_function(name, |b| b.iter(|| fdm.sample_mdp(&mut rng)));
+    }
+    group.finish();
+}
+
+fn solvers(c: &mut Criterion) {
+    let mut group = c.benchmark_group("solve_mean_model");
+    for name in PROBLEMS {
+        let fdm = problems::by_name(name).unwrap();
+        let model = CountModel::from_prior(&fdm);
+        let (ns, na) = (fdm.n_states(), fdm.n_actions());
+        let mut ws = QIterationWorkspace::new(ns, na);
+        let mut q = vec![0.0; ns * na];
+        group.bench_function(BenchmarkId::new("bbrl_q_iteration", name), |b| {
+            b.iter(|| ws.solve(model.view(), 0.95, 250, BBRL_Q_ACCURACY, &mut q))
+        });
+        let (mut v, mut pi) = (vec![0.0; ns], vec![0; ns]);
+        let mut vi = ValueIterationWorkspace::new(ns, na);
+        group.bench_function(BenchmarkId::new("guez_value_iteration", name), |b| {
+            b.iter(|| vi.solve(model.view(), None, 0.95, GUEZ_VI_EPSILON, &mut v, &mut pi))
+        });
+    }
+    group.finish();
+}
+
+fn step(c: &mut Criterion) {
+    let mdp = problems::grid().sample_mdp(&mut stream(0, 0, 0));
+    let mut rng = stream(1, 0, 0);
+    let mut state = 0;
+    c.bench_function("mdp_step/Grid", |b| {
+        b.iter(|| {
+            state = mdp.step(state, 1, &mut rng).0;
+            state
+        })
+    });
+}
+
+fn trajectories(c: &mut Criterion) {
+    let agents: [(&str, Params); 4] = [
+        ("random", Params::new()),
+        ("egreedy", Params::from([("epsilon".into(), ParamValue::Float(0.1))])),
+        ("softmax", Params::from([("tau".into(), ParamValue::Float(1.0))])),
+        ("beb", Params::from([("beta".into(), ParamValue::Float(1.0))])),
+    ];
+    let mut group = c.benchmark_group("decision");
+    group.throughput(Throughput::Elements(SETTING.horizon as u64));
+    group.sample_size(20);
+    for name in PROBLEMS {
+        let fdm = problems::by_name(name).unwrap();
+        let exp = Experiment::new(fdm.clone(), 1, SETTING, 0).unwrap();
+        let mdp = &exp.mdps()[0];
+        for (kind, params) in &agents {
+            let mut agent = build(kind, params).unwrap();
+            exp.learn_offline(agent.as_mut(), &fdm).unwrap();
+            group.bench_function(BenchmarkId::new(*kind, name), |b| {
+                b.iter_batched(
+                    || (agent.clone_box(), stream(0, 3, 0), stream(0, 2, 0)),
+                    |(mut a, mut ar, mut er)| {
+                        bbrl::simulate::run_trajectory(a.as_mut(), mdp, 0, SETTING, &mut ar, &mut er).unwrap()
+                    },
+                    BatchSize::SmallInput,
+                )
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, sampling, solvers, step, trajectories);
+criterion_main!(benches);

@@ -17,6 +17,7 @@ pub mod experiment;
 pub mod fdm;
 pub mod mdp;
 pub mod model;
+pub mod problems;
 pub mod rng;
 pub mod simulate;
 pub mod solve;

@@ -22,48 +22,146 @@ pub const GUEZ_VI_EPSILON: f64 = 1e-4;
 /// guarantees that a floating-point cycle can never hang a run.
 pub const GUEZ_VI_MAX_SWEEPS: usize = 1_000_000;
 
+/// A model's non-zero entries packed row by row into contiguous `(next state, probability,
+/// reward)` arrays. Packing costs one pass over the supports; the 100 to 400 sweeps of a solve
+/// then stream through memory instead of indexing `S * A * S` tables. Capacity is reserved for a
+/// dense model, so re-packing never allocates.
+#[derive(Clone, Debug)]
+struct PackedRows {
+    row_start: Vec<usize>,
+    next: Vec<usize>,
+    prob: Vec<f64>,
+    reward: Vec<f64>,
+}
+
+impl PackedRows {
+    fn new(n_states: usize, n_actions: usize) -> Self {
+        let entries = n_states * n_actions * n_states;
+        Self {
+            row_start: vec![0; n_states * n_actions + 1],
+            next: Vec::with_capacity(entries),
+            prob: Vec::with_capacity(entries),
+            reward: Vec::with_capacity(entries),
+        }
+    }
+
+    /// Packs `model`; with `row_bonus`, the stored reward is `R + bonus[row]`, the modified reward
+    /// `R'` that BEB stores per entry in the original.
+    fn pack(&mut self, model: TabularView<'_>, row_bonus: Option<&[f64]>) {
+        self.next.clear();
+        self.prob.clear();
+        self.reward.clear();
+        let rows = model.n_states * model.n_actions;
+        for row in 0..rows {
+            self.row_start[row] = self.next.len();
+            let base = row * model.n_states;
+            let bonus = row_bonus.map(|b| b[row]);
+            for &y in model.support.row(row) {
+                let i = base + y as usize;
+                self.next.push(y as usize);
+                self.prob.push(model.transitions[i]);
+                self.reward.push(match bonus {
+                    Some(b) => model.rewards[i] + b,
+                    None => model.rewards[i],
+                });
+            }
+        }
+        self.row_start[rows] = self.next.len();
+    }
+
+    /// `sum_y P(row, y) (R(row, y) + gamma V(y))`, summed in increasing `y` as the original.
+    #[inline(always)]
+    fn backup(&self, row: usize, gamma: f64, values: &[f64]) -> f64 {
+        let (lo, hi) = (self.row_start[row], self.row_start[row + 1]);
+        let mut value = 0.0;
+        for ((&y, &p), &r) in self.next[lo..hi].iter().zip(&self.prob[lo..hi]).zip(&self.reward[lo..hi]) {
+            value += p * (r + gamma * values[y]);
+        }
+        value
+    }
+}
+
 /// BBRL Q-iteration (`MDP::qIteration`, SPEC 2.1): Jacobi sweeps from `Q = 0`,
 /// `Q(s, a) = sum_y P(s, a, y) (R(s, a, y) + gamma max_b Q_prev(y, b))`, stopped when no entry
 /// moved by more than `accuracy`, or after `max_sweeps + 1` sweeps (the original passes the
 /// horizon `T` as `max_sweeps`). Always a cold start, as in the original (SPEC 7.6).
 ///
-/// `q` and `prev` have `S * A` entries, `state_values` has `S`. Returns the number of sweeps.
-pub fn q_iteration(
-    model: TabularView<'_>,
-    gamma: f64,
-    max_sweeps: usize,
-    accuracy: f64,
-    q: &mut [f64],
-    prev: &mut [f64],
-    state_values: &mut [f64],
-) -> usize {
-    let (ns, na) = (model.n_states, model.n_actions);
-    q.fill(0.0);
-    let mut sweeps = 0;
-    loop {
-        prev.copy_from_slice(q);
-        for (y, v) in state_values.iter_mut().enumerate() {
-            *v = prev[y * na..(y + 1) * na].iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        }
-        let mut converged = true;
-        for row in 0..ns * na {
-            let base = row * ns;
-            let mut value = 0.0;
-            for &y in model.support.row(row) {
-                let i = base + y as usize;
-                value += model.transitions[i] * (model.rewards[i] + gamma * state_values[y as usize]);
-            }
-            if (value - prev[row]).abs() > accuracy {
-                converged = false;
-            }
-            q[row] = value;
-        }
-        let go_on = sweeps < max_sweeps && !converged;
-        sweeps += 1;
-        if !go_on {
-            return sweeps;
+/// Convenience form that allocates its workspace; agents keep a [`QIterationWorkspace`].
+/// `q` has `S * A` entries. Returns the number of sweeps.
+pub fn q_iteration(model: TabularView<'_>, gamma: f64, max_sweeps: usize, accuracy: f64, q: &mut [f64]) -> usize {
+    QIterationWorkspace::new(model.n_states, model.n_actions).solve(model, gamma, max_sweeps, accuracy, q)
+}
+
+/// Buffers of BBRL Q-iteration, sized once per model shape so that re-solving after every
+/// transition never allocates. The two Q buffers swap roles each sweep instead of being copied.
+#[derive(Clone, Debug)]
+pub struct QIterationWorkspace {
+    n_states: usize,
+    n_actions: usize,
+    packed: PackedRows,
+    current: Vec<f64>,
+    previous: Vec<f64>,
+    state_values: Vec<f64>,
+}
+
+impl QIterationWorkspace {
+    pub fn new(n_states: usize, n_actions: usize) -> Self {
+        Self {
+            n_states,
+            n_actions,
+            packed: PackedRows::new(n_states, n_actions),
+            current: vec![0.0; n_states * n_actions],
+            previous: vec![0.0; n_states * n_actions],
+            state_values: vec![0.0; n_states],
         }
     }
+
+    /// Solves `model` (whose shape must be the workspace's) into `q` (`S * A` entries).
+    /// Returns the number of sweeps.
+    pub fn solve(
+        &mut self,
+        model: TabularView<'_>,
+        gamma: f64,
+        max_sweeps: usize,
+        accuracy: f64,
+        q: &mut [f64],
+    ) -> usize {
+        debug_assert_eq!((model.n_states, model.n_actions), (self.n_states, self.n_actions));
+        self.packed.pack(model, None);
+        let na = self.n_actions;
+        self.current.fill(0.0);
+        let mut sweeps = 0;
+        loop {
+            std::mem::swap(&mut self.current, &mut self.previous);
+            for (v, q_row) in self.state_values.iter_mut().zip(self.previous.chunks_exact(na)) {
+                *v = max_of(q_row);
+            }
+            let mut converged = true;
+            for (row, (out, &old)) in self.current.iter_mut().zip(&self.previous).enumerate() {
+                let value = self.packed.backup(row, gamma, &self.state_values);
+                converged &= (value - old).abs() <= accuracy;
+                *out = value;
+            }
+            let go_on = sweeps < max_sweeps && !converged;
+            sweeps += 1;
+            if !go_on {
+                q.copy_from_slice(&self.current);
+                return sweeps;
+            }
+        }
+    }
+}
+
+/// The largest value (the inputs are never NaN: rewards and probabilities are validated finite).
+#[inline(always)]
+fn max_of(values: &[f64]) -> f64 {
+    let mut best = values[0];
+    for &v in &values[1..] {
+        if v > best {
+            best = v;
+        }
+    }
+    best
 }
 
 /// Guez value iteration (`MDPutils.cpp::valueIteration`, SPEC 2.2): Jacobi sweeps from `V = 0`
@@ -71,48 +169,73 @@ pub fn q_iteration(
 /// lowest action (strict `>`). `row_bonus`, when given, adds `bonus[s * A + a]` to every reward
 /// of the row (BEB's exploration bonus).
 ///
-/// `values` and `scratch` have `S` entries, `policy` has `S`. On return `values` holds the last
-/// sweep's values. Returns the number of sweeps.
+/// Convenience form that allocates its workspace; agents keep a [`ValueIterationWorkspace`].
+/// `values` and `policy` have `S` entries. Returns the number of sweeps.
 pub fn guez_value_iteration(
     model: TabularView<'_>,
     row_bonus: Option<&[f64]>,
     gamma: f64,
     epsilon: f64,
     values: &mut [f64],
-    scratch: &mut [f64],
     policy: &mut [usize],
 ) -> usize {
-    let (ns, na) = (model.n_states, model.n_actions);
-    let threshold = epsilon * epsilon;
-    values.fill(0.0);
-    let mut sweeps = 0;
-    loop {
-        // `values` holds V_old; write V_new into `scratch`.
-        for s in 0..ns {
-            let mut best = f64::NEG_INFINITY;
-            let mut best_action = 0;
-            for a in 0..na {
-                let row = s * na + a;
-                let base = row * ns;
-                let bonus = row_bonus.map_or(0.0, |b| b[row]);
-                let mut value = 0.0;
-                for &y in model.support.row(row) {
-                    let i = base + y as usize;
-                    value += model.transitions[i] * (model.rewards[i] + bonus + gamma * values[y as usize]);
+    ValueIterationWorkspace::new(model.n_states, model.n_actions)
+        .solve(model, row_bonus, gamma, epsilon, values, policy)
+}
+
+/// Buffers of Guez value iteration, sized once per model shape.
+#[derive(Clone, Debug)]
+pub struct ValueIterationWorkspace {
+    n_states: usize,
+    n_actions: usize,
+    packed: PackedRows,
+    scratch: Vec<f64>,
+}
+
+impl ValueIterationWorkspace {
+    pub fn new(n_states: usize, n_actions: usize) -> Self {
+        Self { n_states, n_actions, packed: PackedRows::new(n_states, n_actions), scratch: vec![0.0; n_states] }
+    }
+
+    /// Solves `model` into `values` and `policy` (`S` entries each). Returns the number of sweeps.
+    pub fn solve(
+        &mut self,
+        model: TabularView<'_>,
+        row_bonus: Option<&[f64]>,
+        gamma: f64,
+        epsilon: f64,
+        values: &mut [f64],
+        policy: &mut [usize],
+    ) -> usize {
+        debug_assert_eq!((model.n_states, model.n_actions), (self.n_states, self.n_actions));
+        self.packed.pack(model, row_bonus);
+        let na = self.n_actions;
+        let threshold = epsilon * epsilon;
+        values.fill(0.0);
+        let mut sweeps = 0;
+        loop {
+            // `values` holds V_old; V_new goes to `scratch`.
+            let mut change = 0.0;
+            for s in 0..self.n_states {
+                let mut best = f64::NEG_INFINITY;
+                let mut best_action = 0;
+                for a in 0..na {
+                    let value = self.packed.backup(s * na + a, gamma, values);
+                    if value > best {
+                        best = value;
+                        best_action = a;
+                    }
                 }
-                if value > best {
-                    best = value;
-                    best_action = a;
-                }
+                let delta = best - values[s];
+                change += delta * delta;
+                self.scratch[s] = best;
+                policy[s] = best_action;
             }
-            scratch[s] = best;
-            policy[s] = best_action;
-        }
-        let change: f64 = scratch.iter().zip(values.iter()).map(|(n, o)| (n - o) * (n - o)).sum();
-        values.copy_from_slice(scratch);
-        sweeps += 1;
-        if change <= threshold || sweeps >= GUEZ_VI_MAX_SWEEPS {
-            return sweeps;
+            values.copy_from_slice(&self.scratch);
+            sweeps += 1;
+            if change <= threshold || sweeps >= GUEZ_VI_MAX_SWEEPS {
+                return sweeps;
+            }
         }
     }
 }
@@ -213,8 +336,8 @@ mod tests {
     fn guez_value_iteration_matches_the_linear_solve() {
         let mdp = small_mdp();
         let exact = optimal_by_enumeration(&mdp, 0.95);
-        let (mut v, mut scratch, mut pi) = (vec![0.0; 3], vec![0.0; 3], vec![0; 3]);
-        guez_value_iteration(mdp.view(), None, 0.95, 1e-10, &mut v, &mut scratch, &mut pi);
+        let (mut v, mut pi) = (vec![0.0; 3], vec![0; 3]);
+        guez_value_iteration(mdp.view(), None, 0.95, 1e-10, &mut v, &mut pi);
         for s in 0..3 {
             assert!((v[s] - exact[s]).abs() < 1e-7, "state {s}: {} vs {}", v[s], exact[s]);
         }
@@ -229,8 +352,8 @@ mod tests {
         let mdp = small_mdp();
         let gamma = 0.95;
         let exact = optimal_by_enumeration(&mdp, gamma);
-        let (mut q, mut prev, mut vs) = (vec![0.0; 6], vec![0.0; 6], vec![0.0; 3]);
-        let sweeps = q_iteration(mdp.view(), gamma, 10_000, 1e-9, &mut q, &mut prev, &mut vs);
+        let mut q = vec![0.0; 6];
+        let sweeps = q_iteration(mdp.view(), gamma, 10_000, 1e-9, &mut q);
         assert!(sweeps > 1);
         for s in 0..3 {
             let v = q[2 * s].max(q[2 * s + 1]);
@@ -242,9 +365,9 @@ mod tests {
     #[test]
     fn q_iteration_is_capped_at_max_sweeps_plus_one() {
         let mdp = small_mdp();
-        let (mut q, mut prev, mut vs) = (vec![0.0; 6], vec![0.0; 6], vec![0.0; 3]);
-        assert_eq!(q_iteration(mdp.view(), 0.99, 5, 1e-12, &mut q, &mut prev, &mut vs), 6);
-        assert_eq!(q_iteration(mdp.view(), 0.99, 0, 1e-12, &mut q, &mut prev, &mut vs), 1);
+        let mut q = vec![0.0; 6];
+        assert_eq!(q_iteration(mdp.view(), 0.99, 5, 1e-12, &mut q), 6);
+        assert_eq!(q_iteration(mdp.view(), 0.99, 0, 1e-12, &mut q), 1);
     }
 
     #[test]
@@ -252,11 +375,11 @@ mod tests {
         // Two sweeps from different starts shrink their sup distance by at least gamma.
         let mdp = small_mdp();
         let gamma = 0.9;
-        let (mut q1, mut p1, mut v1) = (vec![0.0; 6], vec![0.0; 6], vec![0.0; 3]);
+        let mut q1 = vec![0.0; 6];
         let mut prev_gap = f64::INFINITY;
         let mut prev_q = vec![0.0; 6];
         for k in 1..30 {
-            q_iteration(mdp.view(), gamma, k, 0.0, &mut q1, &mut p1, &mut v1);
+            q_iteration(mdp.view(), gamma, k, 0.0, &mut q1);
             let gap = q1.iter().zip(&prev_q).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
             if k > 1 {
                 assert!(gap <= gamma * prev_gap + 1e-12, "sweep {k}: {gap} > {gamma} * {prev_gap}");

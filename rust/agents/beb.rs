@@ -6,7 +6,7 @@ use crate::fdm::Fdm;
 use crate::invalid;
 use crate::model::CountModel;
 use crate::rng::Rng;
-use crate::solve::{guez_value_iteration, GUEZ_VI_EPSILON};
+use crate::solve::{ValueIterationWorkspace, GUEZ_VI_EPSILON};
 
 /// BEB with bonus `beta / (1 + alpha0(s, a))`, where `alpha0` sums the prior pseudo-counts and the
 /// observed counts of (s, a) over next states (SPEC 4.5). The mean model with bonus rewards is
@@ -28,8 +28,8 @@ struct BebState {
     /// `b / (1 + alpha0(s, a))` per (s, a).
     bonus: Vec<f64>,
     values: Vec<f64>,
-    scratch: Vec<f64>,
     policy: Vec<usize>,
+    workspace: ValueIterationWorkspace,
     /// Whether `policy` is the solution for the current posterior (it only changes on `observe`).
     solved: bool,
     gamma: f64,
@@ -60,13 +60,12 @@ impl Beb {
     fn solve(&mut self) -> Result<()> {
         let st = self.state()?;
         if !st.solved {
-            guez_value_iteration(
+            st.workspace.solve(
                 st.model.view(),
                 Some(&st.bonus),
                 st.gamma,
                 GUEZ_VI_EPSILON,
                 &mut st.values,
-                &mut st.scratch,
                 &mut st.policy,
             );
             st.solved = true;
@@ -92,8 +91,8 @@ impl Agent for Beb {
             initial,
             bonus: vec![0.0; ns * na],
             values: vec![0.0; ns],
-            scratch: vec![0.0; ns],
             policy: vec![0; ns],
+            workspace: ValueIterationWorkspace::new(ns, na),
             solved: false,
             gamma: setting.gamma,
         });

@@ -3,7 +3,7 @@
 
 use crate::agents::Setting;
 use crate::model::CountModel;
-use crate::solve::{q_iteration, BBRL_Q_ACCURACY};
+use crate::solve::{QIterationWorkspace, BBRL_Q_ACCURACY};
 
 /// A counting model with its Q-table. `reset` restores the initial counts and solves; `observe`
 /// adds a count and solves again (BBRL Q-iteration, cold start, at most T + 1 sweeps).
@@ -12,35 +12,24 @@ pub struct MeanModelQ {
     initial: CountModel,
     model: CountModel,
     q: Vec<f64>,
-    prev: Vec<f64>,
-    state_values: Vec<f64>,
+    workspace: QIterationWorkspace,
     setting: Setting,
 }
 
 impl MeanModelQ {
     pub fn new(initial: CountModel, setting: Setting) -> Self {
-        let rows = initial.n_states() * initial.n_actions();
-        let n_states = initial.n_states();
+        let (ns, na) = (initial.n_states(), initial.n_actions());
         Self {
             model: initial.clone(),
             initial,
-            q: vec![0.0; rows],
-            prev: vec![0.0; rows],
-            state_values: vec![0.0; n_states],
+            q: vec![0.0; ns * na],
+            workspace: QIterationWorkspace::new(ns, na),
             setting,
         }
     }
 
     fn solve(&mut self) {
-        q_iteration(
-            self.model.view(),
-            self.setting.gamma,
-            self.setting.horizon,
-            BBRL_Q_ACCURACY,
-            &mut self.q,
-            &mut self.prev,
-            &mut self.state_values,
-        );
+        self.workspace.solve(self.model.view(), self.setting.gamma, self.setting.horizon, BBRL_Q_ACCURACY, &mut self.q);
     }
 
     /// Back to the initial counts, with the discount and horizon of the new trajectory.

@@ -335,8 +335,8 @@ fn q_iteration<'py>(
     }
     let mdp = mdp_from_arrays(transitions, rewards)?;
     let (s, a) = (mdp.n_states(), mdp.n_actions());
-    let (mut q, mut prev, mut vs) = (vec![0.0; s * a], vec![0.0; s * a], vec![0.0; s]);
-    solve::q_iteration(mdp.view(), gamma, max_sweeps, accuracy, &mut q, &mut prev, &mut vs);
+    let mut q = vec![0.0; s * a];
+    solve::q_iteration(mdp.view(), gamma, max_sweeps, accuracy, &mut q);
     Ok(q.into_pyarray(py).reshape([s, a]).expect("S*A entries"))
 }
 
@@ -356,8 +356,8 @@ fn value_iteration<'py>(
     }
     let mdp = mdp_from_arrays(transitions, rewards)?;
     let s = mdp.n_states();
-    let (mut v, mut scratch, mut pi) = (vec![0.0; s], vec![0.0; s], vec![0usize; s]);
-    solve::guez_value_iteration(mdp.view(), None, gamma, epsilon, &mut v, &mut scratch, &mut pi);
+    let (mut v, mut pi) = (vec![0.0; s], vec![0usize; s]);
+    solve::guez_value_iteration(mdp.view(), None, gamma, epsilon, &mut v, &mut pi);
     let pi: Vec<i64> = pi.into_iter().map(|a| a as i64).collect();
     Ok((v.into_pyarray(py), pi.into_pyarray(py)))
 }
@@ -385,6 +385,20 @@ fn evaluate_policy<'py>(
     Ok(solve::evaluate_policy_finite(mdp.view(), &pi, gamma, horizon).into_pyarray(py))
 }
 
+/// A built-in distribution by short name (GC, GDL, Grid, UGC, UGDL, UGrid):
+/// (theta, rewards, initial state).
+#[pyfunction]
+fn builtin_distribution<'py>(
+    py: Python<'py>,
+    name: &str,
+) -> PyResult<(Bound<'py, PyArray3<f64>>, Bound<'py, PyArray3<f64>>, i64)> {
+    let fdm = crate::problems::by_name(name)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown built-in distribution {name:?}")))?;
+    let (s, a) = (fdm.n_states(), fdm.n_actions());
+    let start = fdm.initial_state().map_or(-1, |s| s as i64);
+    Ok((table(py, fdm.theta(), s, a), table(py, fdm.rewards(), s, a), start))
+}
+
 /// The agent kinds the core can build, with their parameter names.
 #[pyfunction]
 fn agent_kinds() -> Vec<(&'static str, Vec<&'static str>)> {
@@ -402,6 +416,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(value_iteration, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate_policy, m)?)?;
     m.add_function(wrap_pyfunction!(agent_kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(builtin_distribution, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,0 +1,239 @@
+"""The benchmark protocol: N test MDPs drawn once, every agent trained offline and run on them."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from . import _core, distributions
+from .agents import AgentSpec
+from .distributions import FDM
+from .stats import ci95_halfwidth
+
+__all__ = ["Experiment", "Run"]
+
+
+def _distribution(value: Any, what: str) -> FDM:
+    if isinstance(value, FDM):
+        return value
+    if isinstance(value, str):
+        return distributions.get(value)
+    raise TypeError(f"{what} must be an FDM or a distribution name such as 'GC', got {type(value).__name__}")
+
+
+def _integer(value: Any, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One agent's results on one experiment: one trajectory per test MDP.
+
+    Attributes:
+        returns: discounted return of each MDP's trajectory, shape (n_mdps,).
+        offline_seconds: wall time of offline learning on the prior, in seconds.
+        online_seconds: wall time of each trajectory (reset and T decisions), in seconds, shape (n_mdps,).
+    """
+
+    experiment: str
+    prior: str
+    agent: str
+    agent_kind: str
+    params: dict[str, Any]
+    n_mdps: int
+    gamma: float
+    horizon: int
+    seed: int
+    returns: np.ndarray = field(repr=False)
+    offline_seconds: float = 0.0
+    online_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+
+    @property
+    def mean(self) -> float:
+        """Mean discounted return over the test MDPs."""
+        return float(self.returns.mean())
+
+    @property
+    def ci95(self) -> float:
+        """Half-width of the 95% interval of the mean: 1.96 s / sqrt(N), s with divisor N - 1."""
+        return ci95_halfwidth(self.returns)
+
+    @property
+    def online_seconds_per_step(self) -> float:
+        """Mean online wall time per decision, in seconds."""
+        return float(self.online_seconds.mean()) / self.horizon
+
+    def summary(self) -> dict[str, Any]:
+        """One row describing the run (what the result tables show)."""
+        return {
+            "experiment": self.experiment,
+            "prior": self.prior,
+            "agent": self.agent,
+            "mean": self.mean,
+            "ci95": self.ci95,
+            "offline_seconds": self.offline_seconds,
+            "online_seconds_per_trajectory": float(self.online_seconds.mean()),
+            "online_seconds_per_step": self.online_seconds_per_step,
+            "n_mdps": self.n_mdps,
+            "seed": self.seed,
+        }
+
+    def to_polars(self) -> pl.DataFrame:
+        """One row per test MDP: its index, return and online time, with the run's identifiers."""
+        n = self.n_mdps
+        return pl.DataFrame(
+            {
+                "experiment": [self.experiment] * n,
+                "prior": [self.prior] * n,
+                "agent": [self.agent] * n,
+                "mdp": np.arange(n, dtype=np.int64),
+                "return": self.returns,
+                "online_seconds": self.online_seconds,
+                "offline_seconds": np.full(n, self.offline_seconds),
+                "gamma": np.full(n, self.gamma),
+                "horizon": np.full(n, self.horizon, dtype=np.int64),
+                "seed": np.full(n, self.seed, dtype=np.uint64),
+            }
+        )
+
+    def __str__(self) -> str:
+        return (
+            f"{self.agent} on {self.experiment} (prior {self.prior}): {self.mean:.2f} ± {self.ci95:.2f} "
+            f"over {self.n_mdps} MDPs; offline {self.offline_seconds:.3g} s, "
+            f"online {self.online_seconds_per_step * 1e6:.3g} us/step"
+        )
+
+
+class Experiment:
+    """N test MDPs drawn once from a test distribution, on which agents are compared (paired).
+
+    Args:
+        test: the test distribution (an :class:`FDM` or a built-in name such as ``"GC"``).
+        n_mdps: number of test MDPs, >= 1 (the paper uses 500).
+        gamma: discount factor in [0, 1).
+        horizon: decisions per trajectory, in steps; ``None`` uses the paper's formula with
+            epsilon = 0.01 (193 for GC/Grid, 161 for GDL at gamma 0.95; the paper's runs pass 250).
+        seed: the seed every random stream of the experiment derives from (MDP draws,
+            environment, agents): the same seed gives bit-identical results on any thread count.
+        name: the experiment's name in tables; defaults to the test distribution's name.
+    """
+
+    def __init__(
+        self,
+        test: FDM | str,
+        n_mdps: int = 500,
+        gamma: float = 0.95,
+        horizon: int | None = None,
+        seed: int = 0,
+        name: str | None = None,
+    ) -> None:
+        self.test = _distribution(test, "test")
+        self.n_mdps = _integer(n_mdps, "n_mdps", 1)
+        if isinstance(gamma, bool) or not isinstance(gamma, (int, float)):
+            raise TypeError(f"gamma must be a number, got {type(gamma).__name__}")
+        if not (0.0 <= gamma < 1.0):  # also rejects NaN
+            raise ValueError(f"gamma must be in [0, 1), got {gamma}")
+        self.gamma = float(gamma)
+        self.horizon = self.test.default_horizon(self.gamma) if horizon is None else _integer(horizon, "horizon", 1)
+        self.seed = _integer(seed, "seed", 0)
+        if self.seed >= 2**64:
+            raise ValueError(f"seed must be < 2**64, got {seed}")
+        self.name = name or self.test.name
+        self._core = _core.Experiment(self.test._core, self.n_mdps, self.gamma, self.horizon, self.seed)
+
+    def transitions(self, index: int) -> np.ndarray:
+        """The transition table (S, A, S) of test MDP ``index`` (for analysis; agents never see it)."""
+        return self._core.transitions(_integer(index, "index", 0))
+
+    def run(
+        self,
+        agent: AgentSpec,
+        prior: FDM | str | None = None,
+        threads: int | None = None,
+        progress: bool = False,
+    ) -> Run:
+        """Trains ``agent`` offline on ``prior`` (timed), then runs one trajectory per test MDP.
+
+        Args:
+            agent: an agent from :mod:`bbrl.agents`.
+            prior: the distribution the agent believes in; ``None`` uses the test distribution
+                (the accurate case).
+            threads: worker threads; ``None`` uses every core. Results do not depend on it.
+            progress: show a progress bar on the terminal.
+        """
+        if not isinstance(agent, AgentSpec):
+            raise TypeError(f"agent must be one of bbrl.agents (e.g. agents.Random()), got {type(agent).__name__}")
+        prior_fdm = self.test if prior is None else _distribution(prior, "prior")
+        if (prior_fdm.n_states, prior_fdm.n_actions) != (self.test.n_states, self.test.n_actions):
+            raise ValueError(
+                f"prior {prior_fdm.name!r} has {prior_fdm.n_states} states and {prior_fdm.n_actions} actions "
+                f"but the test distribution {self.test.name!r} has {self.test.n_states} and {self.test.n_actions}"
+            )
+        if threads is not None:
+            threads = _integer(threads, "threads", 1)
+        core_agent = agent._build()
+        offline = self._core.learn_offline(core_agent, prior_fdm._core)
+        returns, online = self._run_trajectories(core_agent, threads, progress, agent.label)
+        return Run(
+            experiment=self.name,
+            prior=prior_fdm.name,
+            agent=agent.label,
+            agent_kind=agent.kind,
+            params=agent.params,
+            n_mdps=self.n_mdps,
+            gamma=self.gamma,
+            horizon=self.horizon,
+            seed=self.seed,
+            returns=returns,
+            offline_seconds=offline,
+            online_seconds=online,
+        )
+
+    def _run_trajectories(
+        self, core_agent: _core.Agent, threads: int | None, progress: bool, label: str
+    ) -> tuple[np.ndarray, np.ndarray]:
+        if not progress:
+            return self._core.run(core_agent, threads)
+        # The core runs with the GIL released in a worker thread; this thread draws the bar and
+        # turns Ctrl-C into a cancellation the core honours between trajectories.
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        counter = _core.Progress()
+        outcome: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                outcome["value"] = self._core.run(core_agent, threads, counter)
+            except BaseException as exc:
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=work, name="bbrl-run", daemon=True)
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+        with Progress(*columns, transient=True) as bar:
+            task = bar.add_task(f"{label} on {self.name}", total=self.n_mdps)
+            worker.start()
+            try:
+                while worker.is_alive():
+                    worker.join(timeout=0.1)
+                    bar.update(task, completed=counter.done())
+            except KeyboardInterrupt:
+                counter.cancel()
+                worker.join()
+                raise
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]
+
+    def __repr__(self) -> str:
+        return (
+            f"Experiment(test={self.test.name!r}, n_mdps={self.n_mdps}, gamma={self.gamma}, "
+            f"horizon={self.horizon}, seed={self.seed})"
+        )

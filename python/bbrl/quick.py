@@ -1,0 +1,91 @@
+"""``bbrl quick``: a small but real benchmark with a table and a figure."""
+
+from __future__ import annotations
+
+import argparse
+import io
+from pathlib import Path
+
+import polars as pl
+from rich.console import Console
+
+from . import agents
+from ._fileio import write_atomic
+from .experiment import Experiment, Run
+from .tables import print_table, summary_frame, to_markdown
+
+#: One representative setting per algorithm (cheap enough for a minute on 2 cores).
+QUICK_AGENTS: tuple[agents.AgentSpec, ...] = (
+    agents.Random(),
+    agents.EGreedy(epsilon=0.1),
+    agents.SoftMax(tau=1.0),
+    agents.BEB(beta=1.0),
+)
+
+#: (test distribution, prior) pairs: the accurate and the inaccurate (uniform) case of each problem.
+QUICK_CASES: tuple[tuple[str, str], ...] = (
+    ("GC", "GC"),
+    ("GC", "UGC"),
+    ("GDL", "GDL"),
+    ("GDL", "UGDL"),
+    ("Grid", "Grid"),
+    ("Grid", "UGrid"),
+)
+
+
+def run_quick(args: argparse.Namespace, console: Console) -> list[Run]:
+    """Runs every quick agent on every case; writes summary.csv, table.md, returns.parquet, scores.png."""
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    runs: list[Run] = []
+    experiments: dict[str, Experiment] = {}
+    for test, prior in QUICK_CASES:
+        if test not in experiments:
+            experiments[test] = Experiment(
+                test, n_mdps=args.n_mdps, gamma=args.gamma, horizon=args.horizon, seed=args.seed
+            )
+        for agent in QUICK_AGENTS:
+            runs.append(experiments[test].run(agent, prior=prior, threads=args.threads, progress=console.is_terminal))
+    frame = summary_frame(runs)
+    print_table(frame, console, title=f"bbrl quick: N = {args.n_mdps} MDPs, gamma = {args.gamma}, seed = {args.seed}")
+    write_atomic(out / "summary.csv", frame.write_csv().encode())
+    write_atomic(out / "table.md", to_markdown(frame).encode())
+    buffer = io.BytesIO()
+    pl.concat([run.to_polars() for run in runs]).write_parquet(buffer)
+    write_atomic(out / "returns.parquet", buffer.getvalue())
+    write_atomic(out / "scores.png", _figure(frame))
+    console.print(f"wrote {out}/summary.csv, table.md, returns.parquet and scores.png")
+    return runs
+
+
+def _figure(frame: pl.DataFrame) -> bytes:
+    """Mean score with its 95% interval per agent, one panel per problem, accurate vs uniform prior."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    problems = list(dict.fromkeys(frame["experiment"].to_list()))
+    fig, axes = plt.subplots(1, len(problems), figsize=(5 * len(problems), 4), squeeze=False)
+    for ax, problem in zip(axes[0], problems, strict=True):
+        sub = frame.filter(pl.col("experiment") == problem)
+        priors = list(dict.fromkeys(sub["prior"].to_list()))
+        labels = list(dict.fromkeys(sub["agent"].to_list()))
+        width = 0.8 / max(1, len(priors))
+        for k, prior in enumerate(priors):
+            rows = sub.filter(pl.col("prior") == prior)
+            by_agent = {r["agent"]: r for r in rows.iter_rows(named=True)}
+            xs = [i + (k - (len(priors) - 1) / 2) * width for i in range(len(labels))]
+            means = [by_agent[a]["mean"] if a in by_agent else float("nan") for a in labels]
+            errs = [by_agent[a]["ci95"] if a in by_agent else 0.0 for a in labels]
+            ax.bar(xs, means, width=width, yerr=errs, capsize=3, label=f"prior {prior}")
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
+        ax.set_title(problem)
+        ax.set_ylabel("mean discounted return (95% interval)")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110)
+    plt.close(fig)
+    return buffer.getvalue()

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The test command of the README: builds a wheel from this checkout, installs it into a fresh
+# virtual environment, and runs every check against the installed package (never the source
+# tree, so a file missing from the wheel fails here):
+#   Rust unit and property tests, rustfmt, clippy (warnings are errors), ruff, pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+venv=${BBRL_TEST_VENV:-.venv-test}
+python=${PYTHON:-python3}
+
+echo "== building the wheel into a fresh virtual environment ($venv)"
+rm -rf "$venv" dist
+"$python" -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --upgrade pip
+"$venv/bin/python" -m pip install --quiet "maturin>=1.5,<2"
+"$venv/bin/maturin" build --release --out dist --quiet
+wheel=$(ls dist/*.whl)
+"$venv/bin/python" -m pip install --quiet "${wheel}[test]"
+
+echo "== Rust: format, lints, unit and property tests"
+cargo fmt --all -- --check
+cargo clippy --lib --tests -- -D warnings
+cargo clippy --features python --lib -- -D warnings
+cargo test --lib --quiet
+
+echo "== Python: lints and tests against the installed wheel"
+"$venv/bin/ruff" check python tests benches
+"$venv/bin/ruff" format --check python tests benches
+BBRL_REQUIRE_INSTALLED=1 "$venv/bin/python" -m pytest tests

@@ -1,0 +1,39 @@
+"""Shared fixtures. The tests import the installed package (never the source tree)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", max_examples=60, deadline=None, derandomize=True)
+settings.register_profile("dev", max_examples=40, deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def _shared_data() -> Path:
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent.parent / "shared" / "data", here.parent / "shared" / "data"):
+        if candidate.is_dir():
+            return candidate
+    env = os.environ.get("BBRL_SHARED_DATA")
+    if env:
+        return Path(env)
+    raise RuntimeError("the original BBRL data files (shared/data) were not found beside the checkout")
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    return _shared_data()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Under the test script, insist that ``bbrl`` is the installed wheel, not the source tree."""
+    if os.environ.get("BBRL_REQUIRE_INSTALLED"):
+        import bbrl
+
+        source_tree = Path(__file__).resolve().parent.parent / "python"
+        if Path(bbrl.__file__).resolve().is_relative_to(source_tree):
+            raise RuntimeError(f"bbrl was imported from the source tree ({bbrl.__file__}), not the installed wheel")

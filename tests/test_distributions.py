@@ -1,0 +1,178 @@
+"""Distributions: built-ins equal the original files, file formats, validation, sampling."""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import bbrl
+from bbrl import distributions
+
+BUILTIN_NAMES = ["GC", "GDL", "Grid", "UGC", "UGDL", "UGrid"]
+
+
+@pytest.mark.parametrize("name", BUILTIN_NAMES)
+def test_builtins_equal_the_original_files(shared_data: Path, name: str) -> None:
+    loaded = distributions.load(shared_data / f"bbrl-{name}-distrib.dat")
+    builtin = distributions.get(name)
+    assert loaded == builtin
+    assert loaded.name == builtin.name == name
+    assert loaded.long_name == builtin.long_name
+    assert np.array_equal(loaded.theta, builtin.theta)
+    assert np.array_equal(loaded.rewards, builtin.rewards)
+    assert loaded.initial_state == builtin.initial_state == 0
+
+
+def test_builtin_facts_from_the_spec() -> None:
+    gc = distributions.generalized_chain()
+    assert (gc.n_states, gc.n_actions) == (5, 3)
+    assert np.flatnonzero(gc.theta[4, 0]).tolist() == [0, 4]  # the file, not the paper's appendix
+    gdl = distributions.generalized_double_loop()
+    assert (gdl.n_states, gdl.n_actions, gdl.r_max) == (9, 2, 2.0)
+    grid = distributions.grid()
+    assert (grid.n_states, grid.n_actions) == (25, 4)
+    assert np.flatnonzero(grid.theta[19, 3]).tolist() == [0, 19]
+    assert grid.rewards[23, 1, 0] == 10.0
+    assert not grid.theta[:24, :, 24].any()  # the goal cell is never reached from another cell
+    assert np.flatnonzero(grid.theta[0, 0]).tolist() == [0]  # left from the corner stays put
+
+
+def test_uniform_prior_and_names() -> None:
+    gc = distributions.generalized_chain()
+    u = gc.uniform()
+    assert u.name == "UGC" and u == distributions.get("UGC")
+    assert np.all(u.theta == 1.0) and np.array_equal(u.rewards, gc.rewards)
+    assert distributions.get("ugrid") == distributions.get("UGrid")
+    assert sorted(distributions.names()) == sorted(BUILTIN_NAMES)
+    with pytest.raises(ValueError, match="unknown distribution 'XYZ'"):
+        distributions.get("XYZ")
+
+
+def test_default_horizon_is_the_papers_formula() -> None:
+    assert distributions.get("GC").default_horizon(0.95) == 193
+    assert distributions.get("Grid").default_horizon(0.95) == 193
+    assert distributions.get("GDL").default_horizon(0.95) == 161
+
+
+def test_json_round_trip(tmp_path: Path) -> None:
+    for name in BUILTIN_NAMES:
+        path = distributions.get(name).save(tmp_path / f"{name}.json")
+        again = distributions.load(path)
+        assert again == distributions.get(name) and again.name == name
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_compressed_original_format(tmp_path: Path, shared_data: Path) -> None:
+    text = (shared_data / "bbrl-GDL-distrib.dat").read_bytes()
+    path = tmp_path / "GDL.dat.zz"
+    path.write_bytes(zlib.compress(text, 9))
+    assert distributions.load(path) == distributions.get("GDL")
+
+
+def test_bad_files(tmp_path: Path, shared_data: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="not found"):
+        distributions.load(tmp_path / "missing.dat")
+    lines = (shared_data / "bbrl-GC-distrib.dat").read_text().splitlines()
+    truncated = tmp_path / "truncated.dat"
+    truncated.write_text("\n".join(lines[:20]))
+    with pytest.raises(ValueError, match="truncated"):
+        distributions.load(truncated)
+    garbage = tmp_path / "garbage.dat"
+    garbage.write_bytes(b"\x00\xff\x13 not a distribution")
+    with pytest.raises(ValueError):
+        distributions.load(garbage)
+    wrong_class = tmp_path / "wrong.dat"
+    wrong_class.write_text("\n".join(["Serializable", "0", "IExperiment", *lines[3:]]))
+    with pytest.raises(ValueError, match="not a BBRL distribution"):
+        distributions.load(wrong_class)
+    bad_number = tmp_path / "bad_number.dat"
+    bad_number.write_text("\n".join([*lines[:13], "1\tx\t0\t0\t0", *lines[14:]]))
+    with pytest.raises(ValueError, match="line 14"):
+        distributions.load(bad_number)
+    bad_json = tmp_path / "bad.json"
+    bad_json.write_text('{"format": "bbrl-fdm", "version": 1, "name": "x"')
+    with pytest.raises(ValueError, match="invalid JSON"):
+        distributions.load(bad_json)
+    negative = tmp_path / "negative.json"
+    negative.write_text(
+        '{"format": "bbrl-fdm", "version": 1, "name": "x", "initial_state": 0,'
+        ' "theta": [[[1, -1], [1, 1]], [[1, 1], [1, 1]]], "rewards": [[[0, 0], [0, 0]], [[0, 0], [0, 0]]]}'
+    )
+    with pytest.raises(ValueError, match=r"theta\[0, 0, 1\]"):
+        distributions.load(negative)
+
+
+def test_save_is_atomic_and_checks_the_folder(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        distributions.get("GC").save(tmp_path / "no" / "such" / "folder.json")
+
+
+def _tables(S: int = 2, A: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    return np.ones((S, A, S)), np.zeros((S, A, S))
+
+
+@pytest.mark.parametrize(
+    ("mutate", "error", "match"),
+    [
+        (lambda t, r: (t * -1, r), ValueError, "must be finite and >= 0"),
+        (lambda t, r: (np.where(t > 0, np.nan, t), r), ValueError, "finite"),
+        (lambda t, r: (np.zeros_like(t), r), ValueError, "all zero"),
+        (lambda t, r: (t, np.zeros((3, 1, 3))), ValueError, "differs from theta shape"),
+        (lambda t, r: (t[:, :, :1], r), ValueError, r"shape \(S, A, S\)"),
+        (lambda t, r: (t, np.full_like(r, np.inf)), ValueError, "finite"),
+        (lambda t, r: ("abc", r), TypeError, "array of numbers"),
+    ],
+)
+def test_fdm_validation(mutate, error, match) -> None:  # type: ignore[no-untyped-def]
+    theta, rewards = mutate(*_tables())
+    with pytest.raises(error, match=match):
+        distributions.FDM(theta, rewards, 0)
+
+
+def test_fdm_initial_state_validation() -> None:
+    theta, rewards = _tables()
+    with pytest.raises(ValueError, match="out of range"):
+        distributions.FDM(theta, rewards, 2)
+    with pytest.raises(TypeError, match="initial_state"):
+        distributions.FDM(theta, rewards, 0.5)  # type: ignore[arg-type]
+    assert distributions.FDM(theta, rewards, None).initial_state is None
+
+
+def test_arrays_are_read_only_copies() -> None:
+    theta, rewards = _tables()
+    fdm = distributions.FDM(theta, rewards, 0, name="mine")
+    theta[0, 0, 0] = 5.0
+    assert fdm.theta[0, 0, 0] == 1.0
+    with pytest.raises(ValueError):
+        fdm.theta[0, 0, 0] = 2.0
+
+
+@st.composite
+def fdm_tables(draw: st.DrawFn) -> np.ndarray:
+    S = draw(st.integers(1, 6))
+    A = draw(st.integers(1, 3))
+    theta = draw(
+        arrays(np.float64, (S, A, S), elements=st.one_of(st.just(0.0), st.floats(0.01, 20.0, allow_subnormal=False)))
+    )
+    # Every row needs one positive concentration.
+    for s in range(S):
+        for a in range(A):
+            if not theta[s, a].any():
+                theta[s, a, draw(st.integers(0, S - 1))] = 1.0
+    return theta
+
+
+@given(theta=fdm_tables(), seed=st.integers(0, 2**64 - 1))
+def test_sampled_mdps_sum_to_one_and_keep_the_support(theta: np.ndarray, seed: int) -> None:
+    fdm = bbrl.FDM(theta, np.zeros_like(theta), 0)
+    P = fdm.sample(seed)
+    assert P.shape == theta.shape
+    np.testing.assert_allclose(P.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
+    assert np.all(P[theta == 0] == 0.0)
+    assert np.all(P >= 0)
