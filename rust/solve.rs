@@ -22,62 +22,112 @@ pub const GUEZ_VI_EPSILON: f64 = 1e-4;
 /// guarantees that a floating-point cycle can never hang a run.
 pub const GUEZ_VI_MAX_SWEEPS: usize = 1_000_000;
 
-/// A model's non-zero entries packed row by row into contiguous `(next state, probability,
-/// reward)` arrays. Packing costs one pass over the supports; the 100 to 400 sweeps of a solve
-/// then stream through memory instead of indexing `S * A * S` tables. Capacity is reserved for a
-/// dense model, so re-packing never allocates.
+/// A model packed for fast sweeps: per (s, a) row, the expected reward
+/// `sum_y P(s, a, y) R(s, a, y)` and the row's support as `width` (next state, probability)
+/// pairs, padded with probability 0 to the widest row so that every row has the same shape and
+/// the inner loop has a length known at compile time for the usual widths.
+///
+/// A backup is then `expected_reward + gamma * sum_j p_j V(y_j)`: the original's
+/// `sum_y P (R + gamma V)` summed in another order (equal up to floating-point rounding;
+/// identical rows still give bit-identical values, so exact ties stay ties). Packing costs one
+/// pass over the supports and never allocates after the first solve.
 #[derive(Clone, Debug)]
 struct PackedRows {
-    row_start: Vec<usize>,
+    width: usize,
     next: Vec<usize>,
     prob: Vec<f64>,
-    reward: Vec<f64>,
+    expected_reward: Vec<f64>,
 }
 
 impl PackedRows {
     fn new(n_states: usize, n_actions: usize) -> Self {
-        let entries = n_states * n_actions * n_states;
+        let rows = n_states * n_actions;
         Self {
-            row_start: vec![0; n_states * n_actions + 1],
-            next: Vec::with_capacity(entries),
-            prob: Vec::with_capacity(entries),
-            reward: Vec::with_capacity(entries),
+            width: 0,
+            next: Vec::with_capacity(rows * n_states),
+            prob: Vec::with_capacity(rows * n_states),
+            expected_reward: vec![0.0; rows],
         }
     }
 
-    /// Packs `model`; with `row_bonus`, the stored reward is `R + bonus[row]`, the modified reward
-    /// `R'` that BEB stores per entry in the original.
+    /// Packs `model`; with `row_bonus`, the rewards of row (s, a) are `R + bonus[s * A + a]`, the
+    /// modified rewards `R'` BEB uses.
     fn pack(&mut self, model: TabularView<'_>, row_bonus: Option<&[f64]>) {
+        let rows = model.n_states * model.n_actions;
+        self.width = (0..rows).map(|row| model.support.row(row).len()).max().unwrap_or(0);
         self.next.clear();
         self.prob.clear();
-        self.reward.clear();
-        let rows = model.n_states * model.n_actions;
         for row in 0..rows {
-            self.row_start[row] = self.next.len();
             let base = row * model.n_states;
-            let bonus = row_bonus.map(|b| b[row]);
-            for &y in model.support.row(row) {
+            let bonus = row_bonus.map_or(0.0, |b| b[row]);
+            let support = model.support.row(row);
+            let mut expected = 0.0;
+            for &y in support {
                 let i = base + y as usize;
+                expected += model.transitions[i] * (model.rewards[i] + bonus);
                 self.next.push(y as usize);
                 self.prob.push(model.transitions[i]);
-                self.reward.push(match bonus {
-                    Some(b) => model.rewards[i] + b,
-                    None => model.rewards[i],
-                });
             }
+            for _ in support.len()..self.width {
+                // Padding: probability 0 on state 0 adds exactly 0 to any finite backup.
+                self.next.push(0);
+                self.prob.push(0.0);
+            }
+            self.expected_reward[row] = expected;
         }
-        self.row_start[rows] = self.next.len();
     }
 
-    /// `sum_y P(row, y) (R(row, y) + gamma V(y))`, summed in increasing `y` as the original.
+    /// Writes every row's backup `r + gamma * sum_j p_j V(y_j)` into `new` and returns whether
+    /// some entry moved by more than `accuracy` from `old` (`old` may be empty: no check).
+    /// One fused pass; `W` is the row width, known at compile time.
     #[inline(always)]
-    fn backup(&self, row: usize, gamma: f64, values: &[f64]) -> f64 {
-        let (lo, hi) = (self.row_start[row], self.row_start[row + 1]);
-        let mut value = 0.0;
-        for ((&y, &p), &r) in self.next[lo..hi].iter().zip(&self.prob[lo..hi]).zip(&self.reward[lo..hi]) {
-            value += p * (r + gamma * values[y]);
+    fn sweep_fixed<const W: usize>(
+        &self,
+        gamma: f64,
+        accuracy: f64,
+        values: &[f64],
+        old: &[f64],
+        new: &mut [f64],
+    ) -> bool {
+        let mut moved = false;
+        let pairs = self.next.chunks_exact(W).zip(self.prob.chunks_exact(W));
+        for (row, ((out, &reward), (ys, ps))) in new.iter_mut().zip(&self.expected_reward).zip(pairs).enumerate() {
+            let mut acc = 0.0;
+            for j in 0..W {
+                acc += ps[j] * values[ys[j]];
+            }
+            let value = reward + gamma * acc;
+            if let Some(&previous) = old.get(row) {
+                moved |= (value - previous).abs() > accuracy;
+            }
+            *out = value;
         }
-        value
+        moved
+    }
+
+    /// [`Self::sweep_fixed`] for the packed width.
+    fn sweep(&self, gamma: f64, accuracy: f64, values: &[f64], old: &[f64], new: &mut [f64]) -> bool {
+        match self.width {
+            1 => self.sweep_fixed::<1>(gamma, accuracy, values, old, new),
+            2 => self.sweep_fixed::<2>(gamma, accuracy, values, old, new),
+            3 => self.sweep_fixed::<3>(gamma, accuracy, values, old, new),
+            4 => self.sweep_fixed::<4>(gamma, accuracy, values, old, new),
+            w => {
+                let mut moved = false;
+                let pairs = self.next.chunks_exact(w).zip(self.prob.chunks_exact(w));
+                for (row, ((out, &reward), (ys, ps))) in
+                    new.iter_mut().zip(&self.expected_reward).zip(pairs).enumerate()
+                {
+                    let acc: f64 = ys.iter().zip(ps).map(|(&y, &p)| p * values[y]).sum();
+                    let value = reward + gamma * acc;
+                    if let Some(&previous) = old.get(row) {
+                        moved |= (value - previous).abs() > accuracy;
+                    }
+                    *out = value;
+                }
+                moved
+            }
+        }
     }
 }
 
@@ -133,16 +183,11 @@ impl QIterationWorkspace {
         let mut sweeps = 0;
         loop {
             std::mem::swap(&mut self.current, &mut self.previous);
-            for (v, q_row) in self.state_values.iter_mut().zip(self.previous.chunks_exact(na)) {
-                *v = max_of(q_row);
+            for (y, v) in self.state_values.iter_mut().enumerate() {
+                *v = max_of(&self.previous[y * na..(y + 1) * na]);
             }
-            let mut converged = true;
-            for (row, (out, &old)) in self.current.iter_mut().zip(&self.previous).enumerate() {
-                let value = self.packed.backup(row, gamma, &self.state_values);
-                converged &= (value - old).abs() <= accuracy;
-                *out = value;
-            }
-            let go_on = sweeps < max_sweeps && !converged;
+            let moved = self.packed.sweep(gamma, accuracy, &self.state_values, &self.previous, &mut self.current);
+            let go_on = sweeps < max_sweeps && moved;
             sweeps += 1;
             if !go_on {
                 q.copy_from_slice(&self.current);
@@ -189,12 +234,17 @@ pub struct ValueIterationWorkspace {
     n_states: usize,
     n_actions: usize,
     packed: PackedRows,
-    scratch: Vec<f64>,
+    row_values: Vec<f64>,
 }
 
 impl ValueIterationWorkspace {
     pub fn new(n_states: usize, n_actions: usize) -> Self {
-        Self { n_states, n_actions, packed: PackedRows::new(n_states, n_actions), scratch: vec![0.0; n_states] }
+        Self {
+            n_states,
+            n_actions,
+            packed: PackedRows::new(n_states, n_actions),
+            row_values: vec![0.0; n_states * n_actions],
+        }
     }
 
     /// Solves `model` into `values` and `policy` (`S` entries each). Returns the number of sweeps.
@@ -214,24 +264,23 @@ impl ValueIterationWorkspace {
         values.fill(0.0);
         let mut sweeps = 0;
         loop {
-            // `values` holds V_old; V_new goes to `scratch`.
+            // Jacobi: every row backs up V_old (`values`) before any state is updated.
+            self.packed.sweep(gamma, 0.0, values, &[], &mut self.row_values);
             let mut change = 0.0;
-            for s in 0..self.n_states {
+            for (s, (v, row_values)) in values.iter_mut().zip(self.row_values.chunks_exact(na)).enumerate() {
                 let mut best = f64::NEG_INFINITY;
                 let mut best_action = 0;
-                for a in 0..na {
-                    let value = self.packed.backup(s * na + a, gamma, values);
+                for (a, &value) in row_values.iter().enumerate() {
                     if value > best {
                         best = value;
                         best_action = a;
                     }
                 }
-                let delta = best - values[s];
+                let delta = best - *v;
                 change += delta * delta;
-                self.scratch[s] = best;
+                *v = best;
                 policy[s] = best_action;
             }
-            values.copy_from_slice(&self.scratch);
             sweeps += 1;
             if change <= threshold || sweeps >= GUEZ_VI_MAX_SWEEPS {
                 return sweeps;
