@@ -385,13 +385,16 @@ fn evaluate_policy<'py>(
     Ok(solve::evaluate_policy_finite(mdp.view(), &pi, gamma, horizon).into_pyarray(py))
 }
 
+/// theta, rewards and the initial state (-1: random) of a distribution.
+type DistributionTables<'py> = (Bound<'py, PyArray3<f64>>, Bound<'py, PyArray3<f64>>, i64);
+
 /// A built-in distribution by short name (GC, GDL, Grid, UGC, UGDL, UGrid):
 /// (theta, rewards, initial state).
 #[pyfunction]
 fn builtin_distribution<'py>(
     py: Python<'py>,
     name: &str,
-) -> PyResult<(Bound<'py, PyArray3<f64>>, Bound<'py, PyArray3<f64>>, i64)> {
+) -> PyResult<DistributionTables<'py>> {
     let fdm = crate::problems::by_name(name)
         .ok_or_else(|| PyValueError::new_err(format!("unknown built-in distribution {name:?}")))?;
     let (s, a) = (fdm.n_states(), fdm.n_actions());
