@@ -14,7 +14,7 @@ rm -rf "$venv" dist
 "$python" -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --quiet "maturin>=1.5,<2"
-"$venv/bin/maturin" build --release --out dist --quiet
+"$venv/bin/maturin" build --release --out dist --quiet --interpreter "$venv/bin/python"
 wheel=$(ls dist/*.whl)
 "$venv/bin/python" -m pip install --quiet "${wheel}[test]"
 

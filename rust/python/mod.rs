@@ -391,10 +391,7 @@ type DistributionTables<'py> = (Bound<'py, PyArray3<f64>>, Bound<'py, PyArray3<f
 /// A built-in distribution by short name (GC, GDL, Grid, UGC, UGDL, UGrid):
 /// (theta, rewards, initial state).
 #[pyfunction]
-fn builtin_distribution<'py>(
-    py: Python<'py>,
-    name: &str,
-) -> PyResult<DistributionTables<'py>> {
+fn builtin_distribution<'py>(py: Python<'py>, name: &str) -> PyResult<DistributionTables<'py>> {
     let fdm = crate::problems::by_name(name)
         .ok_or_else(|| PyValueError::new_err(format!("unknown built-in distribution {name:?}")))?;
     let (s, a) = (fdm.n_states(), fdm.n_actions());
