@@ -597,6 +597,28 @@ mod tests {
     }
 
     #[test]
+    fn experiment_results_do_not_depend_on_the_thread_count() {
+        use crate::agents::{build, ParamValue, Params};
+        use crate::experiment::Experiment;
+        let prior = small_prior();
+        let setting = Setting { gamma: 0.95, horizon: 15 };
+        let exp = Experiment::new(prior.clone(), 12, setting, 4).unwrap();
+        let params = Params::from([
+            ("formulas".to_string(), ParamValue::Text("X0 OPP; X0; X2 X1 DIV; X0 X2 MAX2".into())),
+            ("n_draws".to_string(), ParamValue::Int(10)),
+            ("c".to_string(), ParamValue::Float(5.0)),
+        ]);
+        let run = |threads| {
+            rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| {
+                let mut agent = build("oppsds", &params).unwrap();
+                exp.learn_offline(agent.as_mut(), &prior).unwrap();
+                (agent.name(), exp.run(agent.as_ref(), Some(threads), None).unwrap().returns)
+            })
+        };
+        assert_eq!(run(1), run(2));
+    }
+
+    #[test]
     fn text_round_trip_keeps_the_trained_agent() {
         let prior = small_prior();
         let setting = Setting { gamma: 0.95, horizon: 15 };

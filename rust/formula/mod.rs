@@ -22,7 +22,9 @@ use thiserror::Error;
 
 use crate::error::BbrlError;
 
-pub use set::{formula_set, formula_set_with_stats, parse_formula_list, FormulaSetStats, GENERATION_TOKENS};
+pub use set::{
+    formula_set, formula_set_with_stats, parse_formula_list, shipped_set, FormulaSetStats, GENERATION_TOKENS,
+};
 
 /// Number of variables (X0 = QMean, X1 = QSelf, X2 = QUniform).
 pub const N_VARIABLES: usize = 3;

@@ -28,10 +28,10 @@
 //!   the minimum of (length, lexicographic code), taken with an atomic `fetch_min`, so the result
 //!   does not depend on the thread count or timing.
 //!
-//! Values are ordered as the original's `<`: `-0.0 == 0.0`. NaN (which the 14 tokens cannot
-//! produce from points in [-100, 100]: no overflow is reachable in 8 tokens and 0/0 is an error)
-//! is ordered after every number, a total order where the original's `std::stable_sort` with `<`
-//! would be undefined.
+//! Values are ordered as the original's `<`: `-0.0 == 0.0`. NaN is ordered after every number, a
+//! total order where the original's `std::stable_sort` with `<` would be undefined. (From points in
+//! [-100, 100] and at most 8 tokens no value can overflow — the largest come from inverting
+//! rounding noise, around 1e19, or products of two such — and 0/0 is an error, so no NaN arises.)
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -450,8 +450,8 @@ pub fn formula_set_with_stats(n: usize, seed: u64, n_points: usize) -> Result<(V
     Ok((set, stats))
 }
 
-/// Reads a list of RPN formulas: one per line or separated by `;`; blank parts and `#` comment
-/// lines are skipped. Errors name the offending entry.
+/// Reads a list of formulas (RPN, or infix as [`Formula::parse_any`]): one per line or separated by
+/// `;`; blank parts and `#` comment lines are skipped. Errors name the offending entry.
 pub fn parse_formula_list(text: &str) -> Result<Vec<Formula>> {
     let mut out = Vec::new();
     for (line_no, line) in text.lines().enumerate() {
@@ -460,7 +460,7 @@ pub fn parse_formula_list(text: &str) -> Result<Vec<Formula>> {
             continue;
         }
         for part in line.split(';').map(str::trim).filter(|p| !p.is_empty()) {
-            let f = Formula::parse_rpn(part)
+            let f = Formula::parse_any(part)
                 .map_err(|e| invalid!("formula list, line {}: '{part}' is not a valid formula: {e}", line_no + 1))?;
             out.push(f);
         }
