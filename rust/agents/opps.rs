@@ -446,6 +446,10 @@ impl Agent for OppsDs {
     fn clone_box(&self) -> Box<dyn Agent> {
         Box::new(self.clone())
     }
+
+    fn saved_text(&self) -> Option<String> {
+        Some(self.to_text())
+    }
 }
 
 #[cfg(test)]
@@ -642,6 +646,8 @@ mod tests {
         let rb = run_trajectory(b.as_mut(), &mdp, 0, setting, &mut stream(1, 3, 0), &mut stream(1, 2, 0)).unwrap();
         assert_eq!(ra.discounted_return, rb.discounted_return);
 
+        let boxed = crate::agents::load_text(&a.saved_text().unwrap()).unwrap();
+        assert_eq!(boxed.saved_text().unwrap(), text);
         let e = OppsDs::from_text(&text.replace("n_draws 12", "n_draws x")).unwrap_err();
         assert!(e.to_string().contains("line 3: bad n_draws"), "{e}");
         let e = OppsDs::from_text(&text.replace("X2 X0 DIV", "X2 X0 FOO")).unwrap_err();

@@ -128,6 +128,16 @@ pub fn build(kind: &str, params: &Params) -> Result<Box<dyn Agent>> {
     })
 }
 
+/// Rebuilds an agent from its [`Agent::saved_text`] (only OPPS-DS can be saved); the first line
+/// names the format.
+pub fn load_text(text: &str) -> Result<Box<dyn Agent>> {
+    match text.lines().next().map(str::trim) {
+        Some(first) if first.starts_with("bbrl-opps-ds") => Ok(Box::new(OppsDs::from_text(text)?)),
+        Some(first) => Err(invalid!("not a saved agent: unknown format '{first}'")),
+        None => Err(invalid!("not a saved agent: empty text")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,5 +206,9 @@ mod tests {
         assert!(e.contains("must be an integer"), "{e}");
         let e = bad(&[("formulas", text("F3"))]);
         assert!(e.contains("missing parameter 'n_draws'"), "{e}");
+
+        assert!(build("formula", &params(&[("formula", text("X0"))])).unwrap().saved_text().is_none());
+        assert!(load_text("bbrl-something 1\n").err().unwrap().to_string().contains("unknown format"));
+        assert!(load_text("").is_err());
     }
 }
