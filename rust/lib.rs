@@ -15,6 +15,7 @@ pub mod dirichlet;
 pub mod error;
 pub mod experiment;
 pub mod fdm;
+pub mod formula;
 pub mod mdp;
 pub mod model;
 pub mod problems;

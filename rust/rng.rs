@@ -23,6 +23,10 @@ pub mod purpose {
     pub const AGENT_OFFLINE: u64 = 4;
     /// Free-standing kernel calls from Python (index 0).
     pub const KERNEL: u64 = 5;
+    /// The sample points of a formula-set generation (index 0).
+    pub const FORMULA_POINTS: u64 = 16;
+    /// The i-th pull of OPPS-DS's offline bandit, seeded from the offline stream (index i).
+    pub const OPPS_PULL: u64 = 17;
 }
 
 /// SplitMix64's output function: a bijective 64-bit mixer.

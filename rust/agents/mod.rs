@@ -8,7 +8,9 @@
 mod beb;
 mod common;
 mod egreedy;
+mod formula_agent;
 mod mean_model;
+mod opps;
 mod random;
 mod registry;
 mod softmax;
@@ -16,9 +18,11 @@ mod softmax;
 pub use beb::Beb;
 pub use common::{argmax_random_tie, greedy_probabilities};
 pub use egreedy::EGreedy;
+pub use formula_agent::{variable_counts, FormulaAgent};
 pub use mean_model::MeanModelQ;
+pub use opps::{ucb1, Bandit, OppsDs, Ucb1Outcome, DEFAULT_C as OPPS_DEFAULT_C};
 pub use random::RandomAgent;
-pub use registry::{build, ParamValue, Params, AGENT_KINDS};
+pub use registry::{build, load_text, ParamValue, Params, AGENT_KINDS};
 pub use softmax::SoftMax;
 
 use crate::error::Result;
@@ -80,6 +84,12 @@ pub trait Agent: Send + Sync {
 
     /// A deep copy (the trained agent is cloned for every test MDP and thread).
     fn clone_box(&self) -> Box<dyn Agent>;
+
+    /// For agents that can be saved (OPPS-DS): a text from which [`load_text`] rebuilds the agent,
+    /// trained or not. `None` for the others.
+    fn saved_text(&self) -> Option<String> {
+        None
+    }
 }
 
 impl Clone for Box<dyn Agent> {

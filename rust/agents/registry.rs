@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{Agent, Beb, EGreedy, RandomAgent, SoftMax};
+use super::{Agent, Beb, EGreedy, FormulaAgent, OppsDs, RandomAgent, SoftMax, OPPS_DEFAULT_C};
 use crate::error::Result;
+use crate::formula::{parse_formula_list, set::shipped_set, Formula};
 use crate::invalid;
 
 /// A parameter value as a front end hands it over.
@@ -20,8 +21,14 @@ pub enum ParamValue {
 pub type Params = BTreeMap<String, ParamValue>;
 
 /// The kinds [`build`] knows, with their parameter names.
-pub const AGENT_KINDS: &[(&str, &[&str])] =
-    &[("random", &[]), ("egreedy", &["epsilon"]), ("softmax", &["tau", "compat"]), ("beb", &["beta", "compat"])];
+pub const AGENT_KINDS: &[(&str, &[&str])] = &[
+    ("random", &[]),
+    ("egreedy", &["epsilon"]),
+    ("softmax", &["tau", "compat"]),
+    ("beb", &["beta", "compat"]),
+    ("formula", &["formula", "compat"]),
+    ("oppsds", &["formulas", "n_draws", "c", "compat"]),
+];
 
 struct Reader<'a> {
     kind: &'a str,
@@ -38,6 +45,31 @@ impl Reader<'_> {
         }
     }
 
+    fn float_or(&self, key: &str, default: f64) -> Result<f64> {
+        if self.params.contains_key(key) {
+            self.float(key)
+        } else {
+            Ok(default)
+        }
+    }
+
+    fn int(&self, key: &str) -> Result<i64> {
+        match self.params.get(key) {
+            Some(ParamValue::Int(v)) => Ok(*v),
+            Some(ParamValue::Float(v)) if v.fract() == 0.0 && v.abs() < 9e15 => Ok(*v as i64),
+            Some(other) => Err(invalid!("agent '{}': parameter '{key}' must be an integer, got {other:?}", self.kind)),
+            None => Err(invalid!("agent '{}': missing parameter '{key}'", self.kind)),
+        }
+    }
+
+    fn text(&self, key: &str) -> Result<&str> {
+        match self.params.get(key) {
+            Some(ParamValue::Text(v)) => Ok(v),
+            Some(other) => Err(invalid!("agent '{}': parameter '{key}' must be a string, got {other:?}", self.kind)),
+            None => Err(invalid!("agent '{}': missing parameter '{key}'", self.kind)),
+        }
+    }
+
     fn flag(&self, key: &str, default: bool) -> Result<bool> {
         match self.params.get(key) {
             Some(ParamValue::Bool(v)) => Ok(*v),
@@ -47,7 +79,13 @@ impl Reader<'_> {
     }
 }
 
-/// Builds an untrained agent of `kind` ("random", "egreedy", "softmax", "beb") from `params`.
+/// Builds an untrained agent of `kind` (see [`AGENT_KINDS`]) from `params`.
+///
+/// * `formula`: `formula` (string, RPN such as `X2 X0 DIV` or infix such as `Q2 / Q0`), `compat`
+///   (bool, default false: formula errors count as -inf instead of aborting the run).
+/// * `oppsds`: `formulas` (string: `F2`..`F6` for a shipped set, or RPN formulas separated by
+///   newlines or `;`), `n_draws` (integer >= 1), `c` (>= 0, default 660), `compat` (bool).
+///
 /// Unknown kinds and parameters, and invalid values, are errors that name them.
 pub fn build(kind: &str, params: &Params) -> Result<Box<dyn Agent>> {
     let Some((_, known)) = AGENT_KINDS.iter().find(|(k, _)| *k == kind) else {
@@ -63,8 +101,41 @@ pub fn build(kind: &str, params: &Params) -> Result<Box<dyn Agent>> {
         "egreedy" => Box::new(EGreedy::new(r.float("epsilon")?)?),
         "softmax" => Box::new(SoftMax::new(r.float("tau")?, r.flag("compat", false)?)?),
         "beb" => Box::new(Beb::new(r.float("beta")?, r.flag("compat", false)?)?),
+        "formula" => {
+            let formula = Formula::parse_any(r.text("formula")?)
+                .map_err(|e| invalid!("agent 'formula': parameter 'formula': {e}"))?;
+            Box::new(FormulaAgent::new(formula).with_compat(r.flag("compat", false)?))
+        }
+        "oppsds" => {
+            let spec = r.text("formulas")?.trim();
+            let (formulas, label) = if let Some(n) = spec.strip_prefix('F').filter(|n| n.parse::<u8>().is_ok()) {
+                (shipped_set(&format!("F{n}"))?, Some(spec))
+            } else {
+                (parse_formula_list(spec).map_err(|e| invalid!("agent 'oppsds': parameter 'formulas': {e}"))?, None)
+            };
+            let n_draws = r.int("n_draws")?;
+            if n_draws < 1 {
+                return Err(invalid!("agent 'oppsds': n_draws must be >= 1, got {n_draws}"));
+            }
+            let agent =
+                OppsDs::new(formulas, n_draws as u64, r.float_or("c", OPPS_DEFAULT_C)?, r.flag("compat", false)?)?;
+            Box::new(match label {
+                Some(l) => agent.with_label(l),
+                None => agent,
+            })
+        }
         _ => unreachable!("every kind of AGENT_KINDS is built above"),
     })
+}
+
+/// Rebuilds an agent from its [`Agent::saved_text`] (only OPPS-DS can be saved); the first line
+/// names the format.
+pub fn load_text(text: &str) -> Result<Box<dyn Agent>> {
+    match text.lines().next().map(str::trim) {
+        Some(first) if first.starts_with("bbrl-opps-ds") => Ok(Box::new(OppsDs::from_text(text)?)),
+        Some(first) => Err(invalid!("not a saved agent: unknown format '{first}'")),
+        None => Err(invalid!("not a saved agent: empty text")),
+    }
 }
 
 #[cfg(test)]
@@ -94,5 +165,50 @@ mod tests {
         let e =
             build("beb", &params(&[("beta", ParamValue::Float(1.0)), ("compat", ParamValue::Int(1))])).err().unwrap();
         assert!(e.to_string().contains("boolean"), "{e}");
+    }
+
+    #[test]
+    fn builds_formula_agents_and_names_errors() {
+        let text = |s: &str| ParamValue::Text(s.to_string());
+        let a = build("formula", &params(&[("formula", text("Q2 / Q0"))])).unwrap();
+        assert_eq!(a.name(), "Formula (X2 X0 DIV)");
+        let a = build("formula", &params(&[("formula", text("X0 X1 MAX2")), ("compat", ParamValue::Bool(true))]));
+        assert_eq!(a.unwrap().name(), "Formula (X0 X1 MAX2, compat)");
+        let e = build("formula", &params(&[("formula", text("X0 FOO"))])).err().unwrap();
+        assert!(e.to_string().contains("'FOO'"), "{e}");
+        let e = build("formula", &params(&[("formula", text("X0 SUB"))])).err().unwrap();
+        assert!(e.to_string().contains("needs 2 operand"), "{e}");
+        let e = build("formula", &params(&[("formula", ParamValue::Float(1.0))])).err().unwrap();
+        assert!(e.to_string().contains("must be a string"), "{e}");
+
+        let a = build("oppsds", &params(&[("formulas", text("F3")), ("n_draws", ParamValue::Int(50))])).unwrap();
+        assert_eq!(a.name(), "OPPS-DS (F3, n_draws = 50, c = 660)");
+        let a = build(
+            "oppsds",
+            &params(&[
+                ("formulas", text("X0; X1 ABS\nX2 X0 DIV")),
+                ("n_draws", ParamValue::Int(5)),
+                ("c", ParamValue::Float(1.5)),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(a.name(), "OPPS-DS (3 formulas, n_draws = 5, c = 1.5)");
+        let bad = |p: &[(&str, ParamValue)]| build("oppsds", &params(p)).err().unwrap().to_string();
+        let e = bad(&[("formulas", text("F3")), ("n_draws", ParamValue::Int(0))]);
+        assert!(e.contains("n_draws must be >= 1"), "{e}");
+        let e = bad(&[("formulas", text("F3")), ("n_draws", ParamValue::Int(10)), ("c", ParamValue::Float(-1.0))]);
+        assert!(e.contains("c must be"), "{e}");
+        let e = bad(&[("formulas", text("F9")), ("n_draws", ParamValue::Int(10))]);
+        assert!(e.contains("unknown formula set 'F9'"), "{e}");
+        let e = bad(&[("formulas", text("X0; X0 X1")), ("n_draws", ParamValue::Int(10))]);
+        assert!(e.contains("'X0 X1' is not a valid formula"), "{e}");
+        let e = bad(&[("formulas", text("F3")), ("n_draws", ParamValue::Float(2.5))]);
+        assert!(e.contains("must be an integer"), "{e}");
+        let e = bad(&[("formulas", text("F3"))]);
+        assert!(e.contains("missing parameter 'n_draws'"), "{e}");
+
+        assert!(build("formula", &params(&[("formula", text("X0"))])).unwrap().saved_text().is_none());
+        assert!(load_text("bbrl-something 1\n").err().unwrap().to_string().contains("unknown format"));
+        assert!(load_text("").is_err());
     }
 }
