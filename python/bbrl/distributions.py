@@ -158,7 +158,11 @@ class FDM:
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Writes the distribution in bbrl's JSON format (see docs/file-formats.md), atomically."""
-        document = {
+        return write_atomic(path, (json.dumps(self.to_document(), indent=1) + "\n").encode())
+
+    def to_document(self) -> dict[str, Any]:
+        """The JSON document of :meth:`save` as a dict (also embedded in saved agents)."""
+        return {
             "format": FORMAT_NAME,
             "version": FORMAT_VERSION,
             "name": self._name,
@@ -169,7 +173,6 @@ class FDM:
             "theta": self._theta.tolist(),
             "rewards": self._rewards.tolist(),
         }
-        return write_atomic(path, (json.dumps(document, indent=1) + "\n").encode())
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, FDM):
@@ -269,6 +272,11 @@ def _from_json(data: bytes, source: str) -> FDM:
         document = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{source}: invalid JSON: {exc}") from None
+    return from_document(document, source)
+
+
+def from_document(document: Any, source: str) -> FDM:
+    """A distribution from the JSON document of :meth:`FDM.to_document`; errors name ``source``."""
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
         raise ValueError(f'{source}: not a bbrl distribution file (missing "format": "{FORMAT_NAME}")')
     if document.get("version") != FORMAT_VERSION:

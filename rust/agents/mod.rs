@@ -90,6 +90,12 @@ pub trait Agent: Send + Sync {
     fn saved_text(&self) -> Option<String> {
         None
     }
+
+    /// What offline learning decided, as (name, value) pairs for result tables, e.g. OPPS-DS's
+    /// chosen formula. Empty for agents whose training has nothing to report.
+    fn details(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
 }
 
 impl Clone for Box<dyn Agent> {

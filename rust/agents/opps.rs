@@ -450,6 +450,13 @@ impl Agent for OppsDs {
     fn saved_text(&self) -> Option<String> {
         Some(self.to_text())
     }
+
+    fn details(&self) -> Vec<(String, String)> {
+        match self.chosen() {
+            Some(f) => vec![("formula".into(), f.to_rpn()), ("formula_infix".into(), f.to_infix())],
+            None => Vec::new(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -214,6 +214,32 @@ impl PyAgent {
         Ok(out.into_pyarray(py))
     }
 
+    /// What offline learning decided (e.g. OPPS-DS's chosen formula), as a dict of strings.
+    #[getter]
+    fn details(&self) -> std::collections::BTreeMap<String, String> {
+        self.inner.details().into_iter().collect()
+    }
+
+    /// The text from which `load` rebuilds this agent, or None when the agent cannot be saved
+    /// (it is then rebuilt from its parameters and retrained).
+    fn saved_text(&self) -> Option<String> {
+        self.inner.saved_text()
+    }
+
+    /// Rebuilds a saved agent, trained on a prior of `n_states` x `n_actions` with `gamma`, `horizon`.
+    #[staticmethod]
+    fn load(text: &str, n_states: usize, n_actions: usize, gamma: f64, horizon: usize) -> PyResult<Self> {
+        let setting = Setting { gamma, horizon };
+        check_setting(setting).map_err(to_py)?;
+        let inner = agents::load_text(text).map_err(to_py)?;
+        Ok(Self {
+            inner,
+            shape: Some((n_states, n_actions)),
+            rng: stream(0, purpose::KERNEL, 0),
+            setting: Some(setting),
+        })
+    }
+
     /// A deep copy, random stream included: the copy's future is identical to the original's.
     fn copy(&self) -> Self {
         Self { inner: self.inner.clone_box(), shape: self.shape, rng: self.rng.clone(), setting: self.setting }
@@ -405,6 +431,35 @@ fn agent_kinds() -> Vec<(&'static str, Vec<&'static str>)> {
     agents::AGENT_KINDS.iter().map(|(k, p)| (*k, p.to_vec())).collect()
 }
 
+/// Parses a formula (RPN or infix): (RPN, infix, number of tokens).
+#[pyfunction]
+fn formula_parse(text: &str) -> PyResult<(String, String, usize)> {
+    let f = crate::formula::Formula::parse_any(text).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((f.to_rpn(), f.to_infix(), f.len()))
+}
+
+/// Evaluates a formula at (X0, X1, X2); evaluation errors (LN of a non-positive value, SQRT of a
+/// negative one, INV or DIV by zero) raise ArithmeticError.
+#[pyfunction]
+fn formula_eval(text: &str, x0: f64, x1: f64, x2: f64) -> PyResult<f64> {
+    let f = crate::formula::Formula::parse_any(text).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    f.eval([x0, x1, x2]).map_err(|e| pyo3::exceptions::PyArithmeticError::new_err(e.to_string()))
+}
+
+/// Generates F_n (RPN strings) with the random points of `seed`.
+#[pyfunction]
+fn formula_set(py: Python<'_>, n: usize, seed: u64, n_points: usize) -> PyResult<Vec<String>> {
+    let set = py.detach(|| crate::formula::set::formula_set(n, seed, n_points)).map_err(to_py)?;
+    Ok(set.iter().map(|f| f.to_rpn()).collect())
+}
+
+/// The shipped formula set `F2`..`F6` (RPN strings).
+#[pyfunction]
+fn shipped_formula_set(name: &str) -> PyResult<Vec<String>> {
+    let set = crate::formula::set::shipped_set(name).map_err(to_py)?;
+    Ok(set.iter().map(|f| f.to_rpn()).collect())
+}
+
 #[pymodule(name = "_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyFdm>()?;
@@ -417,6 +472,10 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(evaluate_policy, m)?)?;
     m.add_function(wrap_pyfunction!(agent_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_distribution, m)?)?;
+    m.add_function(wrap_pyfunction!(formula_parse, m)?)?;
+    m.add_function(wrap_pyfunction!(formula_eval, m)?)?;
+    m.add_function(wrap_pyfunction!(formula_set, m)?)?;
+    m.add_function(wrap_pyfunction!(shipped_formula_set, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
