@@ -9,16 +9,24 @@ mod beb;
 mod common;
 mod egreedy;
 mod mean_model;
+mod optimal;
+mod psrl;
 mod random;
 mod registry;
+mod sboss;
 mod softmax;
+#[cfg(test)]
+mod test_support;
 
 pub use beb::Beb;
 pub use common::{argmax_random_tie, greedy_probabilities};
 pub use egreedy::EGreedy;
 pub use mean_model::MeanModelQ;
+pub use optimal::Optimal;
+pub use psrl::Psrl;
 pub use random::RandomAgent;
 pub use registry::{build, ParamValue, Params, AGENT_KINDS};
+pub use sboss::Sboss;
 pub use softmax::SoftMax;
 
 use crate::error::Result;

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Agent, Beb, EGreedy, RandomAgent, SoftMax};
+use super::{Agent, Beb, EGreedy, Optimal, Psrl, RandomAgent, Sboss, SoftMax};
 use crate::error::Result;
 use crate::invalid;
 
@@ -20,8 +20,15 @@ pub enum ParamValue {
 pub type Params = BTreeMap<String, ParamValue>;
 
 /// The kinds [`build`] knows, with their parameter names.
-pub const AGENT_KINDS: &[(&str, &[&str])] =
-    &[("random", &[]), ("egreedy", &["epsilon"]), ("softmax", &["tau", "compat"]), ("beb", &["beta", "compat"])];
+pub const AGENT_KINDS: &[(&str, &[&str])] = &[
+    ("random", &[]),
+    ("egreedy", &["epsilon"]),
+    ("softmax", &["tau", "compat"]),
+    ("beb", &["beta", "compat"]),
+    ("sboss", &["epsilon", "delta", "compat"]),
+    ("psrl", &["k"]),
+    ("optimal", &[]),
+];
 
 struct Reader<'a> {
     kind: &'a str,
@@ -38,6 +45,15 @@ impl Reader<'_> {
         }
     }
 
+    fn count(&self, key: &str, default: usize) -> Result<usize> {
+        match self.params.get(key) {
+            Some(ParamValue::Int(v)) => usize::try_from(*v)
+                .map_err(|_| invalid!("agent '{}': parameter '{key}' must be >= 0, got {v}", self.kind)),
+            Some(other) => Err(invalid!("agent '{}': parameter '{key}' must be an integer, got {other:?}", self.kind)),
+            None => Ok(default),
+        }
+    }
+
     fn flag(&self, key: &str, default: bool) -> Result<bool> {
         match self.params.get(key) {
             Some(ParamValue::Bool(v)) => Ok(*v),
@@ -47,7 +63,7 @@ impl Reader<'_> {
     }
 }
 
-/// Builds an untrained agent of `kind` ("random", "egreedy", "softmax", "beb") from `params`.
+/// Builds an untrained agent of `kind` (one of [`AGENT_KINDS`]) from `params`.
 /// Unknown kinds and parameters, and invalid values, are errors that name them.
 pub fn build(kind: &str, params: &Params) -> Result<Box<dyn Agent>> {
     let Some((_, known)) = AGENT_KINDS.iter().find(|(k, _)| *k == kind) else {
@@ -63,6 +79,9 @@ pub fn build(kind: &str, params: &Params) -> Result<Box<dyn Agent>> {
         "egreedy" => Box::new(EGreedy::new(r.float("epsilon")?)?),
         "softmax" => Box::new(SoftMax::new(r.float("tau")?, r.flag("compat", false)?)?),
         "beb" => Box::new(Beb::new(r.float("beta")?, r.flag("compat", false)?)?),
+        "sboss" => Box::new(Sboss::new(r.float("epsilon")?, r.float("delta")?, r.flag("compat", false)?)?),
+        "psrl" => Box::new(Psrl::new(r.count("k", 1)?)?),
+        "optimal" => Box::new(Optimal::new()),
         _ => unreachable!("every kind of AGENT_KINDS is built above"),
     })
 }
@@ -94,5 +113,31 @@ mod tests {
         let e =
             build("beb", &params(&[("beta", ParamValue::Float(1.0)), ("compat", ParamValue::Int(1))])).err().unwrap();
         assert!(e.to_string().contains("boolean"), "{e}");
+    }
+
+    #[test]
+    fn builds_sboss_psrl_and_optimal() {
+        let sboss = params(&[("epsilon", ParamValue::Float(1e-3)), ("delta", ParamValue::Int(7))]);
+        assert_eq!(build("sboss", &sboss).unwrap().name(), "SBOSS (epsilon = 0.001, delta = 7)");
+        let mut compat = sboss.clone();
+        compat.insert("compat".into(), ParamValue::Bool(true));
+        assert_eq!(build("sboss", &compat).unwrap().name(), "SBOSS (epsilon = 0.001, delta = 7, compat)");
+        let e = build("sboss", &params(&[("epsilon", ParamValue::Float(1e-3))])).err().unwrap();
+        assert!(e.to_string().contains("missing parameter 'delta'"), "{e}");
+        let e = build("sboss", &params(&[("epsilon", ParamValue::Float(0.0)), ("delta", ParamValue::Float(1.0))]))
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("epsilon"), "{e}");
+
+        assert_eq!(build("psrl", &Params::new()).unwrap().name(), "PSRL (k = 1)");
+        assert_eq!(build("psrl", &params(&[("k", ParamValue::Int(10))])).unwrap().name(), "PSRL (k = 10)");
+        for bad in [ParamValue::Int(0), ParamValue::Int(-2), ParamValue::Float(2.0)] {
+            let e = build("psrl", &params(&[("k", bad)])).err().unwrap();
+            assert!(e.to_string().contains('k'), "{e}");
+        }
+
+        let optimal = build("optimal", &Params::new()).unwrap();
+        assert!(optimal.is_oracle());
+        assert_eq!(optimal.name(), "Optimal (oracle: sees the true MDP)");
     }
 }
