@@ -191,6 +191,15 @@ mod tests {
             ("egreedy", Params::from([("epsilon".to_string(), ParamValue::Float(0.2))])),
             ("softmax", Params::from([("tau".to_string(), ParamValue::Float(0.5))])),
             ("beb", Params::from([("beta".to_string(), ParamValue::Float(1.5))])),
+            (
+                "sboss",
+                Params::from([
+                    ("epsilon".to_string(), ParamValue::Float(0.01)),
+                    ("delta".into(), ParamValue::Float(1.0)),
+                ]),
+            ),
+            ("psrl", Params::from([("k".to_string(), ParamValue::Int(2))])),
+            ("optimal", Params::new()),
         ] {
             let one = run_with(Some(1), kind, params.clone());
             let two = run_with(Some(2), kind, params.clone());

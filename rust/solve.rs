@@ -22,21 +22,18 @@ pub const GUEZ_VI_EPSILON: f64 = 1e-4;
 /// guarantees that a floating-point cycle can never hang a run.
 pub const GUEZ_VI_MAX_SWEEPS: usize = 1_000_000;
 
-/// A model packed for fast sweeps: per (s, a) row, the expected reward
-/// `sum_y P(s, a, y) R(s, a, y)` and the row's support as `width` (next state, probability)
-/// pairs, padded with probability 0 to the widest row so that every row has the same shape and
-/// the inner loop has a length known at compile time for the usual widths.
-///
-/// A backup is then `expected_reward + gamma * sum_j p_j V(y_j)`: the original's
-/// `sum_y P (R + gamma V)` summed in another order (equal up to floating-point rounding;
-/// identical rows still give bit-identical values, so exact ties stay ties). Packing costs one
-/// pass over the supports and never allocates after the first solve.
+/// A model packed for fast sweeps: each (s, a) row's support as `width` (next state,
+/// probability, reward) triples, padded with probability 0 to the widest row so that every row
+/// has the same shape and the inner loop has a length known at compile time for the usual widths.
+/// A backup is the original's `sum_y P (R + gamma V)`, summed over the support in increasing
+/// `y`, term for term the same arithmetic (padding adds exact zeros). Packing costs one pass over
+/// the supports and never allocates after the first solve.
 #[derive(Clone, Debug)]
 struct PackedRows {
     width: usize,
     next: Vec<usize>,
     prob: Vec<f64>,
-    expected_reward: Vec<f64>,
+    reward: Vec<f64>,
 }
 
 impl PackedRows {
@@ -46,7 +43,7 @@ impl PackedRows {
             width: 0,
             next: Vec::with_capacity(rows * n_states),
             prob: Vec::with_capacity(rows * n_states),
-            expected_reward: vec![0.0; rows],
+            reward: Vec::with_capacity(rows * n_states),
         }
     }
 
@@ -57,27 +54,29 @@ impl PackedRows {
         self.width = (0..rows).map(|row| model.support.row(row).len()).max().unwrap_or(0);
         self.next.clear();
         self.prob.clear();
+        self.reward.clear();
         for row in 0..rows {
             let base = row * model.n_states;
-            let bonus = row_bonus.map_or(0.0, |b| b[row]);
             let support = model.support.row(row);
-            let mut expected = 0.0;
             for &y in support {
                 let i = base + y as usize;
-                expected += model.transitions[i] * (model.rewards[i] + bonus);
                 self.next.push(y as usize);
                 self.prob.push(model.transitions[i]);
+                self.reward.push(match row_bonus {
+                    Some(bonus) => model.rewards[i] + bonus[row],
+                    None => model.rewards[i],
+                });
             }
             for _ in support.len()..self.width {
                 // Padding: probability 0 on state 0 adds exactly 0 to any finite backup.
                 self.next.push(0);
                 self.prob.push(0.0);
+                self.reward.push(0.0);
             }
-            self.expected_reward[row] = expected;
         }
     }
 
-    /// Writes every row's backup `r + gamma * sum_j p_j V(y_j)` into `new` and returns whether
+    /// Writes every row's backup `sum_j p_j (r_j + gamma V(y_j))` into `new` and returns whether
     /// some entry moved by more than `accuracy` from `old` (`old` may be empty: no check).
     /// One fused pass; `W` is the row width, known at compile time.
     #[inline(always)]
@@ -90,13 +89,12 @@ impl PackedRows {
         new: &mut [f64],
     ) -> bool {
         let mut moved = false;
-        let pairs = self.next.chunks_exact(W).zip(self.prob.chunks_exact(W));
-        for (row, ((out, &reward), (ys, ps))) in new.iter_mut().zip(&self.expected_reward).zip(pairs).enumerate() {
-            let mut acc = 0.0;
+        let entries = self.next.chunks_exact(W).zip(self.prob.chunks_exact(W)).zip(self.reward.chunks_exact(W));
+        for (row, (out, ((ys, ps), rs))) in new.iter_mut().zip(entries).enumerate() {
+            let mut value = 0.0;
             for j in 0..W {
-                acc += ps[j] * values[ys[j]];
+                value += ps[j] * (rs[j] + gamma * values[ys[j]]);
             }
-            let value = reward + gamma * acc;
             if let Some(&previous) = old.get(row) {
                 moved |= (value - previous).abs() > accuracy;
             }
@@ -114,12 +112,12 @@ impl PackedRows {
             4 => self.sweep_fixed::<4>(gamma, accuracy, values, old, new),
             w => {
                 let mut moved = false;
-                let pairs = self.next.chunks_exact(w).zip(self.prob.chunks_exact(w));
-                for (row, ((out, &reward), (ys, ps))) in
-                    new.iter_mut().zip(&self.expected_reward).zip(pairs).enumerate()
-                {
-                    let acc: f64 = ys.iter().zip(ps).map(|(&y, &p)| p * values[y]).sum();
-                    let value = reward + gamma * acc;
+                let entries = self.next.chunks_exact(w).zip(self.prob.chunks_exact(w)).zip(self.reward.chunks_exact(w));
+                for (row, (out, ((ys, ps), rs))) in new.iter_mut().zip(entries).enumerate() {
+                    let mut value = 0.0;
+                    for ((&y, &p), &r) in ys.iter().zip(ps).zip(rs) {
+                        value += p * (r + gamma * values[y]);
+                    }
                     if let Some(&previous) = old.get(row) {
                         moved |= (value - previous).abs() > accuracy;
                     }
@@ -164,6 +162,11 @@ impl QIterationWorkspace {
             previous: vec![0.0; n_states * n_actions],
             state_values: vec![0.0; n_states],
         }
+    }
+
+    /// The (S, A) shape the workspace was sized for.
+    pub fn shape(&self) -> (usize, usize) {
+        (self.n_states, self.n_actions)
     }
 
     /// Solves `model` (whose shape must be the workspace's) into `q` (`S * A` entries).

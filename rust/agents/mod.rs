@@ -11,9 +11,14 @@ mod egreedy;
 mod formula_agent;
 mod mean_model;
 mod opps;
+mod optimal;
+mod psrl;
 mod random;
 mod registry;
+mod sboss;
 mod softmax;
+#[cfg(test)]
+mod test_support;
 
 pub use beb::Beb;
 pub use common::{argmax_random_tie, greedy_probabilities};
@@ -21,8 +26,11 @@ pub use egreedy::EGreedy;
 pub use formula_agent::{variable_counts, FormulaAgent};
 pub use mean_model::MeanModelQ;
 pub use opps::{ucb1, Bandit, OppsDs, Ucb1Outcome, DEFAULT_C as OPPS_DEFAULT_C};
+pub use optimal::Optimal;
+pub use psrl::Psrl;
 pub use random::RandomAgent;
 pub use registry::{build, load_text, ParamValue, Params, AGENT_KINDS};
+pub use sboss::Sboss;
 pub use softmax::SoftMax;
 
 use crate::error::Result;

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Agent, Beb, EGreedy, FormulaAgent, OppsDs, RandomAgent, SoftMax, OPPS_DEFAULT_C};
+use super::{Agent, Beb, EGreedy, FormulaAgent, OppsDs, Optimal, Psrl, RandomAgent, Sboss, SoftMax, OPPS_DEFAULT_C};
 use crate::error::Result;
 use crate::formula::{parse_formula_list, set::shipped_set, Formula};
 use crate::invalid;
@@ -28,6 +28,9 @@ pub const AGENT_KINDS: &[(&str, &[&str])] = &[
     ("beb", &["beta", "compat"]),
     ("formula", &["formula", "compat"]),
     ("oppsds", &["formulas", "n_draws", "c", "compat"]),
+    ("sboss", &["epsilon", "delta", "compat"]),
+    ("psrl", &["k"]),
+    ("optimal", &[]),
 ];
 
 struct Reader<'a> {
@@ -67,6 +70,15 @@ impl Reader<'_> {
             Some(ParamValue::Text(v)) => Ok(v),
             Some(other) => Err(invalid!("agent '{}': parameter '{key}' must be a string, got {other:?}", self.kind)),
             None => Err(invalid!("agent '{}': missing parameter '{key}'", self.kind)),
+        }
+    }
+
+    fn count(&self, key: &str, default: usize) -> Result<usize> {
+        match self.params.get(key) {
+            Some(ParamValue::Int(v)) => usize::try_from(*v)
+                .map_err(|_| invalid!("agent '{}': parameter '{key}' must be >= 0, got {v}", self.kind)),
+            Some(other) => Err(invalid!("agent '{}': parameter '{key}' must be an integer, got {other:?}", self.kind)),
+            None => Ok(default),
         }
     }
 
@@ -124,6 +136,9 @@ pub fn build(kind: &str, params: &Params) -> Result<Box<dyn Agent>> {
                 None => agent,
             })
         }
+        "sboss" => Box::new(Sboss::new(r.float("epsilon")?, r.float("delta")?, r.flag("compat", false)?)?),
+        "psrl" => Box::new(Psrl::new(r.count("k", 1)?)?),
+        "optimal" => Box::new(Optimal::new()),
         _ => unreachable!("every kind of AGENT_KINDS is built above"),
     })
 }
@@ -210,5 +225,31 @@ mod tests {
         assert!(build("formula", &params(&[("formula", text("X0"))])).unwrap().saved_text().is_none());
         assert!(load_text("bbrl-something 1\n").err().unwrap().to_string().contains("unknown format"));
         assert!(load_text("").is_err());
+    }
+
+    #[test]
+    fn builds_sboss_psrl_and_optimal() {
+        let sboss = params(&[("epsilon", ParamValue::Float(1e-3)), ("delta", ParamValue::Int(7))]);
+        assert_eq!(build("sboss", &sboss).unwrap().name(), "SBOSS (epsilon = 0.001, delta = 7)");
+        let mut compat = sboss.clone();
+        compat.insert("compat".into(), ParamValue::Bool(true));
+        assert_eq!(build("sboss", &compat).unwrap().name(), "SBOSS (epsilon = 0.001, delta = 7, compat)");
+        let e = build("sboss", &params(&[("epsilon", ParamValue::Float(1e-3))])).err().unwrap();
+        assert!(e.to_string().contains("missing parameter 'delta'"), "{e}");
+        let e = build("sboss", &params(&[("epsilon", ParamValue::Float(0.0)), ("delta", ParamValue::Float(1.0))]))
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("epsilon"), "{e}");
+
+        assert_eq!(build("psrl", &Params::new()).unwrap().name(), "PSRL (k = 1)");
+        assert_eq!(build("psrl", &params(&[("k", ParamValue::Int(10))])).unwrap().name(), "PSRL (k = 10)");
+        for bad in [ParamValue::Int(0), ParamValue::Int(-2), ParamValue::Float(2.0)] {
+            let e = build("psrl", &params(&[("k", bad)])).err().unwrap();
+            assert!(e.to_string().contains('k'), "{e}");
+        }
+
+        let optimal = build("optimal", &Params::new()).unwrap();
+        assert!(optimal.is_oracle());
+        assert_eq!(optimal.name(), "Optimal (oracle: sees the true MDP)");
     }
 }
