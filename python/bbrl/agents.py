@@ -7,14 +7,33 @@ library's quirks where the published numbers depend on them (see the README's de
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any, ClassVar
 
 from . import _core
+from ._fileio import write_atomic
 
-__all__ = ["BEB", "AgentSpec", "EGreedy", "Random", "SoftMax", "create", "kinds"]
+__all__ = [
+    "BEB",
+    "OPPSDS",
+    "PSRL",
+    "SBOSS",
+    "AgentSpec",
+    "EGreedy",
+    "Formula",
+    "Optimal",
+    "Random",
+    "SoftMax",
+    "TrainedAgent",
+    "create",
+    "kinds",
+    "load",
+]
 
 
 def _number(value: Any, name: str) -> float:
@@ -23,6 +42,14 @@ def _number(value: Any, name: str) -> float:
     if not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value}")
     return float(value)
+
+
+def _count(value: Any, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
 
 
 def _flag(value: Any, name: str) -> bool:
@@ -49,8 +76,32 @@ class AgentSpec:
         shown = [f"{k}={v}" for k, v in self.params.items() if not (k == "compat" and v is False)]
         return f"{self.display} ({', '.join(shown)})" if shown else self.display
 
+    def _core_params(self) -> dict[str, Any]:
+        """The parameters as the Rust core's registry reads them (usually :attr:`params`)."""
+        return self.params
+
     def _build(self) -> _core.Agent:
-        return _core.Agent(self.kind, self.params)
+        return _core.Agent(self.kind, self._core_params())
+
+    def train(self, prior: Any, gamma: float = 0.95, horizon: int = 250, seed: int = 0) -> TrainedAgent:
+        """Offline learning on ``prior`` (an FDM or a name such as ``"UGC"``), timed in seconds.
+
+        Uses the same random stream as :meth:`bbrl.Experiment.run` with the same seed, so
+        ``experiment.run(agent.train(prior, g, T, s))`` equals ``experiment.run(agent, prior)`` for
+        an experiment with discount g, horizon T and seed s. Train once, save, reuse.
+        """
+        from .distributions import FDM, get
+
+        prior_fdm = get(prior) if isinstance(prior, str) else prior
+        if not isinstance(prior_fdm, FDM):
+            raise TypeError(f"prior must be an FDM or a distribution name, got {type(prior).__name__}")
+        if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0.0 <= gamma < 1.0:
+            raise ValueError(f"gamma must be a number in [0, 1), got {gamma!r}")
+        horizon = _count(horizon, "horizon", 1)
+        seed = _count(seed, "seed", 0)
+        core = self._build()
+        seconds = core.learn_offline(prior_fdm._core, float(gamma), horizon, seed)
+        return TrainedAgent(self, core, prior_fdm, float(gamma), horizon, seed, seconds)
 
 
 @dataclass(frozen=True)
@@ -127,7 +178,245 @@ class BEB(AgentSpec):
         _flag(self.compat, "compat")
 
 
-_KINDS: dict[str, type[AgentSpec]] = {cls.kind: cls for cls in (Random, EGreedy, SoftMax, BEB)}
+@dataclass(frozen=True)
+class SBOSS(AgentSpec):
+    """Smarter Best of Sampled Set (Castro & Precup 2010; SPEC 4.8): merges K(s, a) posterior
+    samples per pair, K = max_y ceil(sigma^2 / epsilon), and resamples when the posterior has moved
+    by more than ``delta`` standard deviations since the last sampling.
+
+    Args:
+        epsilon: sampling precision, > 0 (smaller means more samples).
+        delta: resampling threshold, >= 0.
+        compat: reproduce the original exactly (resampling frozen by a NaN wherever the prior has
+            a zero, zero-sample pairs as INT_MIN-reward dummies, half-copied snapshot), which the
+            published SBOSS numbers depend on.
+    """
+
+    kind: ClassVar[str] = "sboss"
+    display: ClassVar[str] = "SBOSS"
+    epsilon: float
+    delta: float
+    compat: bool = False
+
+    def __post_init__(self) -> None:
+        epsilon = _number(self.epsilon, "epsilon")
+        if epsilon <= 0.0:
+            raise ValueError(f"epsilon must be > 0, got {epsilon}")
+        delta = _number(self.delta, "delta")
+        if delta < 0.0:
+            raise ValueError(f"delta must be >= 0, got {delta}")
+        object.__setattr__(self, "epsilon", epsilon)
+        object.__setattr__(self, "delta", delta)
+        _flag(self.compat, "compat")
+
+
+@dataclass(frozen=True)
+class PSRL(AgentSpec):
+    """Posterior sampling (Strens 2000; Osband et al. 2013): after every transition, draw ``k``
+    models from the Dirichlet posterior, solve them, and act greedily for one of them chosen
+    uniformly (the revealed action distribution is the mixture).
+
+    Args:
+        k: number of posterior models per step, >= 1 (1 is standard PSRL).
+    """
+
+    kind: ClassVar[str] = "psrl"
+    display: ClassVar[str] = "PSRL"
+    k: int = 1
+
+    def __post_init__(self) -> None:
+        _count(self.k, "k", 1)
+
+
+@dataclass(frozen=True)
+class Optimal(AgentSpec):
+    """An oracle that solves the true test MDP (SPEC 4.10): an upper reference line, and the only
+    agent that sees the true MDP."""
+
+    kind: ClassVar[str] = "optimal"
+    display: ClassVar[str] = "Optimal (oracle)"
+
+
+@dataclass(frozen=True)
+class Formula(AgentSpec):
+    """Acts by the argmax over actions of an index formula of the Q-variables (SPEC 4.9.3).
+
+    Args:
+        formula: RPN (``"X2 X0 DIV"``) or infix (``"Q2 / Q0"``); stored as RPN.
+        compat: abort the run when the formula cannot be evaluated (LN of a value <= 0, division by
+            zero...), as the original; by default such an action's index counts as -inf.
+    """
+
+    kind: ClassVar[str] = "formula"
+    display: ClassVar[str] = "Formula"
+    formula: str
+    compat: bool = False
+
+    def __post_init__(self) -> None:
+        from .formulas import parse
+
+        object.__setattr__(self, "formula", parse(self.formula).rpn)
+        _flag(self.compat, "compat")
+
+
+@dataclass(frozen=True)
+class OPPSDS(AgentSpec):
+    """OPPS-DS (Castronovo et al. 2012; SPEC 4.9.5): offline, UCB1 over a set of index formulas
+    with a budget of ``n_draws`` trajectories on MDPs drawn from the prior; online, the most
+    pulled formula. After training, the chosen formula is :attr:`TrainedAgent.formula`.
+
+    Args:
+        formula_set: 2 to 6 for the shipped F2 to F6, or a list of formulas (RPN or infix).
+        n_draws: UCB1 budget, in trajectories (>= 1).
+        c: UCB1 exploration constant (>= 0; the paper's 660 on raw returns).
+        compat: abort runs on formula errors as the original (see :class:`Formula`).
+    """
+
+    kind: ClassVar[str] = "oppsds"
+    display: ClassVar[str] = "OPPS-DS"
+    formula_set: int | tuple[str, ...]
+    n_draws: int
+    c: float = 660.0
+    compat: bool = False
+
+    def __post_init__(self) -> None:
+        from .formulas import SHIPPED_SIZES, parse
+
+        if isinstance(self.formula_set, str):
+            # "F5" or "5" name a shipped set; otherwise formulas separated by ';' or newlines.
+            text = self.formula_set.strip()
+            name = text[1:] if text[:1] in ("F", "f") else text
+            if name.isdigit():
+                object.__setattr__(self, "formula_set", int(name))
+            else:
+                parts = [p.strip() for p in text.replace("\n", ";").split(";") if p.strip()]
+                object.__setattr__(self, "formula_set", tuple(parts))
+        if isinstance(self.formula_set, int) and not isinstance(self.formula_set, bool):
+            if self.formula_set not in SHIPPED_SIZES:
+                raise ValueError(f"formula_set must be 2 to 6 (F2 to F6) or a list of formulas, got {self.formula_set}")
+        elif isinstance(self.formula_set, (list, tuple)) and self.formula_set:
+            object.__setattr__(self, "formula_set", tuple(parse(f).rpn for f in self.formula_set))
+        else:
+            raise ValueError("formula_set must be 2 to 6 (F2 to F6) or a non-empty list of formulas")
+        _count(self.n_draws, "n_draws", 1)
+        c = _number(self.c, "c")
+        if c < 0:
+            raise ValueError(f"c must be >= 0, got {c}")
+        object.__setattr__(self, "c", c)
+        _flag(self.compat, "compat")
+
+    @property
+    def label(self) -> str:
+        shown = f"F{self.formula_set}" if isinstance(self.formula_set, int) else f"{len(self.formula_set)} formulas"
+        extra = ", compat=True" if self.compat else ""
+        return f"OPPS-DS ({shown}, n_draws={self.n_draws}, c={self.c:g}{extra})"
+
+    def _core_params(self) -> dict[str, Any]:
+        formulas = f"F{self.formula_set}" if isinstance(self.formula_set, int) else "\n".join(self.formula_set)
+        return {"formulas": formulas, "n_draws": self.n_draws, "c": self.c, "compat": self.compat}
+
+
+class TrainedAgent:
+    """An agent after offline learning on a prior: run it on experiments (no retraining), inspect
+    what it learned (:attr:`details`, :attr:`formula`), save it and load it back.
+
+    Attributes:
+        spec: the parameters it was built from.
+        prior: the distribution it learned on.
+        offline_seconds: wall time of offline learning, in seconds.
+    """
+
+    def __init__(
+        self,
+        spec: AgentSpec,
+        core: _core.Agent,
+        prior: Any,
+        gamma: float,
+        horizon: int,
+        seed: int,
+        offline_seconds: float,
+    ) -> None:
+        self.spec = spec
+        self._core = core
+        self.prior = prior
+        self.gamma = gamma
+        self.horizon = horizon
+        self.seed = seed
+        self.offline_seconds = offline_seconds
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+    @property
+    def details(self) -> dict[str, str]:
+        """What offline learning decided, e.g. ``{"formula": "X0 X2 DIV", "formula_infix": ...}``."""
+        return dict(self._core.details)
+
+    @property
+    def formula(self) -> str | None:
+        """OPPS-DS's chosen formula (RPN), ``None`` for other agents."""
+        return self.details.get("formula")
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Writes the trained agent as JSON (parameters, prior, setting, learned state), atomically.
+
+        Agents whose training is cheap and deterministic store no state and are retrained from the
+        recorded seed on :func:`load`; OPPS-DS stores its search result.
+        """
+        document = {
+            "format": "bbrl-agent",
+            "version": 1,
+            "kind": self.spec.kind,
+            "params": {k: list(v) if isinstance(v, tuple) else v for k, v in self.spec.params.items()},
+            "label": self.label,
+            "gamma": self.gamma,
+            "horizon": self.horizon,
+            "seed": self.seed,
+            "offline_seconds": self.offline_seconds,
+            "details": self.details,
+            "prior": self.prior.to_document(),
+            "state": self._core.saved_text(),
+        }
+        return write_atomic(path, (json.dumps(document, indent=1) + "\n").encode())
+
+    def __repr__(self) -> str:
+        extra = f", formula={self.formula!r}" if self.formula else ""
+        return f"TrainedAgent({self.label}, prior={self.prior.name!r}, offline={self.offline_seconds:.3g} s{extra})"
+
+
+def load(path: str | os.PathLike[str]) -> TrainedAgent:
+    """Reads an agent written by :meth:`TrainedAgent.save`."""
+    from .distributions import from_document
+
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"agent file {str(file)!r} not found")
+    try:
+        document = json.loads(file.read_bytes())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{file}: invalid JSON: {exc}") from None
+    if not isinstance(document, dict) or document.get("format") != "bbrl-agent" or document.get("version") != 1:
+        raise ValueError(f"{file}: not a bbrl agent file (format bbrl-agent, version 1)")
+    try:
+        params = {k: tuple(v) if isinstance(v, list) else v for k, v in document["params"].items()}
+        spec = create(document["kind"], params)
+        prior = from_document(document["prior"], str(file))
+        gamma, horizon, seed = document["gamma"], document["horizon"], document["seed"]
+        state = document.get("state")
+    except (KeyError, AttributeError, TypeError) as exc:
+        raise ValueError(f"{file}: malformed agent file: {exc}") from None
+    if state is None:
+        retrained = spec.train(prior, gamma, horizon, seed)
+        retrained.offline_seconds = float(document.get("offline_seconds", retrained.offline_seconds))
+        return retrained
+    core = _core.Agent.load(state, prior.n_states, prior.n_actions, gamma, horizon)
+    return TrainedAgent(spec, core, prior, gamma, horizon, seed, float(document.get("offline_seconds", 0.0)))
+
+
+_KINDS: dict[str, type[AgentSpec]] = {
+    cls.kind: cls for cls in (Random, EGreedy, SoftMax, BEB, SBOSS, PSRL, Optimal, Formula, OPPSDS)
+}
 
 
 def kinds() -> dict[str, type[AgentSpec]]:

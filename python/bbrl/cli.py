@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,10 @@ EXAMPLES = """\
 examples:
   bbrl run --experiment GC --prior GC --agent egreedy --param epsilon=0.1 --n-mdps 500 --seed 0
   bbrl run --experiment Grid --prior UGrid --agent beb --param beta=1 --param compat=true --horizon 250
+  bbrl run --experiment GC --prior UGC --agent oppsds --param formula_set=F3 --param n_draws=1000 --save-agent opps.json
+  bbrl run --experiment GC --agent-file opps.json --n-mdps 500
   bbrl quick --out bbrl-quick
+  bbrl formulas --max-size 6 --seed 0
   bbrl agents
 """
 
@@ -78,7 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--experiment", required=True, help="test distribution: GC, GDL, Grid or a file path")
     run.add_argument("--prior", default=None, help="prior: GC, UGC, ... or a file (default: the test distribution)")
-    run.add_argument("--agent", required=True, help=f"agent: {', '.join(agents.kinds())}")
+    who = run.add_mutually_exclusive_group(required=True)
+    who.add_argument("--agent", help=f"agent: {', '.join(agents.kinds())}")
+    who.add_argument("--agent-file", type=Path, help="a trained agent saved with --save-agent (no retraining)")
+    run.add_argument("--save-agent", type=Path, default=None, help="save the trained agent to this file")
     run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="agent parameter (repeat)")
     run.add_argument("--csv", type=Path, default=None, help="also write the per-MDP results to this CSV file")
     _add_protocol_options(run, 500)
@@ -92,17 +99,37 @@ def build_parser() -> argparse.ArgumentParser:
     quick.add_argument("--out", type=Path, default=Path("bbrl-quick"), help="output folder (default bbrl-quick)")
     _add_protocol_options(quick, 100)
 
+    formulas = commands.add_parser(
+        "formulas",
+        help="generate a formula set F_n for OPPS-DS (reproducibly, from a seed)",
+        description="Generates F_n, every valid formula of at most n tokens reduced by equivalence on random "
+        "points (SPEC 4.9.4), and writes one RPN formula per line. The shipped sets are F2..F6 with seed 0.",
+    )
+    formulas.add_argument("--max-size", type=int, required=True, help="n: the largest number of tokens")
+    formulas.add_argument("--seed", type=int, required=True, help="seed of the random points")
+    formulas.add_argument("--n-points", type=int, default=1000, help="number of points (default 1000)")
+    formulas.add_argument("--out", type=Path, default=None, help="output file (default: F<n>.txt)")
+
     commands.add_parser("agents", help="list the agents and their parameters")
     commands.add_parser("distributions", help="list the built-in distributions")
     return parser
 
 
 def _command_run(args: argparse.Namespace, console: Console) -> None:
-    agent = agents.create(args.agent, _parse_params(args.param))
     test = distributions.get(args.experiment)
-    prior = test if args.prior is None else distributions.get(args.prior)
     experiment = Experiment(test, n_mdps=args.n_mdps, gamma=args.gamma, horizon=args.horizon, seed=args.seed)
-    result = experiment.run(agent, prior=prior, threads=args.threads, progress=console.is_terminal)
+    if args.agent_file is not None:
+        if args.param or args.prior:
+            raise ValueError("--agent-file brings its parameters and prior: drop --param and --prior")
+        agent: agents.AgentSpec | agents.TrainedAgent = agents.load(args.agent_file)
+    else:
+        spec = agents.create(args.agent, _parse_params(args.param))
+        prior = test if args.prior is None else distributions.get(args.prior)
+        agent = spec.train(prior, experiment.gamma, experiment.horizon, experiment.seed)
+        if args.save_agent is not None:
+            agent.save(args.save_agent)
+            console.print(f"trained agent saved to {args.save_agent}")
+    result = experiment.run(agent, threads=args.threads, progress=console.is_terminal)
     print_table(summary_frame([result]), console, title=f"{experiment!r}")
     if args.csv is not None:
         from ._fileio import write_atomic
@@ -115,6 +142,16 @@ def _command_quick(args: argparse.Namespace, console: Console) -> None:
     from .quick import run_quick
 
     run_quick(args, console)
+
+
+def _command_formulas(args: argparse.Namespace, console: Console) -> None:
+    from .formulas import write_formula_set
+
+    out = args.out or Path(f"F{args.max_size}.txt")
+    started = time.perf_counter()
+    path = write_formula_set(out, args.max_size, args.seed, args.n_points)
+    count = sum(1 for line in path.read_text().splitlines() if line and not line.startswith("#"))
+    console.print(f"F{args.max_size}: {count} formulas written to {path} in {time.perf_counter() - started:.2f} s")
 
 
 def _command_agents(console: Console) -> None:
@@ -142,6 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _command_run(args, console)
         elif args.command == "quick":
             _command_quick(args, console)
+        elif args.command == "formulas":
+            _command_formulas(args, console)
         elif args.command == "agents":
             _command_agents(console)
         elif args.command == "distributions":

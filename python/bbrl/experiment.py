@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 
 from . import _core, distributions
-from .agents import AgentSpec
+from .agents import AgentSpec, TrainedAgent
 from .distributions import FDM
 from .stats import ci95_halfwidth
 
@@ -55,6 +55,7 @@ class Run:
     returns: np.ndarray = field(repr=False)
     offline_seconds: float = 0.0
     online_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    details: dict[str, str] = field(default_factory=dict)
 
     @property
     def mean(self) -> float:
@@ -84,7 +85,15 @@ class Run:
             "online_seconds_per_step": self.online_seconds_per_step,
             "n_mdps": self.n_mdps,
             "seed": self.seed,
+            "learned": self.learned,
         }
+
+    @property
+    def learned(self) -> str:
+        """What offline learning decided, readable (e.g. OPPS-DS's formula), or ``""``."""
+        if "formula_infix" in self.details:
+            return f"formula {self.details['formula_infix']}"
+        return ", ".join(f"{k}={v}" for k, v in self.details.items())
 
     def to_polars(self) -> pl.DataFrame:
         """One row per test MDP: its index, return and online time, with the run's identifiers."""
@@ -155,7 +164,7 @@ class Experiment:
 
     def run(
         self,
-        agent: AgentSpec,
+        agent: AgentSpec | TrainedAgent,
         prior: FDM | str | None = None,
         threads: int | None = None,
         progress: bool = False,
@@ -163,15 +172,22 @@ class Experiment:
         """Trains ``agent`` offline on ``prior`` (timed), then runs one trajectory per test MDP.
 
         Args:
-            agent: an agent from :mod:`bbrl.agents`.
+            agent: an agent from :mod:`bbrl.agents`, or a :class:`~bbrl.agents.TrainedAgent`
+                (trained once, e.g. a long OPPS-DS search, and reused: its prior and offline time
+                come with it).
             prior: the distribution the agent believes in; ``None`` uses the test distribution
                 (the accurate case).
             threads: worker threads; ``None`` uses every core. Results do not depend on it.
             progress: show a progress bar on the terminal.
         """
-        if not isinstance(agent, AgentSpec):
+        if isinstance(agent, TrainedAgent):
+            if prior is not None and _distribution(prior, "prior") != agent.prior:
+                raise ValueError(f"agent was trained on prior {agent.prior.name!r}; do not pass another prior")
+            spec, prior_fdm = agent.spec, agent.prior
+        elif isinstance(agent, AgentSpec):
+            spec, prior_fdm = agent, self.test if prior is None else _distribution(prior, "prior")
+        else:
             raise TypeError(f"agent must be one of bbrl.agents (e.g. agents.Random()), got {type(agent).__name__}")
-        prior_fdm = self.test if prior is None else _distribution(prior, "prior")
         if (prior_fdm.n_states, prior_fdm.n_actions) != (self.test.n_states, self.test.n_actions):
             raise ValueError(
                 f"prior {prior_fdm.name!r} has {prior_fdm.n_states} states and {prior_fdm.n_actions} actions "
@@ -179,15 +195,18 @@ class Experiment:
             )
         if threads is not None:
             threads = _integer(threads, "threads", 1)
-        core_agent = agent._build()
-        offline = self._core.learn_offline(core_agent, prior_fdm._core)
-        returns, online = self._run_trajectories(core_agent, threads, progress, agent.label)
+        if isinstance(agent, TrainedAgent):
+            core_agent, offline = agent._core, agent.offline_seconds
+        else:
+            core_agent = spec._build()
+            offline = self._core.learn_offline(core_agent, prior_fdm._core)
+        returns, online = self._run_trajectories(core_agent, threads, progress, spec.label)
         return Run(
             experiment=self.name,
             prior=prior_fdm.name,
-            agent=agent.label,
-            agent_kind=agent.kind,
-            params=agent.params,
+            agent=spec.label,
+            agent_kind=spec.kind,
+            params=spec.params,
             n_mdps=self.n_mdps,
             gamma=self.gamma,
             horizon=self.horizon,
@@ -195,6 +214,7 @@ class Experiment:
             returns=returns,
             offline_seconds=offline,
             online_seconds=online,
+            details=dict(core_agent.details),
         )
 
     def _run_trajectories(

@@ -33,7 +33,7 @@ def _rows(frame: pl.DataFrame) -> list[list[str]]:
         [
             row["experiment"],
             row["prior"],
-            row["agent"],
+            row["agent"] + (f" [{row['learned']}]" if row.get("learned") else ""),
             f"{row['mean']:.2f} ± {row['ci95']:.2f}",
             format_seconds(row["offline_seconds"]),
             format_seconds(row["online_seconds_per_step"]),

@@ -53,8 +53,7 @@ impl Beb {
     }
 
     fn state(&mut self) -> Result<&mut BebState> {
-        let name = self.name();
-        self.state.as_mut().ok_or_else(|| not_trained(&name))
+        self.state.as_mut().ok_or_else(|| not_trained("BEB"))
     }
 
     fn solve(&mut self) -> Result<()> {

@@ -28,8 +28,7 @@ impl EGreedy {
     }
 
     fn planner(&mut self) -> Result<&mut MeanModelQ> {
-        let name = self.name();
-        self.planner.as_mut().ok_or_else(|| not_trained(&name))
+        self.planner.as_mut().ok_or_else(|| not_trained("e-Greedy"))
     }
 }
 

@@ -37,8 +37,7 @@ impl SoftMax {
     /// Writes pi(· | state) into `self.weights`; in compat mode, the mass of each action under
     /// the unnormalised cumulative walk (any remainder is the original's out-of-range action).
     fn fill_weights(&mut self, state: usize) -> Result<()> {
-        let name = self.name();
-        let planner = self.planner.as_ref().ok_or_else(|| not_trained(&name))?;
+        let planner = self.planner.as_ref().ok_or_else(|| not_trained("Soft-max"))?;
         let q = planner.q_row(state);
         if self.compat {
             let mut cumul = 0.0f64;
@@ -86,8 +85,7 @@ impl Agent for SoftMax {
     }
 
     fn reset(&mut self, context: &ResetContext<'_>, _rng: &mut Rng) -> Result<()> {
-        let name = self.name();
-        self.planner.as_mut().ok_or_else(|| not_trained(&name))?.reset(context.setting);
+        self.planner.as_mut().ok_or_else(|| not_trained("Soft-max"))?.reset(context.setting);
         Ok(())
     }
 
@@ -120,8 +118,7 @@ impl Agent for SoftMax {
     }
 
     fn observe(&mut self, t: Transition, _rng: &mut Rng) -> Result<()> {
-        let name = self.name();
-        self.planner.as_mut().ok_or_else(|| not_trained(&name))?.observe(t.state, t.action, t.next_state);
+        self.planner.as_mut().ok_or_else(|| not_trained("Soft-max"))?.observe(t.state, t.action, t.next_state);
         Ok(())
     }
 
