@@ -76,55 +76,85 @@ impl PackedRows {
         }
     }
 
-    /// Writes every row's backup `sum_j p_j (r_j + gamma V(y_j))` into `new` and returns whether
-    /// some entry moved by more than `accuracy` from `old` (`old` may be empty: no check).
-    /// One fused pass; `W` is the row width, known at compile time.
+    /// The backup `sum_j p_j (r_j + gamma V(y_j))` of one row of `W` packed entries.
     #[inline(always)]
-    fn sweep_fixed<const W: usize>(
+    fn backup<const W: usize>(ys: &[usize], ps: &[f64], rs: &[f64], gamma: f64, values: &[f64]) -> f64 {
+        let mut value = 0.0;
+        for j in 0..W {
+            value += ps[j] * (rs[j] + gamma * values[ys[j]]);
+        }
+        value
+    }
+
+    /// The backup of one row of any width.
+    #[inline(always)]
+    fn backup_any(ys: &[usize], ps: &[f64], rs: &[f64], gamma: f64, values: &[f64]) -> f64 {
+        let mut value = 0.0;
+        for ((&y, &p), &r) in ys.iter().zip(ps).zip(rs) {
+            value += p * (r + gamma * values[y]);
+        }
+        value
+    }
+
+    /// One Q-iteration sweep for rows of `W` entries (`W = 0`: any width): writes every row's
+    /// backup into `new` and returns how many moved by more than `accuracy` from `old`.
+    #[inline(always)]
+    fn q_sweep_fixed<const W: usize>(
         &self,
         gamma: f64,
         accuracy: f64,
         values: &[f64],
         old: &[f64],
         new: &mut [f64],
-    ) -> bool {
-        let mut moved = false;
-        let entries = self.next.chunks_exact(W).zip(self.prob.chunks_exact(W)).zip(self.reward.chunks_exact(W));
-        for (row, (out, ((ys, ps), rs))) in new.iter_mut().zip(entries).enumerate() {
-            let mut value = 0.0;
-            for j in 0..W {
-                value += ps[j] * (rs[j] + gamma * values[ys[j]]);
-            }
-            if let Some(&previous) = old.get(row) {
-                moved |= (value - previous).abs() > accuracy;
-            }
+    ) -> usize {
+        let w = if W == 0 { self.width } else { W };
+        let entries = self.next.chunks_exact(w).zip(self.prob.chunks_exact(w)).zip(self.reward.chunks_exact(w));
+        let mut moved = 0;
+        for ((out, &previous), ((ys, ps), rs)) in new.iter_mut().zip(old).zip(entries) {
+            let value = if W == 0 {
+                Self::backup_any(ys, ps, rs, gamma, values)
+            } else {
+                Self::backup::<W>(ys, ps, rs, gamma, values)
+            };
+            moved += usize::from((value - previous).abs() > accuracy);
             *out = value;
         }
         moved
     }
 
-    /// [`Self::sweep_fixed`] for the packed width.
-    fn sweep(&self, gamma: f64, accuracy: f64, values: &[f64], old: &[f64], new: &mut [f64]) -> bool {
+    /// One Q-iteration sweep (see [`Self::q_sweep_fixed`]) for the packed width.
+    fn q_sweep(&self, gamma: f64, accuracy: f64, values: &[f64], old: &[f64], new: &mut [f64]) -> usize {
         match self.width {
-            1 => self.sweep_fixed::<1>(gamma, accuracy, values, old, new),
-            2 => self.sweep_fixed::<2>(gamma, accuracy, values, old, new),
-            3 => self.sweep_fixed::<3>(gamma, accuracy, values, old, new),
-            4 => self.sweep_fixed::<4>(gamma, accuracy, values, old, new),
-            w => {
-                let mut moved = false;
-                let entries = self.next.chunks_exact(w).zip(self.prob.chunks_exact(w)).zip(self.reward.chunks_exact(w));
-                for (row, (out, ((ys, ps), rs))) in new.iter_mut().zip(entries).enumerate() {
-                    let mut value = 0.0;
-                    for ((&y, &p), &r) in ys.iter().zip(ps).zip(rs) {
-                        value += p * (r + gamma * values[y]);
-                    }
-                    if let Some(&previous) = old.get(row) {
-                        moved |= (value - previous).abs() > accuracy;
-                    }
-                    *out = value;
-                }
-                moved
-            }
+            1 => self.q_sweep_fixed::<1>(gamma, accuracy, values, old, new),
+            2 => self.q_sweep_fixed::<2>(gamma, accuracy, values, old, new),
+            3 => self.q_sweep_fixed::<3>(gamma, accuracy, values, old, new),
+            4 => self.q_sweep_fixed::<4>(gamma, accuracy, values, old, new),
+            _ => self.q_sweep_fixed::<0>(gamma, accuracy, values, old, new),
+        }
+    }
+
+    /// Every row's backup into `out`, for rows of `W` entries (`W = 0`: any width).
+    #[inline(always)]
+    fn backups_fixed<const W: usize>(&self, gamma: f64, values: &[f64], out: &mut [f64]) {
+        let w = if W == 0 { self.width } else { W };
+        let entries = self.next.chunks_exact(w).zip(self.prob.chunks_exact(w)).zip(self.reward.chunks_exact(w));
+        for (o, ((ys, ps), rs)) in out.iter_mut().zip(entries) {
+            *o = if W == 0 {
+                Self::backup_any(ys, ps, rs, gamma, values)
+            } else {
+                Self::backup::<W>(ys, ps, rs, gamma, values)
+            };
+        }
+    }
+
+    /// Every row's backup into `out` (length: number of rows).
+    fn backups(&self, gamma: f64, values: &[f64], out: &mut [f64]) {
+        match self.width {
+            1 => self.backups_fixed::<1>(gamma, values, out),
+            2 => self.backups_fixed::<2>(gamma, values, out),
+            3 => self.backups_fixed::<3>(gamma, values, out),
+            4 => self.backups_fixed::<4>(gamma, values, out),
+            _ => self.backups_fixed::<0>(gamma, values, out),
         }
     }
 }
@@ -189,8 +219,8 @@ impl QIterationWorkspace {
             for (y, v) in self.state_values.iter_mut().enumerate() {
                 *v = max_of(&self.previous[y * na..(y + 1) * na]);
             }
-            let moved = self.packed.sweep(gamma, accuracy, &self.state_values, &self.previous, &mut self.current);
-            let go_on = sweeps < max_sweeps && moved;
+            let moved = self.packed.q_sweep(gamma, accuracy, &self.state_values, &self.previous, &mut self.current);
+            let go_on = sweeps < max_sweeps && moved > 0;
             sweeps += 1;
             if !go_on {
                 q.copy_from_slice(&self.current);
@@ -268,7 +298,7 @@ impl ValueIterationWorkspace {
         let mut sweeps = 0;
         loop {
             // Jacobi: every row backs up V_old (`values`) before any state is updated.
-            self.packed.sweep(gamma, 0.0, values, &[], &mut self.row_values);
+            self.packed.backups(gamma, values, &mut self.row_values);
             let mut change = 0.0;
             for (s, (v, row_values)) in values.iter_mut().zip(self.row_values.chunks_exact(na)).enumerate() {
                 let mut best = f64::NEG_INFINITY;
