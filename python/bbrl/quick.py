@@ -20,6 +20,10 @@ QUICK_AGENTS: tuple[agents.AgentSpec, ...] = (
     agents.EGreedy(epsilon=0.1),
     agents.SoftMax(tau=1.0),
     agents.BEB(beta=1.0),
+    agents.SBOSS(epsilon=1e-3, delta=7.0),
+    agents.PSRL(),
+    agents.OPPSDS(formula_set=2, n_draws=200),
+    agents.Optimal(),
 )
 
 #: (test distribution, prior) pairs: the accurate and the inaccurate (uniform) case of each problem.
