@@ -36,6 +36,8 @@ __all__ = [
     "create",
     "kinds",
     "load",
+    "offline_rng",
+    "online_rng",
 ]
 
 
@@ -463,4 +465,4 @@ def create(kind: str, params: Mapping[str, Any] | None = None) -> AgentSpec:
 
 
 # Agents written in Python (defined apart; they need TrainedAgent above).
-from ._python_agents import Agent, AgentError, TrainedPythonAgent  # noqa: E402
+from ._python_agents import Agent, AgentError, TrainedPythonAgent, offline_rng, online_rng  # noqa: E402

@@ -122,7 +122,7 @@ class _Stepper:
             self.label,
             f"action_probabilities {p} has negative or non-finite entries {where}",
         )
-        _require(abs(p.sum() - 1.0) <= 1e-9, self.label, f"action_probabilities {p} sum to {p.sum()!r} {where}")
+        _require(abs(p.sum() - 1.0) <= 1e-9, self.label, f"action_probabilities {p} sum to {float(p.sum())!r} {where}")
         return p
 
     def copy(self) -> _Stepper:

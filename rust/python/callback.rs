@@ -59,11 +59,9 @@ impl PyCallbackAgent {
         let kind = err.get_type(py).name().map(|n| n.to_string()).unwrap_or_else(|_| "exception".into());
         let message = err.value(py).str().map(|s| s.to_string()).unwrap_or_default();
         self.error = Some(err);
-        let message = if message.is_empty() {
-            format!("{what} raised {kind}")
-        } else {
-            format!("{what} raised {kind}: {message}")
-        };
+        // `what` is empty for reset: the trajectory loop already says "reset: ".
+        let raised = if what.is_empty() { format!("raised {kind}") } else { format!("{what} raised {kind}") };
+        let message = if message.is_empty() { raised } else { format!("{raised}: {message}") };
         BbrlError::Agent(message)
     }
 
@@ -106,7 +104,7 @@ impl Agent for PyCallbackAgent {
     fn reset(&mut self, _context: &ResetContext<'_>, _rng: &mut Rng) -> Result<()> {
         Python::attach(|py| match self.reset.call0(py) {
             Ok(_) => Ok(()),
-            Err(e) => Err(self.failed(py, "reset", e)),
+            Err(e) => Err(self.failed(py, "", e)),
         })
     }
 
