@@ -201,9 +201,12 @@ class Experiment:
         if threads is not None:
             threads = _integer(threads, "threads", 1)
         if isinstance(agent, (Agent, TrainedPythonAgent)):
-            trained = agent if isinstance(agent, TrainedPythonAgent) else None
-            if trained is None:
-                trained = agent.train(prior_fdm, self.gamma, self.horizon, self.seed)
+            # Trained here, timed, with the offline Generator of the seed rule (see agents.Agent.train).
+            trained = (
+                agent
+                if isinstance(agent, TrainedPythonAgent)
+                else agent.train(prior_fdm, self.gamma, self.horizon, self.seed)
+            )
             returns, online = _python_agents.run_trajectories(self, trained, threads, progress)
             return self._result(spec, prior_fdm, returns, trained.offline_seconds, online, trained.details)
         if isinstance(agent, TrainedAgent):
