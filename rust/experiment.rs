@@ -12,7 +12,7 @@ use crate::fdm::Fdm;
 use crate::invalid;
 use crate::mdp::Mdp;
 use crate::rng::{purpose, stream};
-use crate::simulate::run_trajectory;
+use crate::simulate::{run_trajectory, TrajectoryOutcome};
 
 /// Shared progress of a running experiment: MDPs done, and a cancellation request.
 #[derive(Debug, Default)]
@@ -115,10 +115,7 @@ impl Experiment {
                         return Err(BbrlError::Cancelled);
                     }
                     let mut local = agent.clone_box();
-                    let mut agent_rng = stream(self.seed, purpose::AGENT_ONLINE, i as u64);
-                    let mut env_rng = stream(self.seed, purpose::ENVIRONMENT, i as u64);
-                    let outcome =
-                        guard(|| run_trajectory(local.as_mut(), mdp, i, self.setting, &mut agent_rng, &mut env_rng))?;
+                    let outcome = self.run_on(local.as_mut(), mdp, i)?;
                     if let Some(p) = progress {
                         p.done.fetch_add(1, Ordering::Relaxed);
                     }
@@ -137,6 +134,25 @@ impl Experiment {
         };
         let (returns, online_seconds) = pairs.into_iter().unzip();
         Ok(RunOutcome { returns, online_seconds })
+    }
+}
+
+impl Experiment {
+    /// Runs the trained `agent` for one trajectory on test MDP `index`, with the agent stream
+    /// `(seed, AGENT_ONLINE, index)` and the environment stream `(seed, ENVIRONMENT, index)`:
+    /// exactly what [`Experiment::run`] does for that MDP. The agent is used in place, so pass a
+    /// fresh clone of the trained agent. Front ends that step agents the core cannot clone or share
+    /// across threads (Python agents) call this once per MDP.
+    pub fn run_one(&self, agent: &mut dyn Agent, index: usize) -> Result<TrajectoryOutcome> {
+        let mdp =
+            self.mdps.get(index).ok_or_else(|| invalid!("MDP index {index} is out of range 0..{}", self.mdps.len()))?;
+        self.run_on(agent, mdp, index)
+    }
+
+    fn run_on(&self, agent: &mut dyn Agent, mdp: &Mdp, index: usize) -> Result<TrajectoryOutcome> {
+        let mut agent_rng = stream(self.seed, purpose::AGENT_ONLINE, index as u64);
+        let mut env_rng = stream(self.seed, purpose::ENVIRONMENT, index as u64);
+        guard(|| run_trajectory(agent, mdp, index, self.setting, &mut agent_rng, &mut env_rng))
     }
 }
 
@@ -221,6 +237,20 @@ mod tests {
         let mut agent = build("random", &Params::new()).unwrap();
         let e = exp.learn_offline(agent.as_mut(), &other).unwrap_err();
         assert!(e.to_string().contains("the prior has 2 states"), "{e}");
+    }
+
+    #[test]
+    fn run_one_equals_the_runs_entry() {
+        let fdm = gc_like();
+        let exp = Experiment::new(fdm.clone(), 6, Setting { gamma: 0.95, horizon: 30 }, 3).unwrap();
+        let mut agent = build("egreedy", &Params::from([("epsilon".to_string(), ParamValue::Float(0.3))])).unwrap();
+        exp.learn_offline(agent.as_mut(), &fdm).unwrap();
+        let all = exp.run(agent.as_ref(), Some(1), None).unwrap();
+        for i in (0..6).rev() {
+            let mut local = agent.clone_box();
+            assert_eq!(exp.run_one(local.as_mut(), i).unwrap().discounted_return, all.returns[i]);
+        }
+        assert!(exp.run_one(agent.as_mut(), 6).unwrap_err().to_string().contains("out of range 0..6"));
     }
 
     #[test]

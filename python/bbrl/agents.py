@@ -23,6 +23,8 @@ __all__ = [
     "OPPSDS",
     "PSRL",
     "SBOSS",
+    "Agent",
+    "AgentError",
     "AgentSpec",
     "EGreedy",
     "Formula",
@@ -30,9 +32,12 @@ __all__ = [
     "Random",
     "SoftMax",
     "TrainedAgent",
+    "TrainedPythonAgent",
     "create",
     "kinds",
     "load",
+    "offline_rng",
+    "online_rng",
 ]
 
 
@@ -349,6 +354,16 @@ class TrainedAgent:
         return self.spec.label
 
     @property
+    def kind(self) -> str:
+        """The agent's kind, e.g. ``"egreedy"`` (a Python agent's ``kind``)."""
+        return self.spec.kind
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The agent's parameters, as :attr:`AgentSpec.params`."""
+        return self.spec.params
+
+    @property
     def details(self) -> dict[str, str]:
         """What offline learning decided, e.g. ``{"formula": "X0 X2 DIV", "formula_infix": ...}``."""
         return dict(self._core.details)
@@ -398,6 +413,12 @@ def load(path: str | os.PathLike[str]) -> TrainedAgent:
         raise ValueError(f"{file}: invalid JSON: {exc}") from None
     if not isinstance(document, dict) or document.get("format") != "bbrl-agent" or document.get("version") != 1:
         raise ValueError(f"{file}: not a bbrl agent file (format bbrl-agent, version 1)")
+    if isinstance(document.get("python"), dict):
+        try:
+            prior = from_document(document["prior"], str(file))
+            return TrainedPythonAgent._from_document(document, prior, str(file))
+        except (KeyError, AttributeError, TypeError) as exc:
+            raise ValueError(f"{file}: malformed agent file: {exc}") from None
     try:
         params = {k: tuple(v) if isinstance(v, list) else v for k, v in document["params"].items()}
         spec = create(document["kind"], params)
@@ -441,3 +462,7 @@ def create(kind: str, params: Mapping[str, Any] | None = None) -> AgentSpec:
             missing = sorted(known - set(params))
             raise ValueError(f"agent {kind!r} needs parameter(s) {', '.join(missing)}") from None
         raise
+
+
+# Agents written in Python (defined apart; they need TrainedAgent above).
+from ._python_agents import Agent, AgentError, TrainedPythonAgent, offline_rng, online_rng  # noqa: E402

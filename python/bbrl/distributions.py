@@ -185,6 +185,17 @@ class FDM:
 
     __hash__ = None  # type: ignore[assignment]
 
+    # An FDM is immutable (read-only arrays, frozen core): copies share it, pickles rebuild it. Python
+    # agents keep their prior, and are deep-copied per test MDP and pickled to worker processes.
+    def __copy__(self) -> FDM:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> FDM:
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FDM, (self._theta, self._rewards, self._initial_state, self._name, self._long_name))
+
     def __repr__(self) -> str:
         return f"FDM(name={self._name!r}, S={self.n_states}, A={self.n_actions}, initial_state={self._initial_state})"
 

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import _core, distributions
-from .agents import AgentSpec, TrainedAgent
+from . import _core, _python_agents, distributions
+from .agents import Agent, AgentSpec, TrainedAgent, TrainedPythonAgent
 from .distributions import FDM
 from .stats import ci95_halfwidth
 
@@ -164,7 +164,7 @@ class Experiment:
 
     def run(
         self,
-        agent: AgentSpec | TrainedAgent,
+        agent: AgentSpec | TrainedAgent | Agent,
         prior: FDM | str | None = None,
         threads: int | None = None,
         progress: bool = False,
@@ -174,20 +174,25 @@ class Experiment:
         Args:
             agent: an agent from :mod:`bbrl.agents`, or a :class:`~bbrl.agents.TrainedAgent`
                 (trained once, e.g. a long OPPS-DS search, and reused: its prior and offline time
-                come with it).
+                come with it), or a Python agent (a :class:`bbrl.agents.Agent` subclass, or what its
+                ``train`` returns): see docs/adding-an-agent.md.
             prior: the distribution the agent believes in; ``None`` uses the test distribution
                 (the accurate case).
-            threads: worker threads; ``None`` uses every core. Results do not depend on it.
+            threads: worker threads; ``None`` uses every core. Results do not depend on it. For a
+                Python agent, the number of worker processes (1: run in this process).
             progress: show a progress bar on the terminal.
         """
         if isinstance(agent, TrainedAgent):
             if prior is not None and _distribution(prior, "prior") != agent.prior:
                 raise ValueError(f"agent was trained on prior {agent.prior.name!r}; do not pass another prior")
             spec, prior_fdm = agent.spec, agent.prior
-        elif isinstance(agent, AgentSpec):
+        elif isinstance(agent, (AgentSpec, Agent)):
             spec, prior_fdm = agent, self.test if prior is None else _distribution(prior, "prior")
         else:
-            raise TypeError(f"agent must be one of bbrl.agents (e.g. agents.Random()), got {type(agent).__name__}")
+            raise TypeError(
+                "agent must be one of bbrl.agents (e.g. agents.Random()) or a bbrl.agents.Agent subclass, "
+                f"got {type(agent).__name__}"
+            )
         if (prior_fdm.n_states, prior_fdm.n_actions) != (self.test.n_states, self.test.n_actions):
             raise ValueError(
                 f"prior {prior_fdm.name!r} has {prior_fdm.n_states} states and {prior_fdm.n_actions} actions "
@@ -195,12 +200,32 @@ class Experiment:
             )
         if threads is not None:
             threads = _integer(threads, "threads", 1)
+        if isinstance(agent, (Agent, TrainedPythonAgent)):
+            # Trained here, timed, with the offline Generator of the seed rule (see agents.Agent.train).
+            trained = (
+                agent
+                if isinstance(agent, TrainedPythonAgent)
+                else agent.train(prior_fdm, self.gamma, self.horizon, self.seed)
+            )
+            returns, online = _python_agents.run_trajectories(self, trained, threads, progress)
+            return self._result(spec, prior_fdm, returns, trained.offline_seconds, online, trained.details)
         if isinstance(agent, TrainedAgent):
             core_agent, offline = agent._core, agent.offline_seconds
         else:
             core_agent = spec._build()
             offline = self._core.learn_offline(core_agent, prior_fdm._core)
         returns, online = self._run_trajectories(core_agent, threads, progress, spec.label)
+        return self._result(spec, prior_fdm, returns, offline, online, dict(core_agent.details))
+
+    def _result(
+        self,
+        spec: AgentSpec | Agent,
+        prior_fdm: FDM,
+        returns: np.ndarray,
+        offline: float,
+        online: np.ndarray,
+        details: dict[str, str],
+    ) -> Run:
         return Run(
             experiment=self.name,
             prior=prior_fdm.name,
@@ -214,7 +239,7 @@ class Experiment:
             returns=returns,
             offline_seconds=offline,
             online_seconds=online,
-            details=dict(core_agent.details),
+            details=details,
         )
 
     def _run_trajectories(

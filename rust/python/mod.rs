@@ -20,6 +20,8 @@ use crate::mdp::Mdp;
 use crate::rng::{purpose, stream, Rng};
 use crate::{dirichlet, invalid, solve};
 
+mod callback;
+
 fn to_py(e: BbrlError) -> PyErr {
     match e {
         BbrlError::InvalidArgument(m) => PyValueError::new_err(m),
@@ -344,6 +346,34 @@ fn sample_dirichlet<'py>(
     Ok(out.into_pyarray(py))
 }
 
+/// One transition table `P[s, a, :] ~ Dir(counts[s, a, :])` for every row, from stream
+/// (seed, KERNEL, 0); zero counts give exactly zero probability.
+#[pyfunction]
+fn sample_transitions<'py>(
+    py: Python<'py>,
+    counts: PyReadonlyArray3<'_, f64>,
+    seed: u64,
+) -> PyResult<Bound<'py, PyArray3<f64>>> {
+    let (s, a) = cube_dims(counts.shape(), "counts")?;
+    let counts = flat(&counts);
+    let mut out = vec![0.0; counts.len()];
+    let mut rng = stream(seed, purpose::KERNEL, 0);
+    let mut support = Vec::with_capacity(s);
+    for (row, (alpha, p)) in counts.chunks_exact(s.max(1)).zip(out.chunks_exact_mut(s.max(1))).enumerate() {
+        if alpha.iter().any(|c| !(c.is_finite() && *c >= 0.0)) || alpha.iter().all(|&c| c == 0.0) {
+            return Err(to_py(invalid!(
+                "counts[{}, {}, :] must be finite, >= 0 and not all zero",
+                row / a.max(1),
+                row % a.max(1)
+            )));
+        }
+        support.clear();
+        support.extend((0..s as u32).filter(|&y| alpha[y as usize] > 0.0));
+        dirichlet::sample_row(alpha, &support, p, &mut rng);
+    }
+    Ok(table(py, &out, s, a))
+}
+
 /// BBRL Q-iteration (SPEC 2.1); returns Q with shape (S, A).
 #[pyfunction]
 #[pyo3(signature = (transitions, rewards, gamma, max_sweeps, accuracy=solve::BBRL_Q_ACCURACY))]
@@ -467,6 +497,8 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyExperiment>()?;
     m.add_class::<PyProgress>()?;
     m.add_function(wrap_pyfunction!(sample_dirichlet, m)?)?;
+    m.add_function(wrap_pyfunction!(sample_transitions, m)?)?;
+    m.add_function(wrap_pyfunction!(callback::run_python_agent, m)?)?;
     m.add_function(wrap_pyfunction!(q_iteration, m)?)?;
     m.add_function(wrap_pyfunction!(value_iteration, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate_policy, m)?)?;

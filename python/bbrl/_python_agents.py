@@ -1,0 +1,434 @@
+"""Agents written in Python ("bring your own agent"), run through the same protocol as the built-ins.
+
+Stepping: the environment is stepped by the Rust core. A Python agent is wrapped on the Rust side in
+an agent that calls its methods (with the GIL), so the same trajectory loop, the same test MDPs and
+the same environment random streams serve built-in and Python agents, and Python executes no
+per-step code except the agent's own.
+
+Randomness (the seed rule of :mod:`bbrl`, stream ``(seed, purpose, index)``):
+
+* offline: ``learn_offline`` gets ``numpy.random.default_rng([seed, 4, 0])`` (purpose 4, AGENT_OFFLINE);
+* online: on test MDP ``i``, ``act`` gets ``numpy.random.default_rng([seed, 3, i])`` (purpose 3,
+  AGENT_ONLINE), one Generator for the whole trajectory;
+* the environment of MDP ``i`` uses the core's stream ``(seed, 2, i)``, as for every built-in agent.
+
+Parallelism: a Python agent holds the GIL, so MDPs run in worker *processes* (``threads=`` of
+:meth:`bbrl.Experiment.run` is the number of processes). Each worker rebuilds the experiment from
+(test distribution, N, gamma, T, seed), which draws the same MDPs, unpickles the trained agent and
+runs chunks of MDP indices; every MDP starts from a fresh ``copy.deepcopy`` of the trained agent, so
+results are bit-identical whatever the number of workers.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import dataclasses
+import json
+import os
+import pickle
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from . import _core
+from ._fileio import write_atomic
+from .agents import TrainedAgent, _count
+
+if TYPE_CHECKING:
+    from .distributions import FDM
+    from .experiment import Experiment
+
+#: Purposes of the seed rule (rust/rng.rs); never renumber.
+ENVIRONMENT = 2
+AGENT_ONLINE = 3
+AGENT_OFFLINE = 4
+
+__all__ = ["Agent", "AgentError", "TrainedPythonAgent", "offline_rng", "online_rng"]
+
+
+class AgentError(RuntimeError):
+    """An agent failed during a run (the message names the agent, the MDP and the step)."""
+
+
+def offline_rng(seed: int) -> np.random.Generator:
+    """The Generator a Python agent's ``learn_offline`` receives: ``default_rng([seed, 4, 0])``."""
+    return np.random.default_rng([int(seed), AGENT_OFFLINE, 0])
+
+
+def online_rng(seed: int, mdp_index: int) -> np.random.Generator:
+    """The Generator a Python agent's ``act`` receives on test MDP ``mdp_index``:
+    ``default_rng([seed, 3, mdp_index])``."""
+    return np.random.default_rng([int(seed), AGENT_ONLINE, int(mdp_index)])
+
+
+class Agent:
+    """Base class of agents written in Python: same life cycle as the built-in (Rust) agents.
+
+    Subclass it and override :meth:`act` (and usually :meth:`learn_offline`, :meth:`reset` and
+    :meth:`observe`)::
+
+        class Greedy(bbrl.agents.Agent):
+            def learn_offline(self, prior, gamma, horizon, rng):
+                super().learn_offline(prior, gamma, horizon, rng)   # keeps prior, gamma, horizon
+            def reset(self):
+                self.posterior = bbrl.kernels.Posterior(self.prior)
+            def act(self, state, rng):
+                _, policy = bbrl.kernels.value_iteration(self.posterior.mean(), self.prior.rewards, self.gamma)
+                return policy[state]
+            def observe(self, state, action, reward, next_state):
+                self.posterior.observe(state, action, next_state)
+
+        run = bbrl.Experiment("GC", n_mdps=50).run(Greedy(), prior="UGC")
+
+    Life cycle: :meth:`learn_offline` once on the prior (timed: the offline time), then for every
+    test MDP a fresh deep copy of the trained agent gets :meth:`reset`, then ``T`` times
+    :meth:`act` and :meth:`observe` (the online time is the wall time of the reset and the T
+    decisions, as for the built-ins).
+
+    Rules, checked at the boundary: ``act`` returns an ``int`` (NumPy integers are fine) in
+    ``0..A``; all randomness comes from the ``rng`` arguments (so a seed reproduces a run); an
+    exception fails the run with the agent's name, the MDP index and the step. To run on several
+    worker processes (``threads`` > 1, the default on a multi-core machine) or to be saved, the
+    trained agent must be picklable (define the class at module level of an importable module or
+    of a script run as ``__main__``); it must always support ``copy.deepcopy``.
+
+    Class attributes ``display`` (the name in tables; default: the class name) and ``kind`` (a
+    stable identifier; default: the class name) may be overridden. :attr:`params` are the
+    dataclass fields when the subclass is a dataclass, else ``{}``; override it to show parameters.
+    """
+
+    kind: ClassVar[str] = "python"
+    display: ClassVar[str] = "Python agent"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "kind" not in cls.__dict__:
+            cls.kind = cls.__name__
+        if "display" not in cls.__dict__:
+            cls.display = cls.__name__
+
+    # -- identification (the same attributes as the built-in AgentSpec) -----------------------
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The agent's parameters (the dataclass fields of a dataclass subclass, else ``{}``)."""
+        if dataclasses.is_dataclass(self):
+            return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
+        return {}
+
+    @property
+    def label(self) -> str:
+        """A readable name with parameters, e.g. ``MyPSRL (k=1)``."""
+        shown = [f"{k}={v}" for k, v in self.params.items()]
+        return f"{self.display} ({', '.join(shown)})" if shown else self.display
+
+    # -- the protocol ---------------------------------------------------------------------------
+
+    def learn_offline(self, prior: FDM, gamma: float, horizon: int, rng: np.random.Generator) -> None:
+        """Offline learning on the prior (timed). The default keeps ``self.prior``, ``self.gamma``,
+        ``self.horizon``, ``self.n_states`` and ``self.n_actions``; call it with ``super()``."""
+        self.prior = prior
+        self.gamma = gamma
+        self.horizon = horizon
+        self.n_states = prior.n_states
+        self.n_actions = prior.n_actions
+
+    def reset(self) -> None:
+        """Start of a trajectory on a new test MDP (e.g. posterior := prior)."""
+
+    def act(self, state: int, rng: np.random.Generator) -> int:
+        """The action to take in ``state``, an int in ``0..A``."""
+        raise NotImplementedError(f"{type(self).__name__} must implement act(state, rng)")
+
+    def observe(self, state: int, action: int, reward: float, next_state: int) -> None:
+        """Online learning from one real transition."""
+
+    def action_probabilities(self, state: int) -> np.ndarray:
+        """Optional: pi(a | state) given the agent's current knowledge, shape (A,), summing to 1.
+        Must agree with the distribution of :meth:`act` (checked by :func:`bbrl.testing.check_agent`)."""
+        raise NotImplementedError
+
+    def details(self) -> dict[str, str]:
+        """Optional: what offline learning decided, for result tables (e.g. ``{"formula": ...}``)."""
+        return {}
+
+    # -- like AgentSpec.train -------------------------------------------------------------------
+
+    def train(self, prior: Any, gamma: float = 0.95, horizon: int = 250, seed: int = 0) -> TrainedPythonAgent:
+        """Offline learning on ``prior`` (an FDM or a name such as ``"UGC"``) on a deep copy of this
+        agent, timed; ``learn_offline`` gets :func:`offline_rng` ``(seed)``. As for the built-ins,
+        ``experiment.run(agent.train(prior, g, T, s))`` equals ``experiment.run(agent, prior)`` for
+        an experiment with discount g, horizon T and seed s."""
+        from .distributions import FDM, get
+
+        prior_fdm = get(prior) if isinstance(prior, str) else prior
+        if not isinstance(prior_fdm, FDM):
+            raise TypeError(f"prior must be an FDM or a distribution name, got {type(prior).__name__}")
+        if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0.0 <= gamma < 1.0:
+            raise ValueError(f"gamma must be a number in [0, 1), got {gamma!r}")
+        horizon = _count(horizon, "horizon", 1)
+        seed = _count(seed, "seed", 0)
+        if seed >= 2**64:
+            raise ValueError(f"seed must be < 2**64, got {seed}")
+        spec = _deepcopy(self, "train")
+        agent = _deepcopy(self, "train")
+        rng = offline_rng(seed)
+        start = time.perf_counter()
+        try:
+            agent.learn_offline(prior_fdm, float(gamma), horizon, rng)
+        except Exception as exc:
+            raise AgentError(f"agent '{self.label}' failed in learn_offline: {type(exc).__name__}: {exc}") from exc
+        seconds = time.perf_counter() - start
+        return TrainedPythonAgent(spec, agent, prior_fdm, float(gamma), horizon, seed, seconds)
+
+
+def _deepcopy(agent: Any, what: str) -> Any:
+    try:
+        return copy.deepcopy(agent)
+    except Exception as exc:
+        raise TypeError(
+            f"{what}: agent {type(agent).__name__} cannot be deep-copied (copy.deepcopy: {exc}); "
+            "a Python agent is copied for every test MDP, so it must support copy.deepcopy"
+        ) from exc
+
+
+class TrainedPythonAgent(TrainedAgent):
+    """A Python agent after offline learning: what :meth:`Agent.train` returns and
+    :meth:`bbrl.Experiment.run` accepts. Same attributes as :class:`~bbrl.agents.TrainedAgent`
+    (``label``, ``kind``, ``params``, ``prior``, ``gamma``, ``horizon``, ``seed``,
+    ``offline_seconds``, ``details``, ``save``); ``agent`` is the trained Python object.
+
+    :meth:`save` pickles the trained agent into bbrl's JSON agent file, so only picklable agents
+    can be saved, and :func:`bbrl.agents.load` unpickles it: load only files you trust, with the
+    agent's class importable.
+    """
+
+    def __init__(
+        self,
+        spec: Agent,
+        agent: Agent,
+        prior: Any,
+        gamma: float,
+        horizon: int,
+        seed: int,
+        offline_seconds: float,
+    ) -> None:
+        self.spec = spec
+        self.agent = agent
+        self.prior = prior
+        self.gamma = gamma
+        self.horizon = horizon
+        self.seed = seed
+        self.offline_seconds = offline_seconds
+
+    @property
+    def details(self) -> dict[str, str]:
+        try:
+            found = self.agent.details()
+        except Exception as exc:
+            raise AgentError(f"agent '{self.label}' failed in details(): {type(exc).__name__}: {exc}") from exc
+        return {str(k): str(v) for k, v in dict(found).items()}
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Writes the trained agent (pickled) with its prior and setting as a bbrl JSON agent file."""
+        try:
+            state = pickle.dumps(self.agent, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:
+            raise TypeError(
+                f"agent {type(self.agent).__name__} cannot be saved: it is not picklable ({exc}); "
+                "define the class at module level and keep only picklable attributes"
+            ) from exc
+        document = {
+            "format": "bbrl-agent",
+            "version": 1,
+            "kind": self.spec.kind,
+            "params": _jsonable(self.spec.params),
+            "label": self.label,
+            "gamma": self.gamma,
+            "horizon": self.horizon,
+            "seed": self.seed,
+            "offline_seconds": self.offline_seconds,
+            "details": self.details,
+            "prior": self.prior.to_document(),
+            "state": None,
+            "python": {
+                "class": f"{type(self.agent).__module__}.{type(self.agent).__qualname__}",
+                "pickle": base64.b64encode(state).decode("ascii"),
+                "spec_pickle": base64.b64encode(pickle.dumps(self.spec)).decode("ascii"),
+            },
+        }
+        return write_atomic(path, (json.dumps(document, indent=1) + "\n").encode())
+
+    @classmethod
+    def _from_document(cls, document: dict[str, Any], prior: Any, source: str) -> TrainedPythonAgent:
+        python = document["python"]
+        try:
+            agent = pickle.loads(base64.b64decode(python["pickle"]))
+            spec = pickle.loads(base64.b64decode(python["spec_pickle"]))
+        except Exception as exc:
+            raise ValueError(
+                f"{source}: cannot unpickle the Python agent {python.get('class')!r} "
+                f"(is its module importable?): {type(exc).__name__}: {exc}"
+            ) from exc
+        return cls(
+            spec,
+            agent,
+            prior,
+            float(document["gamma"]),
+            int(document["horizon"]),
+            int(document["seed"]),
+            float(document.get("offline_seconds", 0.0)),
+        )
+
+    def __repr__(self) -> str:
+        return f"TrainedPythonAgent({self.label}, prior={self.prior.name!r}, offline={self.offline_seconds:.3g} s)"
+
+
+def _jsonable(params: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in params.items():
+        if isinstance(v, tuple):
+            v = list(v)
+        try:
+            json.dumps(v)
+        except TypeError:
+            v = repr(v)
+        out[str(k)] = v
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Running: in this process, or over worker processes.
+
+
+def _n_workers(threads: int | None, n_mdps: int) -> int:
+    if threads is None:
+        if hasattr(os, "process_cpu_count"):
+            threads = os.process_cpu_count() or 1
+        elif hasattr(os, "sched_getaffinity"):
+            threads = len(os.sched_getaffinity(0))
+        else:
+            threads = os.cpu_count() or 1
+    return max(1, min(int(threads), n_mdps))
+
+
+def _chunks(n: int, n_chunks: int) -> list[list[int]]:
+    """Contiguous chunks of range(n), as even as possible."""
+    n_chunks = max(1, min(n_chunks, n))
+    bounds = [round(k * n / n_chunks) for k in range(n_chunks + 1)]
+    return [list(range(bounds[k], bounds[k + 1])) for k in range(n_chunks)]
+
+
+def run_trajectories(
+    experiment: Experiment, trained: TrainedPythonAgent, threads: int | None, progress: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Returns (returns, online seconds) of ``trained`` on every test MDP of ``experiment``."""
+    n = experiment.n_mdps
+    workers = _n_workers(threads, n)
+    returns = np.empty(n, dtype=np.float64)
+    online = np.empty(n, dtype=np.float64)
+
+    def store(indices: Sequence[int], r: np.ndarray, s: np.ndarray) -> None:
+        returns[indices] = r
+        online[indices] = s
+
+    if not progress:
+        _dispatch(experiment, trained, workers, store)
+        return returns, online
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, transient=True) as bar:
+        task = bar.add_task(f"{trained.label} on {experiment.name}", total=n)
+
+        def store_and_advance(indices: Sequence[int], r: np.ndarray, s: np.ndarray) -> None:
+            store(indices, r, s)
+            bar.advance(task, len(indices))
+
+        _dispatch(experiment, trained, workers, store_and_advance)
+    return returns, online
+
+
+def _dispatch(
+    experiment: Experiment,
+    trained: TrainedPythonAgent,
+    workers: int,
+    store: Callable[[Sequence[int], np.ndarray, np.ndarray], None],
+) -> None:
+    n = experiment.n_mdps
+    if workers == 1:
+        for chunk in _chunks(n, max(1, min(n, 50))):
+            r, s = _core.run_python_agent(experiment._core, trained.agent, trained.label, chunk, AgentError)
+            store(chunk, r, s)
+        return
+    import multiprocessing
+    from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+
+    try:
+        payload = pickle.dumps(trained.agent, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:
+        raise TypeError(
+            f"agent {type(trained.agent).__name__} cannot run on {workers} worker processes: it is not "
+            f"picklable ({exc}); define the class at module level, or pass threads=1"
+        ) from exc
+    setup = (experiment.test.to_document(), n, experiment.gamma, experiment.horizon, experiment.seed)
+    # 'spawn': the parent may run rayon threads, which fork() would not carry over.
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_worker_init, initargs=(setup, payload, trained.label)
+    )
+    try:
+        chunks = _chunks(n, 4 * workers)
+        futures = [pool.submit(_worker_run, chunk) for chunk in chunks]
+        # On a failure, chunks after the failing one are cancelled and earlier ones finish, so the
+        # error reported is the one of the lowest failing MDP index whatever the worker count.
+        failed: int | None = None
+        pending = set(range(len(futures)))
+        while pending:
+            finished, _ = wait([futures[k] for k in pending], return_when=FIRST_EXCEPTION)
+            for future in finished:
+                k = futures.index(future)
+                pending.discard(k)
+                if future.cancelled():
+                    continue
+                if future.exception() is not None:
+                    failed = k if failed is None else min(failed, k)
+                    for later in [j for j in pending if j > failed]:
+                        futures[later].cancel()
+                        pending.discard(later)
+                elif failed is None:
+                    store(chunks[k], *future.result())
+        if failed is not None:
+            raise futures[failed].exception()  # type: ignore[misc]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _worker_init(setup: tuple[Any, ...], payload: bytes, label: str) -> None:
+    _WORKER.update(setup=setup, payload=payload, label=label)
+
+
+def _worker_run(indices: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    if "experiment" not in _WORKER:
+        from .distributions import from_document
+
+        document, n, gamma, horizon, seed = _WORKER["setup"]
+        test = from_document(document, "the experiment's test distribution")
+        _WORKER["experiment"] = _core.Experiment(test._core, n, gamma, horizon, seed)
+    if "agent" not in _WORKER:
+        try:
+            _WORKER["agent"] = pickle.loads(_WORKER["payload"])
+        except Exception as exc:
+            raise TypeError(
+                f"agent '{_WORKER['label']}' cannot be loaded in a worker process ({type(exc).__name__}: {exc}); "
+                "define its class in an importable module (or a script guarded by if __name__ == '__main__'), "
+                "or pass threads=1"
+            ) from None
+    return _core.run_python_agent(_WORKER["experiment"], _WORKER["agent"], _WORKER["label"], indices, AgentError)

@@ -1,0 +1,214 @@
+//! Python agents ("bring your own agent"): a core [`Agent`] whose methods call a Python object, so
+//! that a Python agent runs through the same trajectory loop (`simulate::run_trajectory`), the
+//! same test MDPs and the same environment streams as the built-in agents.
+//!
+//! The Python object's `reset()`, `act(state, rng)` and `observe(state, action, reward,
+//! next_state)` are called with the GIL held; `rng` is a NumPy `Generator` seeded with
+//! `numpy.random.default_rng([seed, AGENT_ONLINE, mdp_index])` (the seed rule's triple), made before
+//! the trajectory's timer starts. Whatever `act` returns is checked here, at the boundary: an int
+//! (or NumPy integer) in `0..A`; anything else, and any exception raised by the agent, fails the run
+//! with the agent's name, the MDP index and the step (the Python exception is chained as the cause).
+
+use numpy::{IntoPyArray, PyArray1};
+use pyo3::exceptions::PyException;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyList};
+
+use super::{ArrayPair, PyExperiment};
+use crate::agents::{Agent, ResetContext, Setting, Transition};
+use crate::error::{BbrlError, Result};
+use crate::fdm::Fdm;
+use crate::rng::{purpose, Rng};
+
+/// A core agent that forwards every call to a Python object.
+struct PyCallbackAgent {
+    name: String,
+    n_actions: usize,
+    object: Py<PyAny>,
+    reset: Py<PyAny>,
+    act: Py<PyAny>,
+    observe: Py<PyAny>,
+    /// The NumPy Generator handed to `act` during this trajectory.
+    rng: Py<PyAny>,
+    /// `operator.index`, for NumPy integer actions.
+    index: Py<PyAny>,
+    /// The Python exception behind the last failure, re-raised as the cause of the run's error.
+    error: Option<PyErr>,
+}
+
+impl PyCallbackAgent {
+    fn new(object: &Bound<'_, PyAny>, name: String, n_actions: usize, rng: Py<PyAny>) -> PyResult<Self> {
+        let py = object.py();
+        let method = |name: &str| -> PyResult<Py<PyAny>> { Ok(object.getattr(name)?.unbind()) };
+        Ok(Self {
+            name,
+            n_actions,
+            object: object.clone().unbind(),
+            reset: method("reset")?,
+            act: method("act")?,
+            observe: method("observe")?,
+            rng,
+            index: py.import("operator")?.getattr("index")?.unbind(),
+            error: None,
+        })
+    }
+
+    /// Records the Python exception and describes it for the located core error.
+    fn failed(&mut self, py: Python<'_>, what: &str, err: PyErr) -> BbrlError {
+        let kind = err.get_type(py).name().map(|n| n.to_string()).unwrap_or_else(|_| "exception".into());
+        let message = err.value(py).str().map(|s| s.to_string()).unwrap_or_default();
+        self.error = Some(err);
+        // `what` is empty for reset: the trajectory loop already says "reset: ".
+        let raised = if what.is_empty() { format!("raised {kind}") } else { format!("{what} raised {kind}") };
+        let message = if message.is_empty() { raised } else { format!("{raised}: {message}") };
+        BbrlError::Agent(message)
+    }
+
+    /// The action `value` stands for, or why it is not one.
+    fn action(&self, value: &Bound<'_, PyAny>) -> std::result::Result<usize, String> {
+        let n = self.n_actions;
+        let not_an_int = || {
+            let shown = value.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".into());
+            let kind = value.get_type().name().map(|t| t.to_string()).unwrap_or_else(|_| "?".into());
+            format!("act returned {shown} of type {kind}; an action must be an int in 0..{n} (NumPy integers are fine)")
+        };
+        let number = if let Ok(int) = value.downcast_exact::<PyInt>() {
+            int.clone()
+        } else if value.is_instance_of::<PyBool>() || value.is_instance_of::<PyFloat>() {
+            return Err(not_an_int());
+        } else {
+            // NumPy integers (and anything else with __index__, but not floats or bools).
+            match self.index.bind(value.py()).call1((value,)) {
+                Ok(i) => i.downcast_into::<PyInt>().map_err(|_| not_an_int())?,
+                Err(_) => return Err(not_an_int()),
+            }
+        };
+        match number.extract::<i64>() {
+            Ok(a) if a >= 0 && (a as u64) < n as u64 => Ok(a as usize),
+            Ok(a) => Err(format!("act returned action {a}, outside 0..{n}")),
+            Err(_) => Err(format!("act returned action {number}, outside 0..{n}")),
+        }
+    }
+}
+
+impl Agent for PyCallbackAgent {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn learn_offline(&mut self, _prior: &Fdm, _setting: Setting, _rng: &mut Rng) -> Result<()> {
+        Err(BbrlError::Agent("a Python agent learns offline in Python (bbrl.agents.Agent.train)".into()))
+    }
+
+    fn reset(&mut self, _context: &ResetContext<'_>, _rng: &mut Rng) -> Result<()> {
+        Python::attach(|py| match self.reset.call0(py) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.failed(py, "", e)),
+        })
+    }
+
+    fn act(&mut self, state: usize, _rng: &mut Rng) -> Result<usize> {
+        Python::attach(|py| {
+            let value = match self.act.bind(py).call1((state, self.rng.bind(py))) {
+                Ok(v) => v,
+                Err(e) => return Err(self.failed(py, "act", e)),
+            };
+            self.action(&value).map_err(BbrlError::Agent)
+        })
+    }
+
+    fn observe(&mut self, t: Transition, _rng: &mut Rng) -> Result<()> {
+        Python::attach(|py| match self.observe.call1(py, (t.state, t.action, t.reward, t.next_state)) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.failed(py, "observe", e)),
+        })
+    }
+
+    fn action_probabilities(&mut self, state: usize, out: &mut [f64]) -> Result<()> {
+        Python::attach(|py| {
+            let p = match self.object.call_method1(py, intern!(py, "action_probabilities"), (state,)) {
+                Ok(p) => p,
+                Err(e) => return Err(self.failed(py, "action_probabilities", e)),
+            };
+            let p: Vec<f64> = p.extract(py).map_err(|e| self.failed(py, "action_probabilities", e))?;
+            if p.len() != out.len() {
+                return Err(BbrlError::Agent(format!(
+                    "action_probabilities returned {} values for {} actions",
+                    p.len(),
+                    out.len()
+                )));
+            }
+            out.copy_from_slice(&p);
+            Ok(())
+        })
+    }
+
+    fn clone_box(&self) -> Box<dyn Agent> {
+        // Not used by the Python runner (it deep-copies in Python, where a failure is an error);
+        // kept correct for completeness: a deep copy, generator included.
+        Python::attach(|py| {
+            let copy = py.import("copy").and_then(|m| m.getattr("deepcopy")).expect("the copy module");
+            let object = copy.call1((self.object.bind(py),)).expect("a Python agent that copy.deepcopy accepts");
+            let rng = copy.call1((self.rng.bind(py),)).expect("a NumPy Generator can be deep-copied");
+            let agent =
+                Self::new(&object, self.name.clone(), self.n_actions, rng.unbind()).expect("the agent's methods");
+            Box::new(agent) as Box<dyn Agent>
+        })
+    }
+}
+
+/// Runs the trained Python `agent` on the test MDPs `indices` (in that order), one trajectory each,
+/// with a fresh `copy.deepcopy` of `agent` per MDP (the core clones built-in agents the same way),
+/// and the streams of the seed rule: MDP `i` gets the environment stream `(seed, ENVIRONMENT, i)` and
+/// the Generator `numpy.random.default_rng([seed, AGENT_ONLINE, i])`. Returns (returns, online
+/// seconds) for those MDPs. On the first failure, raises `error_type(message)` (the message names
+/// the agent, the MDP and the step) with the agent's own exception as its cause; no partial result.
+#[pyfunction]
+pub(super) fn run_python_agent<'py>(
+    py: Python<'py>,
+    experiment: &PyExperiment,
+    agent: &Bound<'py, PyAny>,
+    name: String,
+    indices: Vec<usize>,
+    error_type: &Bound<'py, PyAny>,
+) -> PyResult<ArrayPair<'py, f64, f64>> {
+    let exp = &experiment.inner;
+    let n_actions = exp.test_distribution().n_actions();
+    let deepcopy = py.import("copy")?.getattr("deepcopy")?;
+    let default_rng = py.import("numpy.random")?.getattr("default_rng")?;
+    let mut returns = Vec::with_capacity(indices.len());
+    let mut seconds = Vec::with_capacity(indices.len());
+    for &i in &indices {
+        if i >= exp.mdps().len() {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "MDP index {i} is out of range 0..{}",
+                exp.mdps().len()
+            )));
+        }
+        let local = deepcopy.call1((agent,))?;
+        let entropy = PyList::new(py, [exp.seed(), purpose::AGENT_ONLINE, i as u64])?;
+        let rng = default_rng.call1((entropy,))?.unbind();
+        let mut callback = PyCallbackAgent::new(&local, name.clone(), n_actions, rng)?;
+        match exp.run_one(&mut callback, i) {
+            Ok(outcome) => {
+                returns.push(outcome.discounted_return);
+                seconds.push(outcome.seconds);
+            }
+            Err(e) => {
+                let cause = callback.error.take();
+                if let Some(cause) = &cause {
+                    if !cause.is_instance_of::<PyException>(py) {
+                        // KeyboardInterrupt, SystemExit: not the agent's failure; let it through.
+                        return Err(cause.clone_ref(py));
+                    }
+                }
+                let err = PyErr::from_value(error_type.call1((e.to_string(),))?);
+                err.set_cause(py, cause);
+                return Err(err);
+            }
+        }
+    }
+    let returns: Bound<'py, PyArray1<f64>> = returns.into_pyarray(py);
+    Ok((returns, seconds.into_pyarray(py)))
+}
