@@ -111,8 +111,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     grid_commands = grid.add_subparsers(dest="grid_command", required=True, metavar="GRID_COMMAND")
     grid_run = grid_commands.add_parser("run", help="run every unfinished cell of a configuration")
-    grid_run.add_argument("config", type=Path, help="the grid configuration (TOML), or a shipped one: quick, "
-                          "paper-accurate, paper-inaccurate")
+    grid_run.add_argument(
+        "config",
+        type=Path,
+        help="the grid configuration (TOML), or a shipped one: quick, paper-accurate, paper-inaccurate",
+    )
     grid_run.add_argument("--out", type=Path, required=True, help="output folder (results and trained agents)")
     grid_run.add_argument("--shard", default=None, metavar="K/N", help="run only shard K of N (cells K-1, K-1+N, ...)")
     grid_run.add_argument("--threads", type=int, default=None, help="worker threads (default: every core)")

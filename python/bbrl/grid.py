@@ -214,7 +214,9 @@ class _Lines:
         self.lines = lines
 
     def find(self, section: tuple[Any, ...], key: str | None = None) -> int | None:
-        pattern = re.compile(rf"^\s*(\"|')?{re.escape(key)}\1\s*=") if key else None
+        pattern = (
+            re.compile(rf"""^\s*(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')\s*=""") if key else None
+        )
         for path, first, last in self.sections:
             if path != section:
                 continue

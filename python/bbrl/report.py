@@ -194,8 +194,7 @@ def table_csv(cells: pl.DataFrame) -> str:
 def _table_html(cells: pl.DataFrame) -> str:
     rows, best = _table_rows(cells)
     head = "".join(
-        f"<th>{h}</th>"
-        for h in ("Algorithm", "Agent", "Offline time", "Online time / decision", "Score (mean ± 95%)")
+        f"<th>{h}</th>" for h in ("Algorithm", "Agent", "Offline time", "Online time / decision", "Score (mean ± 95%)")
     )
     body = []
     for row in rows:
@@ -303,7 +302,10 @@ def write_experiment(
     key = f"{first['experiment']}/{first['prior']}"
     slug = _slug(first["experiment"], first["prior"])
     others = others or []
-    title = f"{first['experiment']} (test {first['test']}, prior {first['prior']}, N = {first['n_mdps']}, T = {first['horizon']})"
+    title = (
+        f"{first['experiment']} (test {first['test']}, prior {first['prior']}, "
+        f"N = {first['n_mdps']}, T = {first['horizon']})"
+    )
     horizon = int(first["horizon"])
     figures = {
         "offline": _save(
@@ -312,7 +314,12 @@ def write_experiment(
         ),
         "online": _save(
             _score_figure(
-                cells, "online_seconds_per_step", 1e3, "online computation time (ms per decision, log scale)", title, others
+                cells,
+                "online_seconds_per_step",
+                1e3,
+                "online computation time (ms per decision, log scale)",
+                title,
+                others,
             ),
             out / f"{slug}-online",
         ),
@@ -349,9 +356,7 @@ figure { margin: 1em 0; } figure img { max-width: 100%; } figcaption { font-size
 """
 
 
-def write_report(
-    results_dir: str | os.PathLike[str], out: str | os.PathLike[str], one_sided: bool = False
-) -> Path:
+def write_report(results_dir: str | os.PathLike[str], out: str | os.PathLike[str], one_sided: bool = False) -> Path:
     """Writes the report of the grid results in ``results_dir`` into ``out``; returns ``report.html``."""
     results = load(results_dir)
     folder = Path(out)
@@ -360,7 +365,7 @@ def write_report(
     algorithms = list(dict.fromkeys(cells["algorithm"].to_list()))
     others = [a for a in algorithms if a not in _ORDER]
     reports = []
-    for (experiment, prior), sub in cells.group_by(["experiment", "prior"], maintain_order=True):
+    for _key, sub in cells.group_by(["experiment", "prior"], maintain_order=True):
         reports.append(write_experiment(results, sub, folder, one_sided, others))
     test = "one-sided, z ≥ 1.645" if one_sided else "two-sided, z ≥ 1.96"
     parts = [
@@ -383,7 +388,7 @@ def write_report(
             svg = r.figures[kind]["svg"].name
             parts.append(
                 f'<figure id="{r.slug}-{kind}"><img alt="{html.escape(png.name)}" src="data:image/png;base64,{data}">'
-                f'<figcaption>{html.escape(caption)} (<code>{html.escape(png.name)}</code>, '
+                f"<figcaption>{html.escape(caption)} (<code>{html.escape(png.name)}</code>, "
                 f'<a href="{html.escape(svg)}">SVG</a>)</figcaption></figure>'
             )
         tables = ", ".join(f'<a href="{html.escape(p.name)}">{k}</a>' for k, p in r.tables.items())
