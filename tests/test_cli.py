@@ -19,7 +19,7 @@ def _bbrl(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[st
 def test_help_documents_the_commands() -> None:
     out = _bbrl("--help")
     assert out.returncode == 0
-    for word in ("run", "quick", "agents", "distributions"):
+    for word in ("run", "quick", "agents", "distributions", "grid", "report", "paper"):
         assert word in out.stdout
     run_help = _bbrl("run", "--help")
     assert "--experiment" in run_help.stdout and "--param" in run_help.stdout

@@ -7,16 +7,19 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
+def write_atomic(path: str | os.PathLike[str], data: bytes, *, tag: str = "") -> Path:
     """Write ``data`` to ``path`` through a temporary file in the same folder, then rename it.
 
     A crash or a kill at any point leaves either the old file or the new one, never a mix.
+    The temporary file is ``.<name>.<tag><random>.tmp``: a writer that may be killed (``kill -9``
+    leaves its temporary file behind) passes a ``tag`` naming itself, e.g. its host and process id,
+    so that a later run can tell stale temporary files from those of a writer still at work.
     """
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise FileNotFoundError(f"folder {str(folder)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{tag}", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

@@ -21,6 +21,10 @@ examples:
   bbrl run --experiment Grid --prior UGrid --agent beb --param beta=1 --param compat=true --horizon 250
   bbrl run --experiment GC --prior UGC --agent oppsds --param formula_set=F3 --param n_draws=1000 --save-agent opps.json
   bbrl run --experiment GC --agent-file opps.json --n-mdps 500
+  bbrl paper --quick                      # the paper's study, small: runs examples/quick.toml and its report
+  bbrl grid run examples/quick.toml --out results --shard 1/2
+  bbrl grid status results
+  bbrl report results --out report
   bbrl quick --out bbrl-quick
   bbrl formulas --max-size 6 --seed 0
   bbrl agents
@@ -99,6 +103,50 @@ def build_parser() -> argparse.ArgumentParser:
     quick.add_argument("--out", type=Path, default=Path("bbrl-quick"), help="output folder (default bbrl-quick)")
     _add_protocol_options(quick, 100)
 
+    grid = commands.add_parser(
+        "grid",
+        help="run a benchmark grid from a TOML configuration (resumable), or tell what is done",
+        description="Grids of experiments x agents x parameters (TOML; see examples/*.toml). Every finished cell "
+        "is one Parquet file under OUT/cells; rerunning skips finished cells, so an interrupted run resumes.",
+    )
+    grid_commands = grid.add_subparsers(dest="grid_command", required=True, metavar="GRID_COMMAND")
+    grid_run = grid_commands.add_parser("run", help="run every unfinished cell of a configuration")
+    grid_run.add_argument(
+        "config",
+        type=Path,
+        help="the grid configuration (TOML), or a shipped one: quick, paper-accurate, paper-inaccurate",
+    )
+    grid_run.add_argument("--out", type=Path, required=True, help="output folder (results and trained agents)")
+    grid_run.add_argument("--shard", default=None, metavar="K/N", help="run only shard K of N (cells K-1, K-1+N, ...)")
+    grid_run.add_argument("--threads", type=int, default=None, help="worker threads (default: every core)")
+    grid_status = grid_commands.add_parser("status", help="which cells of a grid are done")
+    grid_status.add_argument("target", type=Path, help="an output folder, or a configuration with --out")
+    grid_status.add_argument("--out", type=Path, default=None, help="the output folder when TARGET is a configuration")
+
+    report = commands.add_parser(
+        "report",
+        help="figures, tables and an HTML report of a grid's results",
+        description="Per experiment: score vs offline time, score vs online time per decision, the best algorithms "
+        "under offline/online time bounds (PNG and SVG), the results table (Markdown, LaTeX, CSV), and one "
+        "self-contained HTML report.",
+    )
+    report.add_argument("results", type=Path, help="the output folder of `bbrl grid run`")
+    report.add_argument("--out", type=Path, default=None, help="report folder (default RESULTS/report)")
+    report.add_argument("--one-sided", action="store_true", help="paired test at 1.645 instead of 1.96 (two-sided)")
+
+    paper = commands.add_parser(
+        "paper",
+        help="the paper's experiments in one command (--quick: a small version in about a minute)",
+        description="Runs the paper's grids and writes their reports. --quick runs the shipped quick.toml "
+        "(every algorithm at a few settings on GC, GDL and Grid, accurate and inaccurate priors, N = 100, T = 250). "
+        "Without --quick: paper-accurate.toml and paper-inaccurate.toml (198 settings x 3 problems each, N = 500): "
+        "days of computation; use --shard on several machines. Interrupted runs resume.",
+    )
+    paper.add_argument("--quick", action="store_true", help="the small version (examples/quick.toml)")
+    paper.add_argument("--out", type=Path, default=None, help="output folder (default bbrl-paper-quick or bbrl-paper)")
+    paper.add_argument("--shard", default=None, metavar="K/N", help="run only shard K of N of each grid")
+    paper.add_argument("--threads", type=int, default=None, help="worker threads (default: every core)")
+
     formulas = commands.add_parser(
         "formulas",
         help="generate a formula set F_n for OPPS-DS (reproducibly, from a seed)",
@@ -154,6 +202,70 @@ def _command_formulas(args: argparse.Namespace, console: Console) -> None:
     console.print(f"F{args.max_size}: {count} formulas written to {path} in {time.perf_counter() - started:.2f} s")
 
 
+def _config_path(value: Path) -> Path:
+    from .paper import shipped_config
+
+    if value.is_file():
+        return value
+    shipped = shipped_config(str(value))
+    return shipped if shipped is not None else value
+
+
+def _command_grid(args: argparse.Namespace, console: Console) -> None:
+    from . import grid
+
+    if args.grid_command == "run":
+        config = grid.load_config(_config_path(args.config))
+        shard = grid.parse_shard(args.shard) if args.shard else None
+        outcome = grid.run_grid(config, args.out, shard=shard, threads=args.threads, console=console)
+        console.print(
+            f"{len(outcome.ran)} cells run in {outcome.seconds:.1f} s, {len(outcome.skipped)} already done; "
+            f"results in {args.out}/cells"
+        )
+        return
+    target: Path = args.target
+    if target.is_dir():
+        if args.out is not None:
+            raise ValueError("give either an output folder, or a configuration with --out")
+        out, config_file = target, target / "config.toml"
+        if not config_file.is_file():
+            raise FileNotFoundError(f"{target} has no config.toml: is it the output folder of `bbrl grid run`?")
+    else:
+        if args.out is None:
+            raise ValueError("with a configuration, give the output folder: bbrl grid status CONFIG --out DIR")
+        out, config_file = args.out, _config_path(target)
+    config = grid.load_config(config_file, check_agents=False)
+    state = grid.status(config, out)
+    by_experiment: dict[str, list[int]] = {}
+    for cell in state.done:
+        by_experiment.setdefault(cell.experiment.key, [0, 0])[0] += 1
+    for cell in config.cells:
+        by_experiment.setdefault(cell.experiment.key, [0, 0])[1] += 1
+    for key, (done, total) in by_experiment.items():
+        console.print(f"{key}: {done}/{total} cells done")
+    console.print(f"total: {len(state.done)}/{state.total} cells done in {out}")
+    for cell in state.missing[:20]:
+        console.print(f"  missing: {cell.id}", highlight=False)
+    if len(state.missing) > 20:
+        console.print(f"  ... and {len(state.missing) - 20} more")
+    if state.stale_temp_files:
+        console.print(f"{len(state.stale_temp_files)} stale temporary files (removed by the next run)")
+
+
+def _command_report(args: argparse.Namespace, console: Console) -> None:
+    from .report import write_report
+
+    out = args.out or args.results / "report"
+    html = write_report(args.results, out, one_sided=args.one_sided)
+    console.print(f"report written to {out} (open {html})")
+
+
+def _command_paper(args: argparse.Namespace, console: Console) -> None:
+    from .paper import run_paper
+
+    run_paper(quick=args.quick, out=args.out, shard=args.shard, threads=args.threads, console=console)
+
+
 def _command_agents(console: Console) -> None:
     for name, cls in agents.kinds().items():
         doc = (cls.__doc__ or "").strip().splitlines()[0]
@@ -179,6 +291,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             _command_run(args, console)
         elif args.command == "quick":
             _command_quick(args, console)
+        elif args.command == "grid":
+            _command_grid(args, console)
+        elif args.command == "report":
+            _command_report(args, console)
+        elif args.command == "paper":
+            _command_paper(args, console)
         elif args.command == "formulas":
             _command_formulas(args, console)
         elif args.command == "agents":

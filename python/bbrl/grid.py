@@ -1,0 +1,785 @@
+"""Benchmark grids: a TOML configuration of experiments and agent parameter grids, expanded into
+cells (experiment x agent x parameters) that a resumable runner turns into one Parquet file each.
+
+A configuration::
+
+    [defaults]              # optional: settings every experiment inherits
+    n_mdps = 500
+    gamma = 0.95
+    horizon = 250
+    seed = 0
+
+    [[experiment]]
+    name = "GC"             # experiments are identified by (name, prior)
+    test = "GC"             # a built-in distribution name or a file (relative to the config)
+    prior = "UGC"           # default: the test distribution (the accurate case)
+
+    [[agent]]
+    kind = "egreedy"        # a kind of bbrl.agents.kinds()
+    block = "e-Greedy"      # optional: a name for the block
+    optional = false        # true: skip the block (with a notice) if this installation lacks the kind
+    epsilon = [0.0, 0.5, 1.0]   # a list is a grid; a scalar a single value
+
+Every agent block is the Cartesian product of its parameter lists, the last parameter varying
+fastest (as the original's Lua scripts). An OPPS-DS formula set is a shipped set number
+(``formula_set = [2, 3]`` for F2 and F3) or one string of formulas separated by ``;``.
+
+A finished cell is ``DIR/cells/<experiment>/<prior>/<kind>/<params>.parquet``; rerunning skips
+finished cells, so an interrupted run resumes with nothing lost or duplicated. Offline training is
+cached per (prior, agent, parameters, gamma, horizon, seed) under ``DIR/agents/``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import math
+import os
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import MISSING, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import numpy as np
+import polars as pl
+
+from . import __version__, agents, distributions
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+from ._fileio import write_atomic
+from .distributions import FDM
+
+__all__ = [
+    "Cell",
+    "ConfigError",
+    "ExperimentConfig",
+    "GridConfig",
+    "cell_path",
+    "load_config",
+    "parse_config",
+    "parse_shard",
+    "run_grid",
+    "status",
+]
+
+EXPERIMENT_KEYS = ("name", "test", "prior", "n_mdps", "gamma", "horizon", "seed")
+DEFAULT_KEYS = ("n_mdps", "gamma", "horizon", "seed")
+DEFAULTS: dict[str, Any] = {"n_mdps": 500, "gamma": 0.95, "horizon": 250, "seed": 0}
+AGENT_RESERVED = ("kind", "block", "optional")
+
+
+class ConfigError(ValueError):
+    """A configuration error; the message names the file, the line and the offending key."""
+
+
+# --------------------------------------------------------------------------------------------
+# Configuration
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """One experiment of a grid: N test MDPs drawn from ``test``, agents trained on ``prior``."""
+
+    name: str
+    test: str
+    prior: str
+    n_mdps: int
+    gamma: float
+    horizon: int
+    seed: int
+    test_fdm: FDM = field(repr=False, compare=False)
+    prior_fdm: FDM = field(repr=False, compare=False)
+
+    @property
+    def key(self) -> str:
+        """``name/prior``: what identifies the experiment in cell ids and reports."""
+        return f"{self.name}/{self.prior}"
+
+    def settings(self) -> dict[str, Any]:
+        """The settings that determine its results (the MDPs drawn and the protocol)."""
+        return {k: getattr(self, k) for k in EXPERIMENT_KEYS}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (experiment, agent, parameters) combination of a grid."""
+
+    index: int
+    experiment: ExperimentConfig
+    kind: str
+    params: dict[str, Any]
+    block: str
+    spec: agents.AgentSpec | None = field(repr=False, compare=False)
+
+    @property
+    def params_id(self) -> str:
+        return params_id(self.spec, self.params)
+
+    @property
+    def id(self) -> str:
+        """A readable, stable id, e.g. ``GC/UGC/egreedy/epsilon=0.1`` (no parameters: ``GC/GC/random``)."""
+        tail = self.params_id
+        return f"{self.experiment.key}/{self.kind}" + (f"/{tail}" if tail else "")
+
+    @property
+    def algorithm(self) -> str:
+        """The algorithm's display name (the class the statistics compare), e.g. ``e-Greedy``."""
+        cls = agents.kinds().get(self.kind)
+        return cls.display if cls is not None else self.kind
+
+    @property
+    def label(self) -> str:
+        if self.spec is not None:
+            return self.spec.label
+        return f"{self.kind} ({', '.join(f'{k}={v}' for k, v in self.params.items())})"
+
+
+@dataclass(frozen=True)
+class GridConfig:
+    """A parsed configuration: experiments, the expanded cells, and where it came from."""
+
+    path: Path | None
+    text: str
+    experiments: tuple[ExperimentConfig, ...]
+    cells: tuple[Cell, ...]
+    #: Blocks marked ``optional = true`` whose kind this installation does not know (not run).
+    skipped_agents: tuple[str, ...] = ()
+
+    def blocks(self) -> list[str]:
+        return list(dict.fromkeys(c.block for c in self.cells))
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (tuple, list)):
+        import hashlib
+
+        digest = hashlib.sha256("\n".join(map(str, value)).encode()).hexdigest()[:10]
+        return f"{len(value)}formulas-{digest}"
+    return str(value)
+
+
+def params_id(spec: agents.AgentSpec | None, raw: dict[str, Any]) -> str:
+    """``k=v,...`` of the parameters that differ from their defaults, in the agent's field order.
+
+    Values are the agent's normalised values (``epsilon = 1`` and ``epsilon = 1.0`` give the same
+    id), so ids do not depend on how the configuration spells a number or orders its keys.
+    """
+    if spec is None:
+        return ",".join(f"{k}={_format_value(v)}" for k, v in raw.items())
+    parts = []
+    for f in fields(spec):
+        value = getattr(spec, f.name)
+        if f.default is not MISSING and value == f.default:
+            continue
+        parts.append(f"{f.name}={_format_value(value)}")
+    return ",".join(parts)
+
+
+class _Lines:
+    """Finds the line of a key in the TOML text, for errors tomllib cannot know about."""
+
+    _header = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\-\"' ]+?)\s*\]\]?\s*(#.*)?$")
+
+    def __init__(self, text: str) -> None:
+        self.sections: list[tuple[tuple[Any, ...], int, int]] = []  # (path, first line, last line)
+        counts: dict[str, int] = {}
+        current: tuple[Any, ...] = ()
+        start = 1
+        lines = text.splitlines()
+        for number, line in enumerate(lines, start=1):
+            match = self._header.match(line)
+            if match:
+                self.sections.append((current, start, number - 1))
+                name = match.group(2).strip().strip("\"'")
+                if match.group(1) == "[[":
+                    counts[name] = counts.get(name, -1) + 1
+                    current = (name, counts[name])
+                else:
+                    current = (name,)
+                start = number
+        self.sections.append((current, start, len(lines)))
+        self.lines = lines
+
+    def find(self, section: tuple[Any, ...], key: str | None = None) -> int | None:
+        pattern = (
+            re.compile(rf"""^\s*(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')\s*=""") if key else None
+        )
+        for path, first, last in self.sections:
+            if path != section:
+                continue
+            if pattern is None:
+                return first
+            for number in range(first, last + 1):
+                if pattern.match(self.lines[number - 1]):
+                    return number
+            return first if first > 0 else None
+        return None
+
+
+class _Checker:
+    def __init__(self, source: str, text: str) -> None:
+        self.source = source
+        self.lines = _Lines(text)
+
+    def error(self, section: tuple[Any, ...], key: str | None, message: str) -> ConfigError:
+        line = self.lines.find(section, key)
+        where = f"{self.source}:{line}" if line else self.source
+        what = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in section).replace(".[", "[")
+        if key:
+            what = f"{what}.{key}" if what else key
+        return ConfigError(f"{where}: {what}: {message}")
+
+
+def _check_int(checker: _Checker, section: tuple[Any, ...], key: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise checker.error(section, key, f"must be an integer, got {value!r}")
+    if value < minimum:
+        raise checker.error(section, key, f"must be >= {minimum}, got {value}")
+    return value
+
+
+def _distribution(checker: _Checker, section: tuple[Any, ...], key: str, value: Any, base: Path | None) -> FDM:
+    if not isinstance(value, str) or not value:
+        raise checker.error(section, key, f"must be a distribution name such as 'GC' or a file, got {value!r}")
+    builtin = {n.lower() for n in distributions.names()}
+    name = value
+    if value.lower() not in builtin and base is not None and not Path(value).is_absolute():
+        name = str(base / value)
+    try:
+        return distributions.get(name)
+    except (ValueError, TypeError, FileNotFoundError, OSError) as exc:
+        raise checker.error(section, key, str(exc)) from None
+
+
+def parse_config(
+    text: str, source: str = "<config>", base: Path | None = None, check_agents: bool = True
+) -> GridConfig:
+    """Parses and validates a grid configuration (see the module docstring) and expands its cells.
+
+    Args:
+        text: the TOML text.
+        source: the file name used in error messages.
+        base: the folder relative distribution files are read from.
+        check_agents: reject kinds unknown to :func:`bbrl.agents.kinds` (looked up at call time,
+            so agents added later are known). With ``False`` such blocks are only expanded (their
+            cells keep the parameters as given and cannot run), e.g. to count a grid or show its
+            status; agents of known kinds are always built and validated.
+
+    Raises:
+        ConfigError: naming the file, the line and the offending key.
+    """
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: invalid TOML: {exc}") from None
+    checker = _Checker(source, text)
+    for key in document:
+        if key not in ("defaults", "experiment", "agent"):
+            raise checker.error((), key, "unknown key; expected [defaults], [[experiment]] and [[agent]] tables")
+    defaults = dict(DEFAULTS)
+    raw_defaults = document.get("defaults", {})
+    if not isinstance(raw_defaults, dict):
+        raise checker.error((), "defaults", "must be a table [defaults]")
+    for key, value in raw_defaults.items():
+        if key not in DEFAULT_KEYS:
+            raise checker.error(("defaults",), key, f"unknown key; known: {', '.join(DEFAULT_KEYS)}")
+        defaults[key] = value
+
+    raw_experiments = document.get("experiment")
+    if not isinstance(raw_experiments, list) or not raw_experiments:
+        raise checker.error((), "experiment", "the configuration needs at least one [[experiment]] table")
+    experiments: list[ExperimentConfig] = []
+    seen: dict[str, int] = {}
+    for i, raw in enumerate(raw_experiments):
+        section = ("experiment", i)
+        for key in raw:
+            if key not in EXPERIMENT_KEYS:
+                raise checker.error(section, key, f"unknown key; known: {', '.join(EXPERIMENT_KEYS)}")
+        for key in ("name", "test"):
+            if key not in raw:
+                raise checker.error(section, None, f"missing key {key!r}")
+        name = raw["name"]
+        if not isinstance(name, str) or not name.strip() or "/" in name:
+            raise checker.error(section, "name", f"must be a non-empty string without '/', got {name!r}")
+        test_fdm = _distribution(checker, section, "test", raw["test"], base)
+        prior = raw.get("prior", raw["test"])
+        prior_fdm = _distribution(checker, section, "prior" if "prior" in raw else "test", prior, base)
+        if (prior_fdm.n_states, prior_fdm.n_actions) != (test_fdm.n_states, test_fdm.n_actions):
+            raise checker.error(
+                section,
+                "prior",
+                f"{prior!r} has {prior_fdm.n_states} states and {prior_fdm.n_actions} actions but the test "
+                f"distribution {raw['test']!r} has {test_fdm.n_states} and {test_fdm.n_actions}",
+            )
+        settings = {k: raw.get(k, defaults[k]) for k in DEFAULT_KEYS}
+        where = {k: (section if k in raw else ("defaults",)) for k in DEFAULT_KEYS}
+        n_mdps = _check_int(checker, where["n_mdps"], "n_mdps", settings["n_mdps"], 2)
+        horizon = _check_int(checker, where["horizon"], "horizon", settings["horizon"], 1)
+        seed = _check_int(checker, where["seed"], "seed", settings["seed"], 0)
+        gamma = settings["gamma"]
+        if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0.0 <= gamma < 1.0:
+            raise checker.error(where["gamma"], "gamma", f"must be a number in [0, 1), got {gamma!r}")
+        # A file's stem names it in cell ids (``priors/my-prior.json`` -> ``my-prior``).
+        prior_name = Path(prior).stem if prior.lower() not in {n.lower() for n in distributions.names()} else prior
+        experiment = ExperimentConfig(
+            name=name,
+            test=raw["test"],
+            prior=prior_name,
+            n_mdps=n_mdps,
+            gamma=float(gamma),
+            horizon=horizon,
+            seed=seed,
+            test_fdm=test_fdm,
+            prior_fdm=prior_fdm,
+        )
+        if experiment.key in seen:
+            raise checker.error(section, "name", f"experiment {name!r} with prior {prior_name!r} is defined twice")
+        seen[experiment.key] = i
+        experiments.append(experiment)
+
+    raw_agents = document.get("agent")
+    if not isinstance(raw_agents, list) or not raw_agents:
+        raise checker.error((), "agent", "the configuration needs at least one [[agent]] table")
+    known = agents.kinds()
+    settings_list: list[tuple[str, dict[str, Any], str, agents.AgentSpec | None]] = []
+    skipped: list[str] = []
+    ids: dict[tuple[str, str], int] = {}
+    for i, raw in enumerate(raw_agents):
+        section = ("agent", i)
+        kind = raw.get("kind")
+        if not isinstance(kind, str):
+            raise checker.error(
+                section, "kind" if "kind" in raw else None, "every [[agent]] needs a kind, e.g. kind = 'egreedy'"
+            )
+        kind = kind.lower().replace("-", "").replace("_", "")
+        optional = raw.get("optional", False)
+        if not isinstance(optional, bool):
+            raise checker.error(section, "optional", f"must be true or false, got {optional!r}")
+        if optional and kind not in known:
+            skipped.append(f"{raw['kind']} (line {checker.lines.find(section, 'kind')})")
+            continue
+        if check_agents and kind not in known:
+            raise checker.error(section, "kind", f"unknown agent {raw['kind']!r}; known agents: {', '.join(known)}")
+        block = raw.get("block", f"{kind} #{i}")
+        if not isinstance(block, str):
+            raise checker.error(section, "block", f"must be a string, got {block!r}")
+        names = [k for k in raw if k not in AGENT_RESERVED]
+        if kind in known:
+            allowed = {f.name for f in fields(known[kind])}
+            for key in names:
+                if key not in allowed:
+                    raise checker.error(
+                        section, key, f"agent {kind!r} has no such parameter; its parameters: {sorted(allowed)}"
+                    )
+        values = []
+        for key in names:
+            value = raw[key]
+            if isinstance(value, list):
+                if not value:
+                    raise checker.error(section, key, "an empty list gives no settings")
+                values.append(value)
+            elif isinstance(value, dict):
+                raise checker.error(section, key, "a parameter is a value or a list of values, not a table")
+            else:
+                values.append([value])
+        for combination in itertools.product(*values):
+            params = dict(zip(names, combination, strict=True))
+            spec = None
+            if kind in known:
+                try:
+                    spec = agents.create(kind, params)
+                except (ValueError, TypeError) as exc:
+                    bad = next((k for k in names if k in str(exc)), None)
+                    raise checker.error(section, bad, f"{exc} (setting {params})") from None
+            key = (kind, params_id(spec, params))
+            if key in ids:
+                raise checker.error(
+                    section, None, f"setting {params} of agent {kind!r} repeats one of block #{ids[key]}"
+                )
+            ids[key] = i
+            settings_list.append((kind, params, block, spec))
+    cells = [
+        Cell(index=0, experiment=e, kind=k, params=p, block=b, spec=s)
+        for e in experiments
+        for (k, p, b, s) in settings_list
+    ]
+    cells = [
+        Cell(index=n, experiment=c.experiment, kind=c.kind, params=c.params, block=c.block, spec=c.spec)
+        for n, c in enumerate(cells)
+    ]
+    return GridConfig(
+        path=None, text=text, experiments=tuple(experiments), cells=tuple(cells), skipped_agents=tuple(skipped)
+    )
+
+
+def load_config(path: str | os.PathLike[str], check_agents: bool = True) -> GridConfig:
+    """Reads and validates a grid configuration file (see :func:`parse_config`)."""
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"configuration {str(file)!r} not found")
+    text = file.read_text(encoding="utf-8")
+    config = parse_config(text, str(file), file.resolve().parent, check_agents)
+    return GridConfig(
+        path=file,
+        text=text,
+        experiments=config.experiments,
+        cells=config.cells,
+        skipped_agents=config.skipped_agents,
+    )
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"K/N"`` (1 <= K <= N) to ``(K, N)``: shard K runs cells K-1, K-1+N, K-1+2N, ... of the grid."""
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not match:
+        raise ValueError(f"--shard expects K/N such as 1/4, got {text!r}")
+    k, n = int(match.group(1)), int(match.group(2))
+    if not 1 <= k <= n:
+        raise ValueError(f"--shard K/N needs 1 <= K <= N, got {text!r}")
+    return k, n
+
+
+# --------------------------------------------------------------------------------------------
+# Files
+
+
+def _safe(component: str) -> str:
+    """A file-name-safe, reversible spelling of one id component (percent-encoding)."""
+    encoded = quote(component, safe="=,.+-_")
+    return "%2E" + encoded[1:] if encoded.startswith(".") else encoded
+
+
+def cell_path(out: Path, cell: Cell) -> Path:
+    """``out/cells/<experiment>/<prior>/<kind>/<params>.parquet``, each part percent-encoded."""
+    parts = [cell.experiment.name, cell.experiment.prior, cell.kind]
+    tail = cell.params_id
+    folder = out / "cells" / Path(*[_safe(p) for p in parts])
+    return folder.parent / f"{folder.name}.parquet" if not tail else folder / f"{_safe(tail)}.parquet"
+
+
+def agent_path(out: Path, cell: Cell) -> Path:
+    """Cache file of the trained agent: the key is (prior, kind, parameters, gamma, horizon, seed)."""
+    e = cell.experiment
+    setting = f"gamma={e.gamma!r},horizon={e.horizon},seed={e.seed}"
+    name = f"{cell.params_id},{setting}" if cell.params_id else setting
+    return out / "agents" / _safe(e.prior) / _safe(cell.kind) / f"{_safe(name)}.json"
+
+
+def _writer_tag() -> str:
+    return f"w-{socket.gethostname().replace('.', '-')}-{os.getpid()}-"
+
+
+_TAG = re.compile(r"\.w-(?P<host>[^.]+)-(?P<pid>\d+)-[^.]*\.tmp$")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stale_temp_files(out: Path) -> list[Path]:
+    """Temporary files left by writers of this host that no longer run (e.g. after ``kill -9``)."""
+    host = socket.gethostname().replace(".", "-")
+    stale = []
+    for folder in (out / "cells", out / "agents"):
+        if not folder.is_dir():
+            continue
+        for tmp in folder.rglob(".*.tmp"):
+            match = _TAG.search(tmp.name)
+            if match and match.group("host") == host and not _pid_alive(int(match.group("pid"))):
+                stale.append(tmp)
+    return stale
+
+
+def _check_settings(out: Path, config: GridConfig) -> None:
+    """Refuses to mix results of an experiment run with other settings under the same name."""
+    file = out / "experiments.json"
+    recorded: dict[str, Any] = json.loads(file.read_text()) if file.is_file() else {}
+    changed = False
+    for experiment in config.experiments:
+        settings = experiment.settings()
+        old = recorded.get(experiment.key)
+        if old is None:
+            recorded[experiment.key] = settings
+            changed = True
+        elif old != settings:
+            diff = ", ".join(f"{k} {old.get(k)!r} there, {v!r} here" for k, v in settings.items() if old.get(k) != v)
+            raise ValueError(
+                f"{out} holds results of experiment {experiment.key!r} with other settings ({diff}); "
+                "use another --out folder or another experiment name"
+            )
+    if changed:
+        write_atomic(file, (json.dumps(recorded, indent=1) + "\n").encode())
+
+
+# --------------------------------------------------------------------------------------------
+# Running
+
+
+def _json(value: Any) -> str:
+    return json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in value.items()}, sort_keys=False)
+
+
+def _trained(out: Path, cell: Cell) -> agents.TrainedAgent:
+    """The cell's agent trained on its prior, from the cache or trained now (and cached)."""
+    assert cell.spec is not None
+    e = cell.experiment
+    path = agent_path(out, cell)
+    if path.is_file():
+        try:
+            trained = agents.load(path)
+            if (
+                trained.spec == cell.spec
+                and trained.prior == e.prior_fdm
+                and (trained.gamma, trained.horizon, trained.seed) == (e.gamma, e.horizon, e.seed)
+            ):
+                return trained
+        except (ValueError, OSError, KeyError):
+            pass  # unreadable or from another version: train again
+    spec = cell.spec
+    trained = _in_thread(lambda: spec.train(e.prior_fdm, e.gamma, e.horizon, e.seed))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    trained.save(path)
+    return trained
+
+
+def _in_thread(work: Callable[[], Any], on_poll: Callable[[], None] | None = None) -> Any:
+    """Runs ``work`` (a Rust call with the GIL released) in a worker thread so that this thread
+    stays responsive to Ctrl-C (the KeyboardInterrupt is raised here, while waiting)."""
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=target, name="bbrl-grid", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(timeout=0.1)
+        if on_poll is not None:
+            on_poll()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
+
+
+def run_cell(out: Path, cell: Cell, threads: int | None = None, on_mdps: Callable[[int], None] | None = None) -> Path:
+    """Trains (or loads) the cell's agent, runs it on the experiment's MDPs and writes the cell's
+    Parquet file atomically. Returns the file."""
+    from . import _core
+    from .experiment import Experiment
+
+    if cell.spec is None:
+        raise ValueError(f"cell {cell.id}: agent {cell.kind!r} is not known to this installation")
+    e = cell.experiment
+    trained = _trained(out, cell)
+    experiment = Experiment(e.test_fdm, n_mdps=e.n_mdps, gamma=e.gamma, horizon=e.horizon, seed=e.seed, name=e.name)
+    counter = _core.Progress()
+    try:
+        returns, online = _in_thread(
+            lambda: experiment._core.run(trained._core, threads, counter),
+            (lambda: on_mdps(counter.done())) if on_mdps else None,
+        )
+    except KeyboardInterrupt:
+        counter.cancel()
+        raise
+    n = e.n_mdps
+    frame = pl.DataFrame(
+        {
+            "cell_id": [cell.id] * n,
+            "cell_index": np.full(n, cell.index, dtype=np.int64),
+            "experiment": [e.name] * n,
+            "test": [e.test] * n,
+            "prior": [e.prior] * n,
+            "block": [cell.block] * n,
+            "kind": [cell.kind] * n,
+            "algorithm": [cell.algorithm] * n,
+            "label": [cell.label] * n,
+            "params": [_json(cell.spec.params)] * n,
+            "details": [json.dumps(trained.details)] * n,
+            "n_mdps": np.full(n, n, dtype=np.int64),
+            "gamma": np.full(n, e.gamma),
+            "horizon": np.full(n, e.horizon, dtype=np.int64),
+            "seed": np.full(n, e.seed, dtype=np.uint64),
+            "offline_seconds": np.full(n, trained.offline_seconds),
+            "bbrl_version": [__version__] * n,
+            "mdp": np.arange(n, dtype=np.int64),
+            "return": returns,
+            "online_seconds": online,
+        }
+    )
+    import io
+
+    buffer = io.BytesIO()
+    frame.write_parquet(buffer)
+    path = cell_path(out, cell)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_atomic(path, buffer.getvalue(), tag=_writer_tag())
+
+
+@dataclass
+class GridStatus:
+    """What is done in an output folder for a configuration."""
+
+    done: list[Cell]
+    missing: list[Cell]
+    stale_temp_files: list[Path]
+
+    @property
+    def total(self) -> int:
+        return len(self.done) + len(self.missing)
+
+
+def status(config: GridConfig, out: str | os.PathLike[str]) -> GridStatus:
+    """Which cells of ``config`` have a result file in ``out``."""
+    folder = Path(out)
+    done, missing = [], []
+    for cell in config.cells:
+        (done if cell_path(folder, cell).is_file() else missing).append(cell)
+    return GridStatus(done, missing, stale_temp_files(folder))
+
+
+def select_shard(cells: Sequence[Cell], shard: tuple[int, int] | None) -> list[Cell]:
+    if shard is None:
+        return list(cells)
+    k, n = shard
+    return [c for c in cells if c.index % n == k - 1]
+
+
+@dataclass
+class GridRun:
+    ran: list[Cell]
+    skipped: list[Cell]
+    seconds: float
+
+
+def run_grid(
+    config: GridConfig,
+    out: str | os.PathLike[str],
+    shard: tuple[int, int] | None = None,
+    threads: int | None = None,
+    console: Any = None,
+) -> GridRun:
+    """Runs every unfinished cell of ``config`` (or of one shard) into ``out``.
+
+    Finished cells (their Parquet file exists) are skipped; each new cell is written atomically as
+    soon as it finishes, so an interrupted run loses at most the cell in progress. Temporary files
+    left by killed writers of this host are removed first.
+    """
+    from rich.console import Console
+
+    console = console or Console()
+    folder = Path(out)
+    for cell in config.cells:
+        if cell.spec is None:
+            raise ValueError(f"cell {cell.id}: agent {cell.kind!r} is not known to this installation")
+    folder.mkdir(parents=True, exist_ok=True)
+    _check_settings(folder, config)
+    write_atomic(folder / "config.toml", config.text.encode())
+    for tmp in stale_temp_files(folder):
+        tmp.unlink(missing_ok=True)
+    for skipped_agent in config.skipped_agents:
+        console.print(f"skipping optional agent {skipped_agent}: not available in this installation")
+    selected = select_shard(config.cells, shard)
+    finished = {c.index for c in selected if cell_path(folder, c).is_file()}
+    todo = [c for c in selected if c.index not in finished]
+    skipped = [c for c in selected if c.index in finished]
+    started = time.perf_counter()
+    if skipped:
+        console.print(f"{len(skipped)} of {len(selected)} cells already done in {folder}; running {len(todo)}")
+    if not todo:
+        return GridRun([], skipped, 0.0)
+    with _display(console, len(selected), len(skipped)) as display:
+        for cell in todo:
+            display.start(cell)
+            t0 = time.perf_counter()
+            path = run_cell(folder, cell, threads, display.mdps)
+            display.finish(cell, path, time.perf_counter() - t0)
+    return GridRun(todo, skipped, time.perf_counter() - started)
+
+
+class _Plain:
+    """One line per finished cell (not a terminal)."""
+
+    def __init__(self, console: Any, total: int, done: int) -> None:
+        self.console, self.total, self.done = console, total, done
+
+    def start(self, cell: Cell) -> None:
+        pass
+
+    def mdps(self, done: int) -> None:
+        pass
+
+    def finish(self, cell: Cell, path: Path, seconds: float) -> None:
+        self.done += 1
+        returns = pl.read_parquet(path, columns=["return"])["return"].to_numpy()
+        self.console.print(
+            f"[{self.done}/{self.total}] {cell.id}: {returns.mean():.2f} ± "
+            f"{1.96 * returns.std(ddof=1) / math.sqrt(returns.size):.2f} ({seconds:.2f} s)",
+            highlight=False,
+        )
+
+
+class _Rich(_Plain):
+    def __init__(self, console: Any, total: int, done: int, progress: Any) -> None:
+        super().__init__(console, total, done)
+        self.progress = progress
+        self.cells = progress.add_task("cells", total=total, completed=done)
+        self.current = progress.add_task("", total=1, visible=False)
+
+    def start(self, cell: Cell) -> None:
+        self.progress.update(
+            self.current, description=f"  {cell.id}", total=cell.experiment.n_mdps, completed=0, visible=True
+        )
+
+    def mdps(self, done: int) -> None:
+        self.progress.update(self.current, completed=done)
+
+    def finish(self, cell: Cell, path: Path, seconds: float) -> None:
+        super().finish(cell, path, seconds)
+        self.progress.update(self.cells, completed=self.done)
+
+
+@contextlib.contextmanager
+def _display(console: Any, total: int, done: int) -> Iterator[_Plain]:
+    if not console.is_terminal:
+        yield _Plain(console, total, done)
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console) as progress:
+        yield _Rich(console, total, done, progress)
