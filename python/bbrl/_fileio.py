@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import os
+import socket
 import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes, *, tag: str = "") -> Path:
+def writer_tag() -> str:
+    """``w-<host>-<pid>-``: names the writing process in its temporary files."""
+    return f"w-{socket.gethostname().replace('.', '-')}-{os.getpid()}-"
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes, *, tag: str | None = None) -> Path:
     """Write ``data`` to ``path`` through a temporary file in the same folder, then rename it.
 
     A crash or a kill at any point leaves either the old file or the new one, never a mix.
     The temporary file is ``.<name>.<tag><random>.tmp``: a writer that may be killed (``kill -9``
     leaves its temporary file behind) passes a ``tag`` naming itself, e.g. its host and process id,
     so that a later run can tell stale temporary files from those of a writer still at work.
+    By default the tag is :func:`writer_tag`, so every temporary file names its writer.
     """
+    if tag is None:
+        tag = writer_tag()
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():

@@ -478,10 +478,6 @@ def agent_path(out: Path, cell: Cell) -> Path:
     return out / "agents" / _safe(e.prior) / _safe(cell.kind) / f"{_safe(name)}.json"
 
 
-def _writer_tag() -> str:
-    return f"w-{socket.gethostname().replace('.', '-')}-{os.getpid()}-"
-
-
 _TAG = re.compile(r"\.w-(?P<host>[^.]+)-(?P<pid>\d+)-[^.]*\.tmp$")
 
 
@@ -634,7 +630,7 @@ def run_cell(out: Path, cell: Cell, threads: int | None = None, on_mdps: Callabl
     frame.write_parquet(buffer)
     path = cell_path(out, cell)
     path.parent.mkdir(parents=True, exist_ok=True)
-    return write_atomic(path, buffer.getvalue(), tag=_writer_tag())
+    return write_atomic(path, buffer.getvalue())
 
 
 @dataclass
