@@ -191,6 +191,18 @@ mod tests {
             ("egreedy", Params::from([("epsilon".to_string(), ParamValue::Float(0.2))])),
             ("softmax", Params::from([("tau".to_string(), ParamValue::Float(0.5))])),
             ("beb", Params::from([("beta".to_string(), ParamValue::Float(1.5))])),
+            (
+                "bamcp",
+                Params::from([("k".to_string(), ParamValue::Int(20)), ("depth".to_string(), ParamValue::Int(5))]),
+            ),
+            (
+                "bfs3",
+                Params::from([
+                    ("k".to_string(), ParamValue::Int(10)),
+                    ("c".to_string(), ParamValue::Int(2)),
+                    ("depth".to_string(), ParamValue::Int(4)),
+                ]),
+            ),
         ] {
             let one = run_with(Some(1), kind, params.clone());
             let two = run_with(Some(2), kind, params.clone());

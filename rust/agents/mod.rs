@@ -5,16 +5,22 @@
 //! `T` steps. `action_probabilities` exposes pi(a | s) for the replay evaluators, and `clone_box`
 //! lets an evaluator roll an agent back.
 
+mod bamcp;
 mod beb;
+mod bfs3;
 mod common;
 mod egreedy;
 mod mean_model;
 mod random;
 mod registry;
 mod softmax;
+#[cfg(test)]
+mod test_support;
 
+pub use bamcp::Bamcp;
 pub use beb::Beb;
-pub use common::{argmax_random_tie, greedy_probabilities};
+pub use bfs3::Bfs3;
+pub use common::{argmax_random_tie, argmax_random_tie_by, greedy_probabilities};
 pub use egreedy::EGreedy;
 pub use mean_model::MeanModelQ;
 pub use random::RandomAgent;
