@@ -15,6 +15,8 @@ use crate::rng::Rng;
 
 /// "No node" in the arena's index links.
 const NONE: u32 = u32::MAX;
+/// `QEntry::len` of an action whose children are not drawn yet.
+const DEFERRED: u32 = u32::MAX;
 
 /// BFS3 with budget `k`, branching factor `c` and depth `depth` (SPEC 4.7, 7.5):
 ///
@@ -57,6 +59,9 @@ struct Bfs3State {
     sampled: Vec<u32>,
     /// `n / C` for `n = 0..=C`: the backup weight of a child drawn `n` times.
     weights: Vec<f64>,
+    /// Per (s, a) row, the reward shared by every next state of its support, or NaN when the
+    /// rewards differ (see [`Bfs3State::expand`]).
+    row_reward: Vec<f64>,
     /// The current rollout's path: Q-entries (node, action) from the root down.
     path: Vec<u32>,
     /// Per-action values of the last decision (length A).
@@ -166,6 +171,9 @@ impl Bfs3State {
             let first = node as usize * na;
             let q = &self.tree.q[first..first + na];
             let b = argmax_random_tie_by(na, |b| q[b].upper, rng);
+            if self.tree.q[first + b].len == DEFERRED {
+                self.sample_children(first + b, s * na + b, c, rng);
+            }
             let e = self.tree.select_path(first + b, self.v_max, rng);
             let next = self.tree.edges[e].state as usize;
             self.plan_transition(s * na + b, next);
@@ -223,59 +231,86 @@ impl Bfs3State {
 
     /// `ExpandNode` then `bellmanBackup`: a node for state `s` with `c` predictive samples per
     /// action, stored as a multiset of next states in increasing order.
+    ///
+    /// The samples of an action are drawn when a rollout first descends that action rather than
+    /// here, whenever that is the same thing: a node's planning counts depend only on its path
+    /// from the root, so they are the same whenever a rollout reaches it, and when every next
+    /// state of the row has the same reward `r`, the action's bounds before any child exists,
+    /// `r + gamma Vmax` and `r + gamma Vmin`, do not depend on the samples either. (The original
+    /// sums them over the samples, equal up to rounding.) Most actions of a node are never
+    /// descended, so their samples are never drawn.
     fn expand(&mut self, s: usize, c: usize, rng: &mut Rng) -> u32 {
-        let (ns, na) = (self.n_states(), self.n_actions());
+        let na = self.n_actions();
         let node = self.tree.add_node(self.v_max);
         for b in 0..na {
-            let row = s * na + b;
-            let base = row * ns;
-            let start = self.tree.edges.len();
-            let support = self.counts.support().row(row);
-            let (rewards, weights) = (self.counts.rewards(), &self.weights);
-            let edge = |y: u32, count: u32| Edge {
-                state: y,
-                child: NONE,
-                count: f64::from(count),
-                weight: weights[count as usize],
-                reward: rewards[base + y as usize],
-            };
-            match support.len() {
-                1 => self.tree.edges.push(edge(support[0], c as u32)),
-                2 => {
-                    // Each draw goes to the first state with probability w0 / total.
-                    let y0 = support[0] as usize;
-                    let w0 = self.counts.counts()[base + y0] + f64::from(self.planning[base + y0]);
-                    let total = self.counts.row_totals()[row] + f64::from(self.planning_totals[row]);
-                    let first = count_successes(c as u32, w0, total, rng);
-                    for (y, n) in [(support[0], first), (support[1], c as u32 - first)] {
-                        if n > 0 {
-                            self.tree.edges.push(edge(y, n));
-                        }
-                    }
-                }
-                _ => {
-                    // Count the draws per support state, then emit the edges in support order.
-                    self.sampled.clear();
-                    self.sampled.resize(support.len(), 0);
-                    for _ in 0..c {
-                        let i = self.predictive_index(row, rng);
-                        self.sampled[i] += 1;
-                    }
-                    let support = self.counts.support().row(row);
-                    for (&y, &n) in support.iter().zip(&self.sampled) {
-                        if n > 0 {
-                            self.tree.edges.push(edge(y, n));
-                        }
-                    }
-                }
+            let (q, row) = (node as usize * na + b, s * na + b);
+            let r = self.row_reward[row];
+            if r.is_nan() {
+                self.sample_children(q, row, c, rng);
+                self.tree.backup_action(q, self.gamma, self.v_max);
+            } else {
+                self.tree.q[q] = QEntry { upper: r + self.gamma * self.v_max, lower: r, start: 0, len: DEFERRED };
             }
-            let q = node as usize * na + b;
-            self.tree.q[q].start = start as u32;
-            self.tree.q[q].len = (self.tree.edges.len() - start) as u32;
-            self.tree.backup_action(q, self.gamma, self.v_max);
         }
         self.tree.update_bounds(node as usize);
         node
+    }
+
+    /// Draws the `c` children of Q-entry `q` (row `row`) from the predictive of the current
+    /// planning counts, and stores them as a multiset of next states in increasing order.
+    fn sample_children(&mut self, q: usize, row: usize, c: usize, rng: &mut Rng) {
+        let base = row * self.n_states();
+        let start = self.tree.edges.len();
+        let support = self.counts.support().row(row);
+        let (rewards, weights) = (self.counts.rewards(), &self.weights);
+        let edge = |y: u32, count: u32| Edge {
+            state: y,
+            child: NONE,
+            count: f64::from(count),
+            weight: weights[count as usize],
+            reward: rewards[base + y as usize],
+        };
+        match support.len() {
+            1 => self.tree.edges.push(edge(support[0], c as u32)),
+            2 => {
+                // Each draw goes to the first state with probability w0 / total.
+                let y0 = support[0] as usize;
+                let w0 = self.counts.counts()[base + y0] + f64::from(self.planning[base + y0]);
+                let total = self.counts.row_totals()[row] + f64::from(self.planning_totals[row]);
+                let first = count_successes(c as u32, w0, total, rng);
+                for (y, n) in [(support[0], first), (support[1], c as u32 - first)] {
+                    if n > 0 {
+                        self.tree.edges.push(edge(y, n));
+                    }
+                }
+            }
+            _ => {
+                // Count the draws per support state, then emit the edges in support order.
+                self.sampled.clear();
+                self.sampled.resize(support.len(), 0);
+                for _ in 0..c {
+                    let i = self.predictive_index(row, rng);
+                    self.sampled[i] += 1;
+                }
+                let support = self.counts.support().row(row);
+                for (&y, &n) in support.iter().zip(&self.sampled) {
+                    if n > 0 {
+                        self.tree.edges.push(edge(y, n));
+                    }
+                }
+            }
+        }
+        self.tree.q[q].start = start as u32;
+        self.tree.q[q].len = (self.tree.edges.len() - start) as u32;
+    }
+
+    /// Recomputes `row_reward[row]` from the row's support.
+    fn update_row_reward(&mut self, row: usize) {
+        let base = row * self.n_states();
+        let rewards = self.counts.rewards();
+        let mut support = self.counts.support().row(row).iter().map(|&y| rewards[base + y as usize]);
+        let first = support.next().unwrap_or(f64::NAN);
+        self.row_reward[row] = if support.all(|r| r == first) { first } else { f64::NAN };
     }
 }
 
@@ -286,31 +321,35 @@ impl Bfs3State {
 /// serves two draws) compared with `w`. Otherwise a 53-bit uniform is compared with the 53-bit
 /// threshold of `w / total`, exact to within 2^-53.
 fn count_successes(n: u32, w: f64, total: f64, rng: &mut Rng) -> u32 {
-    // (`as` casts rather than `fract`, which is a libm call on baseline x86-64.)
-    let integral = |x: f64| x < 4_294_967_296.0 && (x as u64) as f64 == x;
-    if integral(w) && integral(total) {
-        let (w, total) = (w as u64, total as u64);
-        // m = x * total with x uniform on 32 bits: `m >> 32` is uniform on 0..total once the
-        // rare `m mod 2^32 < (2^32 - total) mod total` (< total) is rejected, and
-        // `m >> 32 < w` iff `m < w 2^32`.
-        let threshold = w << 32;
-        let (mut successes, mut done) = (0, 0);
-        while done < n {
-            let bits = rng.next_u64();
-            for x in [bits >> 32, bits & 0xFFFF_FFFF] {
-                let (m, low) = (x * total, (x * total) & 0xFFFF_FFFF);
-                let rejected = low < total && low < (1u64 << 32).wrapping_sub(total) % total;
-                if done < n && !rejected {
-                    successes += u32::from(m < threshold);
-                    done += 1;
-                }
-            }
-        }
-        successes
-    } else {
+    const LOW: u64 = 0xFFFF_FFFF;
+    // An integer below 2^32, tested with casts (`fract` is a libm call on baseline x86-64).
+    let integer = |x: f64| (x < 4_294_967_296.0 && f64::from(x as u32) == x).then_some(u64::from(x as u32));
+    let (Some(w), Some(total)) = (integer(w), integer(total)) else {
         let threshold = (w / total * 9_007_199_254_740_992.0) as u64;
-        (0..n).map(|_| u32::from((rng.next_u64() >> 11) < threshold)).sum()
+        return (0..n).map(|_| u32::from((rng.next_u64() >> 11) < threshold)).sum();
+    };
+    // For x uniform on 32 bits and m = x * total, `m >> 32` is uniform on 0..total once the x
+    // with `m mod 2^32 < 2^32 mod total` are rejected (that bound is below `total`, so it is
+    // computed only in the rare case), and `m >> 32 < w` iff `m < w 2^32`.
+    let rejected = |m: u64| (m & LOW) < total && (m & LOW) < (1u64 << 32) % total;
+    let threshold = w << 32;
+    let mut successes = 0;
+    let mut left = n;
+    while left > 0 {
+        let bits = rng.next_u64();
+        let (m1, m2) = ((bits >> 32) * total, (bits & LOW) * total);
+        // The two halves are independent: dropping both when either is rejected keeps the
+        // accepted draws exact, and the branch is almost never taken.
+        if rejected(m1) || rejected(m2) {
+            continue;
+        }
+        successes += u32::from(m1 < threshold);
+        if left >= 2 {
+            successes += u32::from(m2 < threshold);
+        }
+        left = left.saturating_sub(2);
     }
+    successes
 }
 
 impl Agent for Bfs3 {
@@ -334,6 +373,7 @@ impl Agent for Bfs3 {
             tree: FsssTree::new(na),
             sampled: Vec::with_capacity(ns),
             weights: (0..=self.c).map(|k| k as f64 / self.c as f64).collect(),
+            row_reward: vec![f64::NAN; ns * na],
             path: Vec::new(),
             scores: vec![0.0; na],
             probability_rng: Rng::seed_from_u64(0),
@@ -345,6 +385,9 @@ impl Agent for Bfs3 {
         let (c, depth) = (self.c, self.depth);
         let st = self.state()?;
         st.counts.copy_from(&st.initial);
+        for row in 0..st.row_reward.len() {
+            st.update_row_reward(row);
+        }
         st.gamma = context.setting.gamma;
         st.v_max = st.r_max / (1.0 - st.gamma);
         st.touched.reserve(depth + 1);
@@ -367,7 +410,10 @@ impl Agent for Bfs3 {
     }
 
     fn observe(&mut self, t: Transition, _rng: &mut Rng) -> Result<()> {
-        self.state()?.counts.observe(t.state, t.action, t.next_state);
+        let st = self.state()?;
+        st.counts.observe(t.state, t.action, t.next_state);
+        // The support may have grown.
+        st.update_row_reward(t.state * st.n_actions() + t.action);
         Ok(())
     }
 
@@ -494,6 +540,9 @@ impl FsssTree {
     #[inline]
     fn select_path(&self, q: usize, v_max: f64, rng: &mut Rng) -> usize {
         let entry = self.q[q];
+        if entry.len == 1 {
+            return entry.start as usize;
+        }
         let block = &self.edges[entry.start as usize..(entry.start + entry.len) as usize];
         let gap = |i: usize| {
             let e = &block[i];
