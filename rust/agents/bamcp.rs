@@ -6,8 +6,8 @@ use std::sync::Arc;
 use rand::{Rng as _, RngCore as _, SeedableRng as _};
 
 use super::{
-    argmax_random_tie, argmax_random_tie_by, greedy_probabilities, not_trained, Agent, ResetContext, Setting,
-    Transition,
+    argmax_random_tie, argmax_random_tie_by, greedy_probabilities, not_trained, uniform_below, Agent, ResetContext,
+    Setting, Transition,
 };
 use crate::dirichlet::GammaSampler;
 use crate::error::Result;
@@ -181,12 +181,12 @@ impl BamcpState {
         let (mut total, mut discount) = (0.0, 1.0);
         for _ in 0..steps {
             // One draw in 0..2A: below A (probability 1/2) it is the uniformly random action.
-            let draw = rng.random_range(0..2 * na);
+            let draw = uniform_below(2 * na as u32, rng) as usize;
             let action = if draw < na {
                 draw
             } else {
-                let len = self.greedy_len[s] as usize;
-                let pick = if len == 1 { 0 } else { rng.random_range(0..len) };
+                let len = self.greedy_len[s];
+                let pick = if len == 1 { 0 } else { uniform_below(len, rng) as usize };
                 self.greedy_actions[s * na + pick] as usize
             };
             let (y, reward) = self.posterior.step(s, action, rng);

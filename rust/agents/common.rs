@@ -1,8 +1,23 @@
 //! Action selection shared by the agents.
 
-use rand::Rng as _;
+use rand::{Rng as _, RngCore as _};
 
 use crate::rng::Rng;
+
+/// A uniform integer of `0..n` (`n >= 1`), exact: Lemire's multiply-and-reject on 32 random
+/// bits. A few instructions where `random_range` takes dozens; for hot loops (planner rollouts).
+#[inline]
+pub fn uniform_below(n: u32, rng: &mut Rng) -> u32 {
+    let mut m = u64::from(rng.next_u32()) * u64::from(n);
+    if (m as u32) < n {
+        // Reject the `2^32 mod n` lowest remainders, which would favour the small results.
+        let threshold = n.wrapping_neg() % n;
+        while (m as u32) < threshold {
+            m = u64::from(rng.next_u32()) * u64::from(n);
+        }
+    }
+    (m >> 32) as u32
+}
 
 /// The greedy action with uniformly random ties ("search::max" with `>=`, SPEC 4).
 /// Two passes over `values`, no allocation.
@@ -67,6 +82,24 @@ pub fn greedy_probabilities(values: &[f64], out: &mut [f64]) {
 mod tests {
     use super::*;
     use crate::rng::stream;
+
+    #[test]
+    fn uniform_below_is_uniform() {
+        let mut rng = stream(3, 0, 0);
+        for n in [1u32, 2, 3, 7, 100] {
+            let draws = 60_000;
+            let mut hits = vec![0usize; n as usize];
+            for _ in 0..draws {
+                hits[uniform_below(n, &mut rng) as usize] += 1;
+            }
+            let p = 1.0 / f64::from(n);
+            for (i, &h) in hits.iter().enumerate() {
+                let f = h as f64 / draws as f64;
+                // 5 standard errors of a Bernoulli(1/n) frequency.
+                assert!((f - p).abs() <= 5.0 * (p * (1.0 - p) / draws as f64).sqrt(), "n {n}: {i} drawn {f}");
+            }
+        }
+    }
 
     #[test]
     fn ties_are_uniform() {

@@ -20,7 +20,7 @@ mod test_support;
 pub use bamcp::Bamcp;
 pub use beb::Beb;
 pub use bfs3::Bfs3;
-pub use common::{argmax_random_tie, argmax_random_tie_by, greedy_probabilities};
+pub use common::{argmax_random_tie, argmax_random_tie_by, greedy_probabilities, uniform_below};
 pub use egreedy::EGreedy;
 pub use mean_model::MeanModelQ;
 pub use random::RandomAgent;
