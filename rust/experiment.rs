@@ -216,6 +216,18 @@ mod tests {
             ),
             ("psrl", Params::from([("k".to_string(), ParamValue::Int(2))])),
             ("optimal", Params::new()),
+            (
+                "bamcp",
+                Params::from([("k".to_string(), ParamValue::Int(20)), ("depth".to_string(), ParamValue::Int(5))]),
+            ),
+            (
+                "bfs3",
+                Params::from([
+                    ("k".to_string(), ParamValue::Int(10)),
+                    ("c".to_string(), ParamValue::Int(2)),
+                    ("depth".to_string(), ParamValue::Int(4)),
+                ]),
+            ),
         ] {
             let one = run_with(Some(1), kind, params.clone());
             let two = run_with(Some(2), kind, params.clone());

@@ -11,7 +11,15 @@ from bbrl import agents
 
 @pytest.mark.parametrize(
     "spec",
-    [agents.SBOSS(1e-3, 7.0), agents.SBOSS(1e-3, 7.0, compat=True), agents.PSRL(), agents.PSRL(k=3), agents.Optimal()],
+    [
+        agents.BAMCP(k=50, depth=10),
+        agents.BFS3(k=10, c=2, depth=5),
+        agents.SBOSS(1e-3, 7.0),
+        agents.SBOSS(1e-3, 7.0, compat=True),
+        agents.PSRL(),
+        agents.PSRL(k=3),
+        agents.Optimal(),
+    ],
     ids=lambda s: s.label,
 )
 def test_runs_are_deterministic_across_thread_counts(spec: agents.AgentSpec) -> None:
@@ -24,7 +32,7 @@ def test_runs_are_deterministic_across_thread_counts(spec: agents.AgentSpec) -> 
 def test_optimal_is_an_upper_reference() -> None:
     exp = bbrl.Experiment("GC", n_mdps=100, horizon=250, seed=0)
     optimal = exp.run(agents.Optimal())
-    for spec in (agents.Random(), agents.EGreedy(0.0), agents.PSRL()):
+    for spec in (agents.Random(), agents.EGreedy(0.0), agents.PSRL(), agents.BAMCP(k=100, depth=10)):
         assert optimal.mean > exp.run(spec).mean
 
 
@@ -41,6 +49,10 @@ def test_optimal_cannot_be_stepped_by_hand() -> None:
         (lambda: agents.SBOSS(0.0, 1.0), "epsilon must be > 0"),
         (lambda: agents.SBOSS(1e-3, -1.0), "delta must be >= 0"),
         (lambda: agents.PSRL(k=0), "k must be >= 1"),
+        (lambda: agents.BAMCP(k=0, depth=15), "k must be >= 1"),
+        (lambda: agents.BAMCP(k=10, depth=0), "depth must be >= 1"),
+        (lambda: agents.BFS3(k=10, c=0, depth=5), "c must be >= 1"),
+        (lambda: agents.BFS3(k=10.5, c=2, depth=5), "k must be an int"),
         (lambda: agents.PSRL(k=1.5), "k must be an int"),
     ],
 )

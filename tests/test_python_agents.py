@@ -261,6 +261,8 @@ ONE_OF_EACH = {
     "optimal": agents.Optimal(),
     "formula": agents.Formula("X0 X2 MAX2"),
     "oppsds": agents.OPPSDS(2, n_draws=20),
+    "bamcp": agents.BAMCP(k=30, depth=8),
+    "bfs3": agents.BFS3(k=6, c=2, depth=4),
 }
 
 

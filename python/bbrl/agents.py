@@ -19,7 +19,9 @@ from . import _core
 from ._fileio import write_atomic
 
 __all__ = [
+    "BAMCP",
     "BEB",
+    "BFS3",
     "OPPSDS",
     "PSRL",
     "SBOSS",
@@ -181,6 +183,51 @@ class BEB(AgentSpec):
             raise ValueError(f"beta must be >= 0, got {value}")
         object.__setattr__(self, "beta", value)
         _flag(self.compat, "compat")
+
+
+@dataclass(frozen=True)
+class BAMCP(AgentSpec):
+    """Bayes-adaptive Monte-Carlo planning (Guez et al. 2012; SPEC 4.6): ``k`` simulations per
+    decision, each in one model drawn from the posterior (root sampling, rows drawn lazily), UCB
+    with c = 3, rollouts half random and half greedy on a Q-learned table, cut at ``depth``.
+
+    Args:
+        k: simulations per decision, >= 1.
+        depth: maximal simulated depth (tree plus rollout), in steps, >= 1.
+    """
+
+    kind: ClassVar[str] = "bamcp"
+    display: ClassVar[str] = "BAMCP"
+    k: int
+    depth: int
+
+    def __post_init__(self) -> None:
+        _count(self.k, "k", 1)
+        _count(self.depth, "depth", 1)
+
+
+@dataclass(frozen=True)
+class BFS3(AgentSpec):
+    """Bayesian forward search sparse sampling (Asmuth & Littman 2011; SPEC 4.7): for each action,
+    ``c`` next states sampled from the posterior predictive, each valued by FSSS with max(1, k / c)
+    rollouts to ``depth``; the upper bound of each root is used.
+
+    Args:
+        k: total rollout budget per action, >= 1.
+        c: branching factor (samples per action), >= 1.
+        depth: search depth, in steps, >= 1.
+    """
+
+    kind: ClassVar[str] = "bfs3"
+    display: ClassVar[str] = "BFS3"
+    k: int
+    c: int
+    depth: int
+
+    def __post_init__(self) -> None:
+        _count(self.k, "k", 1)
+        _count(self.c, "c", 1)
+        _count(self.depth, "depth", 1)
 
 
 @dataclass(frozen=True)
@@ -436,7 +483,7 @@ def load(path: str | os.PathLike[str]) -> TrainedAgent:
 
 
 _KINDS: dict[str, type[AgentSpec]] = {
-    cls.kind: cls for cls in (Random, EGreedy, SoftMax, BEB, SBOSS, PSRL, Optimal, Formula, OPPSDS)
+    cls.kind: cls for cls in (Random, EGreedy, SoftMax, BEB, BAMCP, BFS3, SBOSS, PSRL, Optimal, Formula, OPPSDS)
 }
 
 

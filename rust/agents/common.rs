@@ -1,8 +1,23 @@
 //! Action selection shared by the agents.
 
-use rand::Rng as _;
+use rand::{Rng as _, RngCore as _};
 
 use crate::rng::Rng;
+
+/// A uniform integer of `0..n` (`n >= 1`), exact: Lemire's multiply-and-reject on 32 random
+/// bits. A few instructions where `random_range` takes dozens; for hot loops (planner rollouts).
+#[inline]
+pub fn uniform_below(n: u32, rng: &mut Rng) -> u32 {
+    let mut m = u64::from(rng.next_u32()) * u64::from(n);
+    if (m as u32) < n {
+        // Reject the `2^32 mod n` lowest remainders, which would favour the small results.
+        let threshold = n.wrapping_neg() % n;
+        while (m as u32) < threshold {
+            m = u64::from(rng.next_u32()) * u64::from(n);
+        }
+    }
+    (m >> 32) as u32
+}
 
 /// The greedy action with uniformly random ties ("search::max" with `>=`, SPEC 4).
 /// Two passes over `values`, no allocation.
@@ -25,6 +40,35 @@ pub fn argmax_random_tie(values: &[f64], rng: &mut Rng) -> usize {
     0
 }
 
+/// [`argmax_random_tie`] over `score(0) .. score(n - 1)` without materialising the scores:
+/// one pass, plus a second only when several indices tie (it then draws exactly as
+/// `argmax_random_tie` does on the same values). `n` must be at least 1.
+#[inline]
+pub fn argmax_random_tie_by(n: usize, score: impl Fn(usize) -> f64, rng: &mut Rng) -> usize {
+    let (mut best, mut best_index, mut ties) = (f64::NEG_INFINITY, 0, 0);
+    for i in 0..n {
+        let v = score(i);
+        if v > best {
+            (best, best_index, ties) = (v, i, 1);
+        } else if v == best {
+            ties += 1;
+        }
+    }
+    if ties <= 1 {
+        return best_index;
+    }
+    let mut pick = rng.random_range(0..ties);
+    for i in best_index..n {
+        if score(i) == best {
+            if pick == 0 {
+                return i;
+            }
+            pick -= 1;
+        }
+    }
+    best_index
+}
+
 /// The distribution of [`argmax_random_tie`]: the maximisers share the mass equally.
 pub fn greedy_probabilities(values: &[f64], out: &mut [f64]) {
     let best = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -40,6 +84,24 @@ mod tests {
     use crate::rng::stream;
 
     #[test]
+    fn uniform_below_is_uniform() {
+        let mut rng = stream(3, 0, 0);
+        for n in [1u32, 2, 3, 7, 100] {
+            let draws = 60_000;
+            let mut hits = vec![0usize; n as usize];
+            for _ in 0..draws {
+                hits[uniform_below(n, &mut rng) as usize] += 1;
+            }
+            let p = 1.0 / f64::from(n);
+            for (i, &h) in hits.iter().enumerate() {
+                let f = h as f64 / draws as f64;
+                // 5 standard errors of a Bernoulli(1/n) frequency.
+                assert!((f - p).abs() <= 5.0 * (p * (1.0 - p) / draws as f64).sqrt(), "n {n}: {i} drawn {f}");
+            }
+        }
+    }
+
+    #[test]
     fn ties_are_uniform() {
         let values = [1.0, 3.0, 3.0, 0.0, 3.0];
         let mut rng = stream(0, 0, 0);
@@ -52,6 +114,13 @@ mod tests {
         for &a in &[1, 2, 4] {
             let f = hits[a] as f64 / n as f64;
             assert!((f - 1.0 / 3.0).abs() < 5.0 * (2.0 / 9.0 / n as f64).sqrt());
+        }
+        // The closure form draws the same index from the same stream.
+        let mut values_rng = stream(2, 0, 0);
+        let (mut a, mut b) = (stream(1, 0, 0), stream(1, 0, 0));
+        for _ in 0..1000 {
+            let v: Vec<f64> = (0..4).map(|_| f64::from(values_rng.random_range(0..3u8))).collect();
+            assert_eq!(argmax_random_tie(&v, &mut a), argmax_random_tie_by(4, |i| v[i], &mut b));
         }
         let mut p = [0.0; 5];
         greedy_probabilities(&values, &mut p);

@@ -5,13 +5,17 @@
 //! `T` steps. `action_probabilities` exposes pi(a | s) for the replay evaluators, and `clone_box`
 //! lets an evaluator roll an agent back.
 
+mod bamcp;
 mod beb;
+mod bfs3;
 mod common;
 mod egreedy;
 mod formula_agent;
 mod mean_model;
 mod opps;
 mod optimal;
+#[cfg(test)]
+mod planning_test_support;
 mod psrl;
 mod random;
 mod registry;
@@ -20,8 +24,10 @@ mod softmax;
 #[cfg(test)]
 mod test_support;
 
+pub use bamcp::Bamcp;
 pub use beb::Beb;
-pub use common::{argmax_random_tie, greedy_probabilities};
+pub use bfs3::Bfs3;
+pub use common::{argmax_random_tie, argmax_random_tie_by, greedy_probabilities, uniform_below};
 pub use egreedy::EGreedy;
 pub use formula_agent::{variable_counts, FormulaAgent};
 pub use mean_model::MeanModelQ;

@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{Agent, Beb, EGreedy, FormulaAgent, OppsDs, Optimal, Psrl, RandomAgent, Sboss, SoftMax, OPPS_DEFAULT_C};
+use super::{
+    Agent, Bamcp, Beb, Bfs3, EGreedy, FormulaAgent, OppsDs, Optimal, Psrl, RandomAgent, Sboss, SoftMax, OPPS_DEFAULT_C,
+};
 use crate::error::Result;
 use crate::formula::{parse_formula_list, set::shipped_set, Formula};
 use crate::invalid;
@@ -31,6 +33,8 @@ pub const AGENT_KINDS: &[(&str, &[&str])] = &[
     ("sboss", &["epsilon", "delta", "compat"]),
     ("psrl", &["k"]),
     ("optimal", &[]),
+    ("bamcp", &["k", "depth"]),
+    ("bfs3", &["k", "c", "depth"]),
 ];
 
 struct Reader<'a> {
@@ -80,6 +84,20 @@ impl Reader<'_> {
             Some(other) => Err(invalid!("agent '{}': parameter '{key}' must be an integer, got {other:?}", self.kind)),
             None => Ok(default),
         }
+    }
+
+    /// A non-negative integer; an integral float (e.g. `500.0`) is accepted, a fractional one is not.
+    fn count_required(&self, key: &str) -> Result<usize> {
+        let value = match self.params.get(key) {
+            Some(ParamValue::Int(v)) => *v,
+            Some(ParamValue::Float(v)) if v.fract() == 0.0 && v.abs() < 2f64.powi(53) => *v as i64,
+            Some(other) => {
+                return Err(invalid!("agent '{}': parameter '{key}' must be an integer, got {other:?}", self.kind))
+            }
+            None => return Err(invalid!("agent '{}': missing parameter '{key}'", self.kind)),
+        };
+        usize::try_from(value)
+            .map_err(|_| invalid!("agent '{}': parameter '{key}' must be a positive integer, got {value}", self.kind))
     }
 
     fn flag(&self, key: &str, default: bool) -> Result<bool> {
@@ -139,6 +157,8 @@ pub fn build(kind: &str, params: &Params) -> Result<Box<dyn Agent>> {
         "sboss" => Box::new(Sboss::new(r.float("epsilon")?, r.float("delta")?, r.flag("compat", false)?)?),
         "psrl" => Box::new(Psrl::new(r.count("k", 1)?)?),
         "optimal" => Box::new(Optimal::new()),
+        "bamcp" => Box::new(Bamcp::new(r.count_required("k")?, r.count_required("depth")?)?),
+        "bfs3" => Box::new(Bfs3::new(r.count_required("k")?, r.count_required("c")?, r.count_required("depth")?)?),
         _ => unreachable!("every kind of AGENT_KINDS is built above"),
     })
 }
@@ -251,5 +271,32 @@ mod tests {
         let optimal = build("optimal", &Params::new()).unwrap();
         assert!(optimal.is_oracle());
         assert_eq!(optimal.name(), "Optimal (oracle: sees the true MDP)");
+    }
+
+    #[test]
+    fn planning_agents_take_integer_parameters() {
+        let bamcp = build("bamcp", &params(&[("k", ParamValue::Int(500)), ("depth", ParamValue::Float(15.0))]));
+        assert_eq!(bamcp.unwrap().name(), "BAMCP (K = 500, depth = 15)");
+        let bfs3 = build(
+            "bfs3",
+            &params(&[("k", ParamValue::Float(500.0)), ("c", ParamValue::Int(15)), ("depth", ParamValue::Int(15))]),
+        );
+        assert_eq!(bfs3.unwrap().name(), "BFS3 (K = 500, C = 15, depth = 15)");
+        let e =
+            build("bamcp", &params(&[("k", ParamValue::Float(2.5)), ("depth", ParamValue::Int(15))])).err().unwrap();
+        assert!(e.to_string().contains("'k' must be an integer"), "{e}");
+        let e = build("bamcp", &params(&[("k", ParamValue::Int(-1)), ("depth", ParamValue::Int(15))])).err().unwrap();
+        assert!(e.to_string().contains("'k' must be a positive integer"), "{e}");
+        let e = build("bamcp", &params(&[("k", ParamValue::Int(10)), ("depth", ParamValue::Int(0))])).err().unwrap();
+        assert!(e.to_string().contains("depth"), "{e}");
+        let e = build("bfs3", &params(&[("k", ParamValue::Int(10)), ("depth", ParamValue::Int(5))])).err().unwrap();
+        assert!(e.to_string().contains("missing parameter 'c'"), "{e}");
+        let e = build(
+            "bfs3",
+            &params(&[("k", ParamValue::Int(10)), ("c", ParamValue::Int(0)), ("depth", ParamValue::Int(5))]),
+        )
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("c (branching factor)"), "{e}");
     }
 }

@@ -1,0 +1,698 @@
+//! BFS3Agent (SPEC 4.7): Bayesian Forward Search Sparse Sampling (Asmuth & Littman 2011) as the
+//! original BBRL library runs it: FSSS in the belief-augmented MDP, a fresh tree per root sample.
+
+use rand::{Rng as _, RngCore as _, SeedableRng as _};
+
+use super::{
+    argmax_random_tie, argmax_random_tie_by, greedy_probabilities, not_trained, Agent, ResetContext, Setting,
+    Transition,
+};
+use crate::error::Result;
+use crate::fdm::Fdm;
+use crate::invalid;
+use crate::model::CountModel;
+use crate::rng::Rng;
+
+/// "No node" in the arena's index links.
+const NONE: u32 = u32::MAX;
+/// `QEntry::len` of an action whose children are not drawn yet.
+const DEFERRED: u32 = u32::MAX;
+
+/// BFS3 with budget `k`, branching factor `c` and depth `depth` (SPEC 4.7, 7.5):
+///
+/// * for each action `a` of the current state `x`, `c` next states `y` are drawn from the
+///   posterior predictive `(counts + theta) / sum`, and
+///   `Q(x, a) = mean over the samples of R(x, a, y) + gamma U(y)`, where `U(y)` is the *upper*
+///   bound at the root of a fresh FSSS tree grown from `y` by `N = max(1, k / c)` rollouts;
+/// * in the tree, each node draws `c` next states per action from the predictive of the planning
+///   counts of its path (the real counts plus the transitions simulated on the way down), picks
+///   the action of largest upper bound and the child of largest `(U - L) * multiplicity`,
+///   ties at random, and is backed up by Bellman updates of both bounds;
+/// * bounds start at `[Vmin, Vmax] = [0, Rmax / (1 - gamma)]`, `Rmax` the largest reward of the
+///   prior; nodes at depth `depth` are never created, so those leaves keep `[Vmin, Vmax]`;
+/// * the action played is the argmax of `Q(x, ·)`, ties at random.
+#[derive(Clone, Debug)]
+pub struct Bfs3 {
+    k: usize,
+    c: usize,
+    depth: usize,
+    state: Option<Bfs3State>,
+}
+
+#[derive(Clone, Debug)]
+struct Bfs3State {
+    initial: CountModel,
+    /// Posterior counts `theta + observed` with their supports.
+    counts: CountModel,
+    r_max: f64,
+    gamma: f64,
+    v_max: f64,
+    /// FSSS rollouts per FSSS call: `max(1, k / c)`.
+    rollouts: usize,
+    /// The planning counts are `counts + planning`: the transitions simulated on the current
+    /// rollout's path, undone from the `touched` log (flat index, row) after each rollout.
+    planning: Vec<u32>,
+    planning_totals: Vec<u32>,
+    touched: Vec<(u32, u32)>,
+    tree: FsssTree,
+    /// Per-support-state sample counts while a node is expanded.
+    sampled: Vec<u32>,
+    /// `n / C` for `n = 0..=C`: the backup weight of a child drawn `n` times.
+    weights: Vec<f64>,
+    /// Per (s, a) row, the reward shared by every next state of its support, or NaN when the
+    /// rewards differ (see [`Bfs3State::expand`]).
+    row_reward: Vec<f64>,
+    /// The current rollout's path: Q-entries (node, action) from the root down.
+    path: Vec<u32>,
+    /// Per-action values of the last decision (length A).
+    scores: Vec<f64>,
+    /// The private stream of [`Agent::action_probabilities`], reseeded at every reset.
+    /// The private stream of the planning, reseeded at every reset (see [`Agent::action_probabilities`]).
+    search_rng: Rng,
+    /// The state whose planning result `scores` holds, until the next decision or observation.
+    planned_for: Option<usize>,
+}
+
+impl Bfs3 {
+    /// Budget `k >= 1`, branching factor `c >= 1`, depth `depth >= 1`.
+    pub fn new(k: usize, c: usize, depth: usize) -> Result<Self> {
+        if k < 1 {
+            return Err(invalid!("k (budget per decision) must be >= 1, got {k}"));
+        }
+        if c < 1 {
+            return Err(invalid!("c (branching factor) must be >= 1, got {c}"));
+        }
+        if depth < 1 {
+            return Err(invalid!("depth must be >= 1, got {depth}"));
+        }
+        Ok(Self { k, c, depth, state: None })
+    }
+
+    fn state(&mut self) -> Result<&mut Bfs3State> {
+        let (k, c, depth) = (self.k, self.c, self.depth);
+        // The name is formatted only on the error path: `act` and `observe` never allocate.
+        self.state.as_mut().ok_or_else(|| not_trained(&name(k, c, depth)))
+    }
+
+    /// The value estimate `Q(x, a)` of each action in the last decision (or in the last
+    /// [`Agent::action_probabilities`] call); empty before offline learning. A diagnostic.
+    pub fn action_values(&self) -> &[f64] {
+        self.state.as_ref().map_or(&[], |st| &st.scores)
+    }
+
+    /// Runs one FSSS call as [`Agent::act`] does after drawing `next_state` for `(state, action)`
+    /// and returns the root's `(lower, upper)` bounds. A diagnostic for tests and studies.
+    pub fn fsss_bounds(&mut self, state: usize, action: usize, next_state: usize, rng: &mut Rng) -> Result<(f64, f64)> {
+        let (c, depth) = (self.c, self.depth);
+        let st = self.state()?;
+        let root = st.fsss(state, action, next_state, c, depth, rng);
+        let bounds = st.tree.nodes[root as usize];
+        Ok((bounds.lower, bounds.upper))
+    }
+}
+
+fn name(k: usize, c: usize, depth: usize) -> String {
+    format!("BFS3 (K = {k}, C = {c}, depth = {depth})")
+}
+
+impl Bfs3State {
+    fn n_states(&self) -> usize {
+        self.counts.n_states()
+    }
+    fn n_actions(&self) -> usize {
+        self.counts.n_actions()
+    }
+
+    /// `SelectAction`'s values: `Q(x, a)` for every action into `self.scores`.
+    /// Plans from `state` with the private stream, unless `scores` already holds that planning.
+    fn plan_once(&mut self, state: usize, c: usize, depth: usize) {
+        if self.planned_for != Some(state) {
+            let mut rng = self.search_rng.clone();
+            self.plan(state, c, depth, &mut rng);
+            self.search_rng = rng;
+            self.planned_for = Some(state);
+        }
+    }
+
+    fn plan(&mut self, x: usize, c: usize, depth: usize, rng: &mut Rng) {
+        let (ns, na) = (self.n_states(), self.n_actions());
+        for a in 0..na {
+            let row = x * na + a;
+            let mut q = 0.0;
+            for _ in 0..c {
+                let y = self.counts.support().row(row)[self.predictive_index(row, rng)] as usize;
+                let root = self.fsss(x, a, y, c, depth, rng);
+                let upper = self.tree.nodes[root as usize].upper;
+                q += (self.counts.rewards()[row * ns + y] + self.gamma * upper) / c as f64;
+            }
+            self.scores[a] = q;
+        }
+    }
+
+    /// `FSSS(x, a, y)`: a fresh tree rooted in `y`, grown by `rollouts` rollouts, each starting
+    /// from the real counts plus the transition `(x, a, y)`. Returns the root node.
+    fn fsss(&mut self, x: usize, a: usize, y: usize, c: usize, depth: usize, rng: &mut Rng) -> u32 {
+        let na = self.n_actions();
+        self.tree.clear();
+        let mut root = NONE;
+        for _ in 0..self.rollouts {
+            self.plan_transition(x * na + a, y);
+            if root == NONE {
+                root = self.expand(y, c, rng);
+            }
+            self.rollout(root, y, c, depth, rng);
+            for &(i, row) in &self.touched {
+                self.planning[i as usize] -= 1;
+                self.planning_totals[row as usize] -= 1;
+            }
+            self.touched.clear();
+        }
+        debug_assert!(self.planning.iter().all(|&n| n == 0));
+        root
+    }
+
+    /// One FSSS rollout from the existing node `root` (state `y`) down to depth `depth`.
+    ///
+    /// The original also runs `bestA`, `selectPath` and a backup at the last level (depth
+    /// `depth - 1`), but a node there never gets a child, so none of that changes anything
+    /// (beyond tie-breaking draws): the descent stops at that node.
+    fn rollout(&mut self, root: u32, y: usize, c: usize, depth: usize, rng: &mut Rng) {
+        let na = self.n_actions();
+        self.path.clear();
+        let (mut node, mut s) = (root, y);
+        for _ in 1..depth {
+            let first = node as usize * na;
+            let q = &self.tree.q[first..first + na];
+            let b = argmax_random_tie_by(na, |b| q[b].upper, rng);
+            if self.tree.q[first + b].len == DEFERRED {
+                self.sample_children(first + b, s * na + b, c, rng);
+            }
+            let e = self.tree.select_path(first + b, self.v_max, rng);
+            let next = self.tree.edges[e].state as usize;
+            self.plan_transition(s * na + b, next);
+            self.path.push((first + b) as u32);
+            let mut child = self.tree.edges[e].child;
+            if child == NONE {
+                child = self.expand(next, c, rng);
+                self.tree.edges[e].child = child;
+            }
+            node = child;
+            s = next;
+        }
+        // `bellmanBackup` of every node on the path, deepest first. Only the action taken at a
+        // node has a child whose bounds moved, so only its Q-bounds are recomputed: the others
+        // would come out the same.
+        for i in (0..self.path.len()).rev() {
+            let q = self.path[i] as usize;
+            self.tree.backup_action(q, self.gamma, self.v_max);
+            self.tree.update_bounds(q / na);
+        }
+    }
+
+    /// Adds one simulated transition `row -> y` to the planning counts.
+    #[inline]
+    fn plan_transition(&mut self, row: usize, y: usize) {
+        let i = row * self.n_states() + y;
+        self.planning[i] += 1;
+        self.planning_totals[row] += 1;
+        self.touched.push((i as u32, row as u32));
+    }
+
+    /// A next state of `row` from the predictive of the planning counts `counts + planning`,
+    /// as a position in the row's support.
+    #[inline]
+    fn predictive_index(&self, row: usize, rng: &mut Rng) -> usize {
+        let ns = self.n_states();
+        let support = self.counts.support().row(row);
+        if support.len() == 1 {
+            return 0;
+        }
+        let base = row * ns;
+        let alpha = &self.counts.counts()[base..base + ns];
+        let planned = &self.planning[base..base + ns];
+        let total = self.counts.row_totals()[row] + f64::from(self.planning_totals[row]);
+        let mut u = rng.random::<f64>() * total;
+        for (i, &y) in support.iter().enumerate() {
+            let w = alpha[y as usize] + f64::from(planned[y as usize]);
+            if u < w {
+                return i;
+            }
+            u -= w;
+        }
+        support.len() - 1
+    }
+
+    /// `ExpandNode` then `bellmanBackup`: a node for state `s` with `c` predictive samples per
+    /// action, stored as a multiset of next states in increasing order.
+    ///
+    /// The samples of an action are drawn when a rollout first descends that action rather than
+    /// here, whenever that is the same thing: a node's planning counts depend only on its path
+    /// from the root, so they are the same whenever a rollout reaches it, and when every next
+    /// state of the row has the same reward `r`, the action's bounds before any child exists,
+    /// `r + gamma Vmax` and `r + gamma Vmin`, do not depend on the samples either. (The original
+    /// sums them over the samples, equal up to rounding.) Most actions of a node are never
+    /// descended, so their samples are never drawn.
+    fn expand(&mut self, s: usize, c: usize, rng: &mut Rng) -> u32 {
+        let na = self.n_actions();
+        let node = self.tree.add_node(self.v_max);
+        for b in 0..na {
+            let (q, row) = (node as usize * na + b, s * na + b);
+            let r = self.row_reward[row];
+            if r.is_nan() {
+                self.sample_children(q, row, c, rng);
+                self.tree.backup_action(q, self.gamma, self.v_max);
+            } else {
+                self.tree.q[q] = QEntry { upper: r + self.gamma * self.v_max, lower: r, start: 0, len: DEFERRED };
+            }
+        }
+        self.tree.update_bounds(node as usize);
+        node
+    }
+
+    /// Draws the `c` children of Q-entry `q` (row `row`) from the predictive of the current
+    /// planning counts, and stores them as a multiset of next states in increasing order.
+    fn sample_children(&mut self, q: usize, row: usize, c: usize, rng: &mut Rng) {
+        let base = row * self.n_states();
+        let start = self.tree.edges.len();
+        let support = self.counts.support().row(row);
+        let (rewards, weights) = (self.counts.rewards(), &self.weights);
+        let edge = |y: u32, count: u32| Edge {
+            state: y,
+            child: NONE,
+            count: f64::from(count),
+            weight: weights[count as usize],
+            reward: rewards[base + y as usize],
+        };
+        match support.len() {
+            1 => self.tree.edges.push(edge(support[0], c as u32)),
+            2 => {
+                // Each draw goes to the first state with probability w0 / total.
+                let y0 = support[0] as usize;
+                let w0 = self.counts.counts()[base + y0] + f64::from(self.planning[base + y0]);
+                let total = self.counts.row_totals()[row] + f64::from(self.planning_totals[row]);
+                let first = count_successes(c as u32, w0, total, rng);
+                for (y, n) in [(support[0], first), (support[1], c as u32 - first)] {
+                    if n > 0 {
+                        self.tree.edges.push(edge(y, n));
+                    }
+                }
+            }
+            _ => {
+                // Count the draws per support state, then emit the edges in support order.
+                self.sampled.clear();
+                self.sampled.resize(support.len(), 0);
+                for _ in 0..c {
+                    let i = self.predictive_index(row, rng);
+                    self.sampled[i] += 1;
+                }
+                let support = self.counts.support().row(row);
+                for (&y, &n) in support.iter().zip(&self.sampled) {
+                    if n > 0 {
+                        self.tree.edges.push(edge(y, n));
+                    }
+                }
+            }
+        }
+        self.tree.q[q].start = start as u32;
+        self.tree.q[q].len = (self.tree.edges.len() - start) as u32;
+    }
+
+    /// Recomputes `row_reward[row]` from the row's support.
+    fn update_row_reward(&mut self, row: usize) {
+        let base = row * self.n_states();
+        let rewards = self.counts.rewards();
+        let mut support = self.counts.support().row(row).iter().map(|&y| rewards[base + y as usize]);
+        let first = support.next().unwrap_or(f64::NAN);
+        self.row_reward[row] = if support.all(|r| r == first) { first } else { f64::NAN };
+    }
+}
+
+/// The number of successes in `n` independent draws of probability `w / total` (`0 < w < total`).
+///
+/// With integer counts below 2^32 (every prior of the benchmark) the draws are exact: a draw is
+/// a uniform integer of `0..total` (Lemire's multiply-and-reject on 32 random bits, so one `u64`
+/// serves two draws) compared with `w`. Otherwise a 53-bit uniform is compared with the 53-bit
+/// threshold of `w / total`, exact to within 2^-53.
+fn count_successes(n: u32, w: f64, total: f64, rng: &mut Rng) -> u32 {
+    const LOW: u64 = 0xFFFF_FFFF;
+    // An integer below 2^32, tested with casts (`fract` is a libm call on baseline x86-64).
+    let integer = |x: f64| (x < 4_294_967_296.0 && f64::from(x as u32) == x).then_some(u64::from(x as u32));
+    let (Some(w), Some(total)) = (integer(w), integer(total)) else {
+        let threshold = (w / total * 9_007_199_254_740_992.0) as u64;
+        return (0..n).map(|_| u32::from((rng.next_u64() >> 11) < threshold)).sum();
+    };
+    // For x uniform on 32 bits and m = x * total, `m >> 32` is uniform on 0..total once the x
+    // with `m mod 2^32 < 2^32 mod total` are rejected (that bound is below `total`, so it is
+    // computed only in the rare case), and `m >> 32 < w` iff `m < w 2^32`.
+    let rejected = |m: u64| (m & LOW) < total && (m & LOW) < (1u64 << 32) % total;
+    let threshold = w << 32;
+    let mut successes = 0;
+    let mut left = n;
+    while left > 0 {
+        let bits = rng.next_u64();
+        let (m1, m2) = ((bits >> 32) * total, (bits & LOW) * total);
+        // The two halves are independent: dropping both when either is rejected keeps the
+        // accepted draws exact, and the branch is almost never taken.
+        if rejected(m1) || rejected(m2) {
+            continue;
+        }
+        successes += u32::from(m1 < threshold);
+        if left >= 2 {
+            successes += u32::from(m2 < threshold);
+        }
+        left = left.saturating_sub(2);
+    }
+    successes
+}
+
+impl Agent for Bfs3 {
+    fn name(&self) -> String {
+        name(self.k, self.c, self.depth)
+    }
+
+    fn learn_offline(&mut self, prior: &Fdm, setting: Setting, _rng: &mut Rng) -> Result<()> {
+        let initial = CountModel::from_prior(prior);
+        let (ns, na) = (prior.n_states(), prior.n_actions());
+        self.state = Some(Bfs3State {
+            counts: initial.clone(),
+            initial,
+            r_max: prior.r_max(),
+            gamma: setting.gamma,
+            v_max: prior.r_max() / (1.0 - setting.gamma),
+            rollouts: (self.k / self.c).max(1),
+            planning: vec![0; ns * na * ns],
+            planning_totals: vec![0; ns * na],
+            touched: Vec::new(),
+            tree: FsssTree::new(na),
+            sampled: Vec::with_capacity(ns),
+            weights: (0..=self.c).map(|k| k as f64 / self.c as f64).collect(),
+            row_reward: vec![f64::NAN; ns * na],
+            path: Vec::new(),
+            scores: vec![0.0; na],
+            search_rng: Rng::seed_from_u64(0),
+            planned_for: None,
+        });
+        Ok(())
+    }
+
+    fn reset(&mut self, context: &ResetContext<'_>, rng: &mut Rng) -> Result<()> {
+        let (c, depth) = (self.c, self.depth);
+        let st = self.state()?;
+        st.counts.copy_from(&st.initial);
+        for row in 0..st.row_reward.len() {
+            st.update_row_reward(row);
+        }
+        st.gamma = context.setting.gamma;
+        st.v_max = st.r_max / (1.0 - st.gamma);
+        st.touched.reserve(depth + 1);
+        st.path.reserve(depth);
+        // The largest tree an FSSS call can grow: the root, and at most depth - 1 new nodes per
+        // rollout, each with A Q-entries of at most min(C, support) distinct children.
+        let na = st.n_actions();
+        let widest = (0..st.counts.support().n_rows()).map(|row| st.counts.support().row(row).len()).max().unwrap_or(1);
+        let nodes = 1 + st.rollouts * (depth - 1);
+        st.tree.reserve(nodes, nodes * na * c.min(widest));
+        st.search_rng = Rng::seed_from_u64(rng.next_u64());
+        st.planned_for = None;
+        Ok(())
+    }
+
+    fn act(&mut self, state: usize, rng: &mut Rng) -> Result<usize> {
+        let (c, depth) = (self.c, self.depth);
+        let st = self.state()?;
+        st.plan_once(state, c, depth);
+        st.planned_for = None;
+        Ok(argmax_random_tie(&st.scores, rng))
+    }
+
+    fn observe(&mut self, t: Transition, _rng: &mut Rng) -> Result<()> {
+        let st = self.state()?;
+        st.planned_for = None;
+        st.counts.observe(t.state, t.action, t.next_state);
+        // The support may have grown.
+        st.update_row_reward(t.state * st.n_actions() + t.action);
+        Ok(())
+    }
+
+    /// The planning is stochastic and draws from a private stream seeded at [`Agent::reset`]:
+    /// this runs the planning that [`Agent::act`] would run next from `state` (and keeps it, so
+    /// `act` then uses it) and reports the greedy set of its action values, ties sharing the mass
+    /// equally: exactly the distribution of the action `act` plays next, given that planning.
+    /// Calling it never changes a trajectory.
+    fn action_probabilities(&mut self, state: usize, out: &mut [f64]) -> Result<()> {
+        let (c, depth) = (self.c, self.depth);
+        let st = self.state()?;
+        st.plan_once(state, c, depth);
+        greedy_probabilities(&st.scores, out);
+        Ok(())
+    }
+
+    fn clone_box(&self) -> Box<dyn Agent> {
+        Box::new(self.clone())
+    }
+}
+
+/// An FSSS tree in an arena. Node `v` has the A consecutive Q-entries `v * A .. v * A + A`; the
+/// sampled children of Q-entry `q` are `edges[q.start .. q.start + q.len]`, one edge per distinct
+/// next state with its multiplicity. `clear` keeps the capacities.
+#[derive(Clone, Debug)]
+struct FsssTree {
+    n_actions: usize,
+    nodes: Vec<Bounds>,
+    q: Vec<QEntry>,
+    edges: Vec<Edge>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Bounds {
+    upper: f64,
+    lower: f64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct QEntry {
+    upper: f64,
+    lower: f64,
+    start: u32,
+    len: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Edge {
+    state: u32,
+    child: u32,
+    /// Multiplicity among the C samples, and `count / C`, the weight in the backups.
+    count: f64,
+    weight: f64,
+    /// `R(s, b, state)` of the parent's state and action.
+    reward: f64,
+}
+
+impl FsssTree {
+    fn new(n_actions: usize) -> Self {
+        Self { n_actions, nodes: Vec::new(), q: Vec::new(), edges: Vec::new() }
+    }
+
+    /// Room for `nodes` nodes and `edges` edges in all.
+    fn reserve(&mut self, nodes: usize, edges: usize) {
+        self.nodes.reserve(nodes.saturating_sub(self.nodes.len()));
+        self.q.reserve((nodes * self.n_actions).saturating_sub(self.q.len()));
+        self.edges.reserve(edges.saturating_sub(self.edges.len()));
+    }
+
+    fn clear(&mut self) {
+        self.nodes.clear();
+        self.q.clear();
+        self.edges.clear();
+    }
+
+    fn add_node(&mut self, v_max: f64) -> u32 {
+        let id = self.nodes.len() as u32;
+        self.nodes.push(Bounds { upper: v_max, lower: 0.0 });
+        let unexplored = QEntry { upper: v_max, lower: 0.0, start: 0, len: 0 };
+        self.q.resize(self.q.len() + self.n_actions, unexplored);
+        id
+    }
+
+    /// `bellmanBackup` of Q-entry `q`: `Usa = sum_y count/C (R(s, b, y) + gamma U(y))`, a missing
+    /// child counting `Vmax`, and `Lsa` the same with the lower bounds (`Vmin = 0`). The weight
+    /// `count/C` is precomputed, which matches the original's `(...) * count / C` up to rounding.
+    #[inline]
+    fn backup_action(&mut self, q: usize, gamma: f64, v_max: f64) {
+        let entry = self.q[q];
+        let (mut usa, mut lsa) = (0.0, 0.0);
+        for e in &self.edges[entry.start as usize..(entry.start + entry.len) as usize] {
+            let child =
+                if e.child == NONE { Bounds { upper: v_max, lower: 0.0 } } else { self.nodes[e.child as usize] };
+            usa += (e.reward + gamma * child.upper) * e.weight;
+            lsa += (e.reward + gamma * child.lower) * e.weight;
+        }
+        self.q[q].upper = usa;
+        self.q[q].lower = lsa;
+    }
+
+    /// The node's bounds: the largest Q-bounds, and at least `Vmin = 0`.
+    #[inline]
+    fn update_bounds(&mut self, node: usize) {
+        let first = node * self.n_actions;
+        let (mut upper, mut lower) = (0.0, 0.0);
+        for q in &self.q[first..first + self.n_actions] {
+            if q.upper > upper {
+                upper = q.upper;
+            }
+            if q.lower > lower {
+                lower = q.lower;
+            }
+        }
+        self.nodes[node] = Bounds { upper, lower };
+    }
+
+    /// `selectPath`: the child of Q-entry `q` with the largest `(U - L) * count` (a missing child
+    /// counts `Vmax - Vmin`), ties at random. Returns the edge index. (The original starts its
+    /// search at 0, which every gap reaches since `Vmax >= Vmin`; with a prior whose rewards are
+    /// all negative, where it would index an empty vector, this still returns the largest.)
+    #[inline]
+    fn select_path(&self, q: usize, v_max: f64, rng: &mut Rng) -> usize {
+        let entry = self.q[q];
+        if entry.len == 1 {
+            return entry.start as usize;
+        }
+        let block = &self.edges[entry.start as usize..(entry.start + entry.len) as usize];
+        let gap = |i: usize| {
+            let e = &block[i];
+            let width = if e.child == NONE {
+                v_max
+            } else {
+                let child = self.nodes[e.child as usize];
+                child.upper - child.lower
+            };
+            width * e.count
+        };
+        entry.start as usize + argmax_random_tie_by(block.len(), gap, rng)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::planning_test_support::{
+        assert_no_allocation_per_step, chain_mdp, play, point_mass, setting, vague, GAMMA,
+    };
+    use crate::mdp::Mdp;
+    use crate::rng::stream;
+    use crate::solve::{guez_value_iteration, GUEZ_VI_EPSILON};
+
+    fn trained(k: usize, c: usize, depth: usize, prior: &Fdm, seed: u64) -> (Bfs3, Rng) {
+        let mut agent = Bfs3::new(k, c, depth).unwrap();
+        let mut rng = stream(seed, 0, 0);
+        agent.learn_offline(prior, setting(), &mut rng).unwrap();
+        agent.reset(&ResetContext { setting: setting(), true_mdp: None }, &mut rng).unwrap();
+        (agent, rng)
+    }
+
+    fn optimal_values(p: &[f64], r: &[f64], ns: usize, na: usize) -> (Vec<f64>, Vec<usize>) {
+        let mdp = Mdp::new(ns, na, p.to_vec(), r.to_vec(), Some(0)).unwrap();
+        let (mut values, mut policy) = (vec![0.0; ns], vec![0; ns]);
+        guez_value_iteration(mdp.view(), None, GAMMA, GUEZ_VI_EPSILON * 1e-4, &mut values, &mut policy);
+        (values, policy)
+    }
+
+    #[test]
+    fn success_counts_are_binomial() {
+        // Binomial(15, w / total): mean n p, variance n p (1 - p); integer and fractional counts.
+        let mut rng = stream(8, 0, 0);
+        for (w, total) in [(1.0, 2.0), (3.0, 7.0), (1.0, 1000.0), (2.5, 4.0)] {
+            let (n, draws) = (15u32, 40_000);
+            let p = w / total;
+            let (mut sum, mut sum2) = (0.0, 0.0);
+            for _ in 0..draws {
+                let k = f64::from(count_successes(n, w, total, &mut rng));
+                sum += k;
+                sum2 += k * k;
+            }
+            let (mean, var) = (sum / draws as f64, sum2 / draws as f64 - (sum / draws as f64).powi(2));
+            let (true_mean, true_var) = (f64::from(n) * p, f64::from(n) * p * (1.0 - p));
+            // 5 standard errors of the sample mean and of the sample variance, whose variance is
+            // about (mu4 - sigma^4) / draws with the binomial's mu4 = npq (1 + 3 (n - 2) pq).
+            let mu4 = true_var * (1.0 + 3.0 * (f64::from(n) - 2.0) * p * (1.0 - p));
+            let se_var = ((mu4 - true_var * true_var) / draws as f64).sqrt();
+            assert!((mean - true_mean).abs() < 5.0 * (true_var / draws as f64).sqrt(), "{w}/{total}: mean {mean}");
+            assert!((var - true_var).abs() < 5.0 * se_var, "{w}/{total}: variance {var} vs {true_var}");
+        }
+    }
+
+    #[test]
+    fn bad_parameters_are_errors() {
+        let e = Bfs3::new(1, 1, 1).unwrap().act(0, &mut stream(0, 0, 0)).unwrap_err();
+        assert!(e.to_string().contains("before learn_offline"), "{e}");
+        assert!(Bfs3::new(0, 5, 15).unwrap_err().to_string().contains("k "));
+        assert!(Bfs3::new(10, 0, 15).unwrap_err().to_string().contains("c "));
+        assert!(Bfs3::new(10, 5, 0).unwrap_err().to_string().contains("depth"));
+        assert!(Bfs3::new(1, 1, 1).is_ok());
+    }
+
+    #[test]
+    fn no_allocation_per_decision() {
+        assert_no_allocation_per_step(&mut Bfs3::new(100, 5, 12).unwrap());
+    }
+
+    #[test]
+    fn same_seed_same_actions() {
+        let (p, r) = chain_mdp();
+        let prior = vague(&p, &r, 4, 2);
+        let run = |seed| play(&mut Bfs3::new(30, 3, 6).unwrap(), Bfs3::action_values, &prior, seed, 30);
+        assert_eq!(run(5), run(5));
+        assert_ne!(run(5), run(6), "different seeds should (almost surely) differ somewhere");
+    }
+
+    #[test]
+    fn picks_the_optimal_action_of_a_known_mdp() {
+        let (p, r) = chain_mdp();
+        let prior = point_mass(&p, &r, 4, 2);
+        let (_, policy) = optimal_values(&p, &r, 4, 2);
+        assert_eq!(policy[..3], [0, 0, 0]);
+        for seed in 0..5 {
+            let (mut agent, mut rng) = trained(500, 10, 15, &prior, seed);
+            for s in 0..3 {
+                assert_eq!(agent.act(s, &mut rng).unwrap(), policy[s], "state {s}, seed {seed}");
+                let mut probs = [0.0; 2];
+                agent.action_probabilities(s, &mut probs).unwrap();
+                assert_eq!(probs, [1.0, 0.0]);
+            }
+        }
+    }
+
+    #[test]
+    fn root_bounds_bracket_the_true_value() {
+        // A deterministic 4-state MDP (every row a point mass), so the sampled trees are exact
+        // and `L <= V*(y) <= U` must hold for every FSSS root, whatever its budget and depth.
+        let (ns, na) = (4, 2);
+        let mut p = vec![0.0; ns * na * ns];
+        let mut r = vec![0.0; ns * na * ns];
+        let next = [[1, 0], [2, 0], [3, 1], [3, 0]];
+        for s in 0..ns {
+            for a in 0..na {
+                let i = (s * na + a) * ns + next[s][a];
+                p[i] = 1.0;
+                r[i] = [[0.0, 1.0], [0.0, 0.5], [0.0, 0.0], [3.0, 0.0]][s][a];
+            }
+        }
+        let prior = point_mass(&p, &r, ns, na);
+        let (values, _) = optimal_values(&p, &r, ns, na);
+        for (k, c, depth) in [(1, 1, 1), (20, 2, 3), (200, 5, 8), (2000, 2, 60)] {
+            let (mut agent, mut rng) = trained(k, c, depth, &prior, 1);
+            for s in 0..ns {
+                for a in 0..na {
+                    let y = next[s][a];
+                    let (lower, upper) = agent.fsss_bounds(s, a, y, &mut rng).unwrap();
+                    assert!(lower <= values[y] + 1e-9 && values[y] <= upper + 1e-9, "{lower} {} {upper}", values[y]);
+                }
+            }
+            // With a generous budget and depth the bounds close in on the value.
+            if depth == 60 {
+                let (lower, upper) = agent.fsss_bounds(0, 0, 1, &mut rng).unwrap();
+                assert!(upper - lower < 0.1 * upper, "[{lower}, {upper}]");
+            }
+        }
+    }
+}
