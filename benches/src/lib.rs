@@ -118,11 +118,12 @@ fn table_block<'a>(
 mod tests {
     use super::*;
 
-    /// The builders equal the original's data files, when they are at hand
-    /// (`BBRL_DATA_DIR`, by default the shared data folder beside the worktrees).
+    /// The builders equal the original's data files, when they are at hand (`BBRL_DATA_DIR`, by
+    /// default `shared/data` beside the repository).
     #[test]
     fn builders_match_the_data_files() {
-        let dir = std::env::var("BBRL_DATA_DIR").unwrap_or_else(|_| "/work/shared/data".into());
+        let default = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data");
+        let dir = std::env::var("BBRL_DATA_DIR").unwrap_or_else(|_| default.into());
         for (name, built) in [("GC", gc()), ("GDL", gdl()), ("Grid", grid())] {
             let path = format!("{dir}/bbrl-{name}-distrib.dat");
             let Ok(text) = std::fs::read_to_string(&path) else {

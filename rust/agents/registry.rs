@@ -44,7 +44,8 @@ impl Reader<'_> {
         }
     }
 
-    /// A non-negative integer; an integral float (e.g. `500.0`) is accepted, a fractional one is not.
+    /// An integer >= 0 (the agent checks its own lower bound); an integral float such as `500.0`
+    /// is accepted, a fractional one is not.
     fn count(&self, key: &str) -> Result<usize> {
         let value = match self.params.get(key) {
             Some(ParamValue::Int(v)) => *v,
