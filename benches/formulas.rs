@@ -7,27 +7,9 @@ use std::time::Duration;
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 use bbrl::agents::{Agent, OppsDs, Setting, OPPS_DEFAULT_C};
-use bbrl::fdm::Fdm;
 use bbrl::formula::{formula_set, set::shipped_set, Formula};
 use bbrl::rng::stream;
-
-/// The GC prior of SPEC 1.3: 5 states, 3 identical actions, x -> {0, x+1} (x4 -> {0, 4}),
-/// theta 1 on the support; R(., ., 0) = 2, R(., ., 4) = 10.
-fn gc() -> Fdm {
-    let (s, a) = (5, 3);
-    let mut theta = vec![0.0; s * a * s];
-    let mut rewards = vec![0.0; s * a * s];
-    for x in 0..s {
-        for u in 0..a {
-            let row = (x * a + u) * s;
-            theta[row] = 1.0;
-            theta[row + (x + 1).min(4)] = 1.0;
-            rewards[row] = 2.0;
-            rewards[row + 4] = 10.0;
-        }
-    }
-    Fdm::new(s, a, theta, rewards, Some(0)).expect("GC")
-}
+use bbrl_benches::gc;
 
 /// OPPS-DS offline learning on GC (gamma 0.95, T 250): pulls per second.
 /// * `one formula, 1 variable`: `X0`, every pull sequential after the first (UCB phase);

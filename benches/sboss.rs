@@ -5,13 +5,12 @@
 //! from the distribution, as the protocol does; the reported time is the trajectory time divided by
 //! 250 (per decision). The prior is the test distribution (the accurate case).
 //!
-//! The distributions are read from the original BBRL files (SPEC 1.1), by default from
-//! `../../shared/data` relative to this crate, or from `$BBRL_DATA_DIR`.
+//! The distributions are the core's built-ins (`bbrl::problems`), which the test suite checks
+//! against the original BBRL files.
 //!
 //! Run: `cargo bench -p bbrl-benches --bench sboss`. Results: `benches/README-sboss.md`.
 
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bbrl::agents::{Agent, Psrl, Sboss, Setting};
@@ -25,39 +24,9 @@ const SETTING: Setting = Setting { gamma: 0.95, horizon: 250 };
 const N_MDPS: usize = 100;
 const SEED: u64 = 2016;
 
-/// Reads a `DirMultiDistribution` file (SPEC 1.1): theta and R blocks are stored action-major
-/// ("for u, for x", one line of nX values), the tables in memory are state-major `idx(x, u, y)`.
+/// A built-in distribution by its original short name (`bbrl::problems`, the single source).
 fn load(short: &str) -> Fdm {
-    let dir = std::env::var_os("BBRL_DATA_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"));
-    let path = dir.join(format!("bbrl-{short}-distrib.dat"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let mut lines = text.lines().map(str::trim).skip_while(|l| *l != "DirMultiDistribution").skip(1);
-    let mut next = move || lines.next().expect("truncated distribution file");
-    let count: usize = next().parse().unwrap();
-    let nx: usize = next().parse().unwrap();
-    let nu: usize = next().parse().unwrap();
-    let initial: i64 = next().parse().unwrap();
-    assert_eq!(count, 3 + 2 * nx * nu * nx + 2, "{short}: unexpected field count (V block?)");
-    let theta = read_block(&mut next, nx, nu);
-    assert_eq!(next(), "0", "{short}: only RT_CONSTANT rewards are supported");
-    let rewards = read_block(&mut next, nx, nu);
-    assert_eq!(next(), "0", "{short}: no V block expected");
-    Fdm::new(nx, nu, theta, rewards, usize::try_from(initial).ok()).unwrap()
-}
-
-/// One (S, A, S) block: nU * nX lines "for u: for x", each holding the nX values of row (x, u).
-fn read_block<'a>(next: &mut impl FnMut() -> &'a str, nx: usize, nu: usize) -> Vec<f64> {
-    let mut table = vec![0.0; nx * nu * nx];
-    for u in 0..nu {
-        for x in 0..nx {
-            let row: Vec<f64> = next().split_whitespace().map(|v| v.parse().unwrap()).collect();
-            assert_eq!(row.len(), nx);
-            table[(x * nu + u) * nx..(x * nu + u + 1) * nx].copy_from_slice(&row);
-        }
-    }
-    table
+    bbrl::problems::by_name(short).unwrap_or_else(|| panic!("unknown distribution {short}"))
 }
 
 fn per_decision(c: &mut Criterion) {

@@ -504,7 +504,7 @@ impl LazyPosterior {
     }
 
     /// One step of the current model from `(s, a)`: the next state and its reward.
-    #[inline]
+    #[inline(always)]
     fn step(&mut self, s: usize, a: usize, rng: &mut Rng) -> (usize, f64) {
         let row = s * self.n_actions + a;
         let base = row * self.n_states;

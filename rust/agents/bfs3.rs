@@ -59,6 +59,8 @@ struct Bfs3State {
     sampled: Vec<u32>,
     /// `n / C` for `n = 0..=C`: the backup weight of a child drawn `n` times.
     weights: Vec<f64>,
+    /// The sample counts of two-state rows.
+    binomial: BinomialSampler,
     /// Per (s, a) row, the reward shared by every next state of its support, or NaN when the
     /// rewards differ (see [`Bfs3State::expand`]).
     row_reward: Vec<f64>,
@@ -290,7 +292,7 @@ impl Bfs3State {
                 let y0 = support[0] as usize;
                 let w0 = self.counts.counts()[base + y0] + f64::from(self.planning[base + y0]);
                 let total = self.counts.row_totals()[row] + f64::from(self.planning_totals[row]);
-                let first = count_successes(c as u32, w0, total, rng);
+                let first = self.binomial.sample(w0, total, rng);
                 for (y, n) in [(support[0], first), (support[1], c as u32 - first)] {
                     if n > 0 {
                         self.tree.edges.push(edge(y, n));
@@ -327,42 +329,68 @@ impl Bfs3State {
     }
 }
 
-/// The number of successes in `n` independent draws of probability `w / total` (`0 < w < total`).
+/// Binomial(C, w / total) draws (`0 < w < total`), the number of C predictive samples of a
+/// two-state row that go to its first state.
 ///
-/// With integer counts below 2^32 (every prior of the benchmark) the draws are exact: a draw is
-/// a uniform integer of `0..total` (Lemire's multiply-and-reject on 32 random bits, so one `u64`
-/// serves two draws) compared with `w`. Otherwise a 53-bit uniform is compared with the 53-bit
-/// threshold of `w / total`, exact to within 2^-53.
-fn count_successes(n: u32, w: f64, total: f64, rng: &mut Rng) -> u32 {
-    const LOW: u64 = 0xFFFF_FFFF;
-    // An integer below 2^32, tested with casts (`fract` is a libm call on baseline x86-64).
-    let integer = |x: f64| (x < 4_294_967_296.0 && f64::from(x as u32) == x).then_some(u64::from(x as u32));
-    let (Some(w), Some(total)) = (integer(w), integer(total)) else {
-        let threshold = (w / total * 9_007_199_254_740_992.0) as u64;
-        return (0..n).map(|_| u32::from((rng.next_u64() >> 11) < threshold)).sum();
-    };
-    // For x uniform on 32 bits and m = x * total, `m >> 32` is uniform on 0..total once the x
-    // with `m mod 2^32 < 2^32 mod total` are rejected (that bound is below `total`, so it is
-    // computed only in the rare case), and `m >> 32 < w` iff `m < w 2^32`.
-    let rejected = |m: u64| (m & LOW) < total && (m & LOW) < (1u64 << 32) % total;
-    let threshold = w << 32;
-    let mut successes = 0;
-    let mut left = n;
-    while left > 0 {
-        let bits = rng.next_u64();
-        let (m1, m2) = ((bits >> 32) * total, (bits & LOW) * total);
-        // The two halves are independent: dropping both when either is rejected keeps the
-        // accepted draws exact, and the branch is almost never taken.
-        if rejected(m1) || rejected(m2) {
-            continue;
+/// By inversion: one uniform `u` and the CDF of the less likely outcome's count, `K = #{j < C :
+/// F(j) <= u}`. The CDFs of the last (w, total) pairs met are kept in a small direct-mapped cache
+/// (the same pairs recur all through a decision's trees), so a draw is usually a table lookup.
+/// Exact up to the rounding of the CDF; C above 1000 (where the first term could underflow)
+/// draws the C Bernoulli variables one by one instead.
+#[derive(Clone, Debug)]
+struct BinomialSampler {
+    c: usize,
+    /// Per slot: the pair it holds (NaN: none), and its `c` CDF values `F(0) .. F(c - 1)`.
+    keys: Vec<(f64, f64)>,
+    cdfs: Vec<f64>,
+}
+
+impl BinomialSampler {
+    const SLOTS: usize = 256;
+    const MAX_C: usize = 1000;
+
+    fn new(c: usize) -> Self {
+        let cached = c <= Self::MAX_C;
+        Self {
+            c,
+            keys: vec![(f64::NAN, f64::NAN); if cached { Self::SLOTS } else { 0 }],
+            cdfs: vec![0.0; if cached { Self::SLOTS * c } else { 0 }],
         }
-        successes += u32::from(m1 < threshold);
-        if left >= 2 {
-            successes += u32::from(m2 < threshold);
-        }
-        left = left.saturating_sub(2);
     }
-    successes
+
+    #[inline]
+    fn sample(&mut self, w: f64, total: f64, rng: &mut Rng) -> u32 {
+        let c = self.c;
+        // Count the less likely outcome, whose CDF starts at max(p, q)^C >= 2^-C: no underflow.
+        let flip = 2.0 * w > total;
+        if c > Self::MAX_C {
+            let p = w / total;
+            return (0..c).map(|_| u32::from(rng.random::<f64>() < p)).sum();
+        }
+        let hash =
+            (w.to_bits() ^ total.to_bits().wrapping_mul(0x9E37_79B9_7F4A_7C15)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let slot = (hash >> 56) as usize % Self::SLOTS;
+        let cdf = &mut self.cdfs[slot * c..(slot + 1) * c];
+        if self.keys[slot] != (w, total) {
+            self.keys[slot] = (w, total);
+            let (p, q) = if flip { ((total - w) / total, w / total) } else { (w / total, (total - w) / total) };
+            let ratio = p / q;
+            let mut pmf = q.powi(c as i32);
+            let mut cumulative = 0.0;
+            for (j, f) in cdf.iter_mut().enumerate() {
+                cumulative += pmf;
+                *f = cumulative;
+                pmf *= (c - j) as f64 / (j + 1) as f64 * ratio;
+            }
+        }
+        let u: f64 = rng.random();
+        let k = cdf.iter().map(|&f| u32::from(f <= u)).sum::<u32>();
+        if flip {
+            c as u32 - k
+        } else {
+            k
+        }
+    }
 }
 
 impl Agent for Bfs3 {
@@ -387,6 +415,7 @@ impl Agent for Bfs3 {
             sampled: Vec::with_capacity(ns),
             weights: (0..=self.c).map(|k| k as f64 / self.c as f64).collect(),
             row_reward: vec![f64::NAN; ns * na],
+            binomial: BinomialSampler::new(self.c),
             path: Vec::new(),
             scores: vec![0.0; na],
             search_rng: Rng::seed_from_u64(0),
@@ -599,25 +628,32 @@ mod tests {
 
     #[test]
     fn success_counts_are_binomial() {
-        // Binomial(15, w / total): mean n p, variance n p (1 - p); integer and fractional counts.
+        // Binomial(n, w / total): mean n p, variance n p (1 - p). Both tails, integer and
+        // fractional counts, the cached path (n = 15) and the direct one (n > 1000). The pairs
+        // are drawn in turn, so the cache is looked up, and its slots reused, across pairs.
+        let pairs = [(1.0, 2.0), (3.0, 7.0), (1.0, 1000.0), (999.0, 1000.0), (2.5, 4.0)];
         let mut rng = stream(8, 0, 0);
-        for (w, total) in [(1.0, 2.0), (3.0, 7.0), (1.0, 1000.0), (2.5, 4.0)] {
-            let (n, draws) = (15u32, 40_000);
-            let p = w / total;
-            let (mut sum, mut sum2) = (0.0, 0.0);
+        for (n, draws) in [(15usize, 40_000), (1500, 400)] {
+            let mut sampler = BinomialSampler::new(n);
+            let (mut sum, mut sum2) = ([0.0; 5], [0.0; 5]);
             for _ in 0..draws {
-                let k = f64::from(count_successes(n, w, total, &mut rng));
-                sum += k;
-                sum2 += k * k;
+                for (i, &(w, total)) in pairs.iter().enumerate() {
+                    let k = f64::from(sampler.sample(w, total, &mut rng));
+                    sum[i] += k;
+                    sum2[i] += k * k;
+                }
             }
-            let (mean, var) = (sum / draws as f64, sum2 / draws as f64 - (sum / draws as f64).powi(2));
-            let (true_mean, true_var) = (f64::from(n) * p, f64::from(n) * p * (1.0 - p));
-            // 5 standard errors of the sample mean and of the sample variance, whose variance is
-            // about (mu4 - sigma^4) / draws with the binomial's mu4 = npq (1 + 3 (n - 2) pq).
-            let mu4 = true_var * (1.0 + 3.0 * (f64::from(n) - 2.0) * p * (1.0 - p));
-            let se_var = ((mu4 - true_var * true_var) / draws as f64).sqrt();
-            assert!((mean - true_mean).abs() < 5.0 * (true_var / draws as f64).sqrt(), "{w}/{total}: mean {mean}");
-            assert!((var - true_var).abs() < 5.0 * se_var, "{w}/{total}: variance {var} vs {true_var}");
+            for (i, &(w, total)) in pairs.iter().enumerate() {
+                let (n, p) = (n as f64, w / total);
+                let (mean, var) = (sum[i] / draws as f64, sum2[i] / draws as f64 - (sum[i] / draws as f64).powi(2));
+                let (true_mean, true_var) = (n * p, n * p * (1.0 - p));
+                // 5 standard errors of the sample mean and of the sample variance, whose variance
+                // is about (mu4 - sigma^4) / draws with the binomial's mu4 = npq (1 + 3 (n - 2) pq).
+                let mu4 = true_var * (1.0 + 3.0 * (n - 2.0) * p * (1.0 - p));
+                let se_var = ((mu4 - true_var * true_var) / draws as f64).sqrt();
+                assert!((mean - true_mean).abs() < 5.0 * (true_var / draws as f64).sqrt(), "{n} x {w}/{total}: {mean}");
+                assert!((var - true_var).abs() < 5.0 * se_var, "{n} x {w}/{total}: variance {var} vs {true_var}");
+            }
         }
     }
 

@@ -28,28 +28,14 @@ pub fn point_mass_prior(mdp: &Mdp, scale: f64) -> Fdm {
     Fdm::new(mdp.n_states(), mdp.n_actions(), theta, mdp.rewards().to_vec(), Some(0)).unwrap()
 }
 
-/// The accurate GC prior, built per SPEC 1.3: supports x -> {0, x + 1} (x4 -> {0, 4}) with theta 1,
-/// the same for the three actions; R(., ., 0) = 2, R(., ., 4) = 10.
+/// The accurate GC prior (SPEC 1.3).
 pub fn gc_prior() -> Fdm {
-    let (ns, na) = (5, 3);
-    let mut theta = vec![0.0; ns * na * ns];
-    let mut rewards = vec![0.0; ns * na * ns];
-    for x in 0..ns {
-        for u in 0..na {
-            let base = (x * na + u) * ns;
-            theta[base] = 1.0;
-            theta[base + (x + 1).min(4)] = 1.0;
-            rewards[base] = 2.0;
-            rewards[base + 4] = 10.0;
-        }
-    }
-    Fdm::new(ns, na, theta, rewards, Some(0)).unwrap()
+    crate::problems::generalized_chain()
 }
 
 /// theta = 1 everywhere, with the rewards of `like` (the U* priors of SPEC 1.3).
 pub fn uniform_prior(like: &Fdm) -> Fdm {
-    Fdm::new(like.n_states(), like.n_actions(), vec![1.0; like.theta().len()], like.rewards().to_vec(), Some(0))
-        .unwrap()
+    crate::problems::uniform_prior(like)
 }
 
 /// A trained agent's trajectory of `steps` steps on `mdp`: (state, action, next state) per step.
