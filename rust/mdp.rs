@@ -21,6 +21,11 @@ pub struct Mdp {
     rewards: Arc<[f64]>,
     initial_state: Option<usize>,
     support: RowSupports,
+    /// The transition sampler: per row, its support as (cumulative probability, next state,
+    /// reward) triples in increasing next-state order, starting at `sampler_start[row]`. One small
+    /// contiguous array instead of three `S * A * S` tables keeps a step to a cache line or two.
+    sampler: Vec<(f64, u32, f64)>,
+    sampler_start: Vec<u32>,
 }
 
 impl Mdp {
@@ -51,7 +56,21 @@ impl Mdp {
         initial_state: Option<usize>,
     ) -> Self {
         let support = RowSupports::from_table(n_states, n_actions, &transitions);
-        Self { n_states, n_actions, transitions, rewards, initial_state, support }
+        let rows = n_states * n_actions;
+        let mut sampler = Vec::new();
+        let mut sampler_start = Vec::with_capacity(rows + 1);
+        for row in 0..rows {
+            sampler_start.push(sampler.len() as u32);
+            let base = row * n_states;
+            // The cumulative sums are accumulated exactly as `step` used to, term by term.
+            let mut cumul = 0.0;
+            for &y in support.row(row) {
+                cumul += transitions[base + y as usize];
+                sampler.push((cumul, y, rewards[base + y as usize]));
+            }
+        }
+        sampler_start.push(sampler.len() as u32);
+        Self { n_states, n_actions, transitions, rewards, initial_state, support, sampler, sampler_start }
     }
 
     pub fn n_states(&self) -> usize {
@@ -87,19 +106,15 @@ impl Mdp {
     #[inline]
     pub fn step(&self, state: usize, action: usize, rng: &mut Rng) -> (usize, f64) {
         let row = state * self.n_actions + action;
-        let base = row * self.n_states;
-        let support = self.support.row(row);
+        let entries = &self.sampler[self.sampler_start[row] as usize..self.sampler_start[row + 1] as usize];
         let u: f64 = rng.random();
-        let mut cumul = 0.0;
-        let mut next = support[support.len() - 1] as usize;
-        for &y in support {
-            cumul += self.transitions[base + y as usize];
+        let &(_, last, last_reward) = entries.last().expect("every row has a non-empty support");
+        for &(cumul, y, reward) in entries {
             if u < cumul {
-                next = y as usize;
-                break;
+                return (y as usize, reward);
             }
         }
-        (next, self.rewards[base + next])
+        (last as usize, last_reward)
     }
 
     /// A borrowed view for the solvers.
