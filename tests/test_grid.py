@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 from rich.console import Console
@@ -164,6 +165,76 @@ def test_shipped_configurations() -> None:
         assert "GC/" + priors[0] + "/bamcp/k=500,depth=15" in {c.id for c in config.cells}
     quick = grid.load_config(shipped_config("quick"))
     assert {e.n_mdps for e in quick.experiments} == {100} and len(quick.experiments) == 6
+    # The quick grid benchmarks the Python example agent beside the built-ins.
+    assert any(c.kind == "python-mypsrl" for c in quick.cells)
+    if EXAMPLES.is_dir():
+        assert (shipped_config("quick").parent / "my_agent.py").read_text() == (EXAMPLES / "my_agent.py").read_text()
+
+
+PYTHON_AGENT = """
+from dataclasses import dataclass
+
+from bbrl import agents
+
+
+@dataclass
+class Stubborn(agents.Agent):
+    action: int = 0
+
+    def reset(self):
+        pass
+
+    def act(self, state, rng):
+        return self.action
+
+    def observe(self, state, action, reward, next_state):
+        pass
+"""
+
+
+def test_python_agents_run_in_grids_and_reports(tmp_path: Path) -> None:
+    (tmp_path / "stubborn_agent.py").write_text(PYTHON_AGENT)
+    config = tmp_path / "grid.toml"
+    config.write_text(
+        """
+[defaults]
+n_mdps = 6
+horizon = 20
+
+[[experiment]]
+name = "Grid"
+test = "Grid"
+prior = "Grid"
+
+[[agent]]
+kind = "softmax"
+tau = 1.0
+compat = true
+
+[[agent]]
+kind = "python"
+class = "stubborn_agent.py:Stubborn"
+action = [0, 1]
+"""
+    )
+    parsed = grid.load_config(config)
+    assert [c.id for c in parsed.cells] == [
+        "Grid/Grid/softmax/tau=1.0,compat=true", "Grid/Grid/python-stubborn", "Grid/Grid/python-stubborn/action=1"
+    ]  # fmt: skip
+    out = tmp_path / "out"
+    grid.run_grid(parsed, out, threads=1, console=_quiet())
+    loaded = results.load(out)
+    returns = loaded.returns.sort("cell_index", "mdp")
+    by_cell = {
+        cid: returns.filter(pl.col("cell_id") == cid)["return"].to_numpy() for cid in returns["cell_id"].unique()
+    }
+    # Always playing action 0 is what the original soft-max does: same MDPs, same streams, same returns.
+    assert np.array_equal(by_cell["Grid/Grid/python-stubborn"], by_cell["Grid/Grid/softmax/tau=1.0,compat=true"])
+    assert set(loaded.cells["algorithm"].to_list()) == {"Soft-max", "Stubborn"}
+    bad = tmp_path / "bad.toml"
+    bad.write_text(config.read_text().replace("stubborn_agent.py:Stubborn", "missing.py:Nope"))
+    with pytest.raises(grid.ConfigError, match="not found"):
+        grid.load_config(bad)
 
 
 def test_shards_partition_the_cells() -> None:

@@ -18,6 +18,8 @@ A configuration::
     kind = "egreedy"        # a kind of bbrl.agents.kinds()
     block = "e-Greedy"      # optional: a name for the block
     optional = false        # true: skip the block (with a notice) if this installation lacks the kind
+    # kind = "python" with class = "my_agent.py:MyPSRL" (relative to this file) or "module:Class"
+    # runs a Python agent (a subclass of bbrl.agents.Agent) like the built-ins
     epsilon = [0.0, 0.5, 1.0]   # a list is a grid; a scalar a single value
 
 Every agent block is the Cartesian product of its parameter lists, the last parameter varying
@@ -32,6 +34,7 @@ cached per (prior, agent, parameters, gamma, horizon, seed) under ``DIR/agents/`
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import json
 import math
@@ -74,7 +77,7 @@ __all__ = [
 EXPERIMENT_KEYS = ("name", "test", "prior", "n_mdps", "gamma", "horizon", "seed")
 DEFAULT_KEYS = ("n_mdps", "gamma", "horizon", "seed")
 DEFAULTS: dict[str, Any] = {"n_mdps": 500, "gamma": 0.95, "horizon": 250, "seed": 0}
-AGENT_RESERVED = ("kind", "block", "optional")
+AGENT_RESERVED = ("kind", "block", "optional", "class")
 
 
 class ConfigError(ValueError):
@@ -133,6 +136,8 @@ class Cell:
     @property
     def algorithm(self) -> str:
         """The algorithm's display name (the class the statistics compare), e.g. ``e-Greedy``."""
+        if isinstance(self.spec, agents.Agent):
+            return type(self.spec).display
         cls = agents.kinds().get(self.kind)
         return cls.display if cls is not None else self.kind
 
@@ -171,6 +176,36 @@ def _format_value(value: Any) -> str:
     return str(value)
 
 
+def load_python_agent_class(reference: str, base: Path | None) -> type:
+    """The class of a Python agent named ``"file.py:Class"`` (a path relative to the configuration's
+    folder) or ``"package.module:Class"``. The file's folder is put on ``sys.path`` and the file
+    imported by name, so worker processes and saved agents can import it again."""
+    import importlib
+    import sys
+
+    module_name, sep, class_name = reference.rpartition(":")
+    if not sep or not module_name or not class_name:
+        raise ValueError(f"class must be 'file.py:ClassName' or 'module:ClassName', got {reference!r}")
+    if module_name.endswith(".py"):
+        file = Path(module_name)
+        if not file.is_absolute() and base is not None:
+            file = base / file
+        if not file.is_file():
+            raise ValueError(f"Python agent file {str(file)!r} not found")
+        folder = str(file.resolve().parent)
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+        module_name = file.stem
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"cannot import {module_name!r}: {exc}") from None
+    cls = getattr(module, class_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, agents.Agent)):
+        raise ValueError(f"{reference!r} is not a subclass of bbrl.agents.Agent")
+    return cls
+
+
 def params_id(spec: agents.AgentSpec | None, raw: dict[str, Any]) -> str:
     """``k=v,...`` of the parameters that differ from their defaults, in the agent's field order.
 
@@ -179,6 +214,8 @@ def params_id(spec: agents.AgentSpec | None, raw: dict[str, Any]) -> str:
     """
     if spec is None:
         return ",".join(f"{k}={_format_value(v)}" for k, v in raw.items())
+    if not dataclasses.is_dataclass(spec):  # a Python agent without dataclass fields
+        return ",".join(f"{k}={_format_value(v)}" for k, v in spec.params.items())
     parts = []
     for f in fields(spec):
         value = getattr(spec, f.name)
@@ -365,18 +402,37 @@ def parse_config(
                 section, "kind" if "kind" in raw else None, "every [[agent]] needs a kind, e.g. kind = 'egreedy'"
             )
         kind = kind.lower().replace("-", "").replace("_", "")
+        python_class = None
+        if kind == "python":
+            reference = raw.get("class")
+            if not isinstance(reference, str):
+                raise checker.error(
+                    section, "class" if "class" in raw else "kind", "a Python agent needs class = 'file.py:ClassName'"
+                )
+            try:
+                python_class = load_python_agent_class(reference, base)
+            except ValueError as exc:
+                raise checker.error(section, "class", str(exc)) from None
+            kind = f"python-{python_class.kind.lower()}"
         optional = raw.get("optional", False)
         if not isinstance(optional, bool):
             raise checker.error(section, "optional", f"must be true or false, got {optional!r}")
-        if optional and kind not in known:
+        if optional and kind not in known and python_class is None:
             skipped.append(f"{raw['kind']} (line {checker.lines.find(section, 'kind')})")
             continue
-        if check_agents and kind not in known:
+        if check_agents and kind not in known and python_class is None:
             raise checker.error(section, "kind", f"unknown agent {raw['kind']!r}; known agents: {', '.join(known)}")
         block = raw.get("block", f"{kind} #{i}")
         if not isinstance(block, str):
             raise checker.error(section, "block", f"must be a string, got {block!r}")
         names = [k for k in raw if k not in AGENT_RESERVED]
+        if python_class is not None and dataclasses.is_dataclass(python_class):
+            allowed = {f.name for f in dataclasses.fields(python_class) if f.init}
+            for key in names:
+                if key not in allowed:
+                    raise checker.error(
+                        section, key, f"agent {reference!r} has no such parameter; its parameters: {sorted(allowed)}"
+                    )
         if kind in known:
             allowed = {f.name for f in fields(known[kind])}
             for key in names:
@@ -398,7 +454,12 @@ def parse_config(
         for combination in itertools.product(*values):
             params = dict(zip(names, combination, strict=True))
             spec = None
-            if kind in known:
+            if python_class is not None:
+                try:
+                    spec = python_class(**params)
+                except (ValueError, TypeError) as exc:
+                    raise checker.error(section, None, f"{exc} (setting {params})") from None
+            elif kind in known:
                 try:
                     spec = agents.create(kind, params)
                 except (ValueError, TypeError) as exc:
@@ -591,14 +652,19 @@ def run_cell(out: Path, cell: Cell, threads: int | None = None, on_mdps: Callabl
     trained = _trained(out, cell)
     experiment = Experiment(e.test_fdm, n_mdps=e.n_mdps, gamma=e.gamma, horizon=e.horizon, seed=e.seed, name=e.name)
     counter = _core.Progress()
-    try:
-        returns, online = _in_thread(
-            lambda: experiment._core.run(trained._core, threads, counter),
-            (lambda: on_mdps(counter.done())) if on_mdps else None,
-        )
-    except KeyboardInterrupt:
-        counter.cancel()
-        raise
+    if isinstance(cell.spec, agents.Agent):
+        # A Python agent holds the GIL: it runs on worker processes through Experiment.run.
+        result = experiment.run(trained, threads=threads)
+        returns, online = result.returns, result.online_seconds
+    else:
+        try:
+            returns, online = _in_thread(
+                lambda: experiment._core.run(trained._core, threads, counter),
+                (lambda: on_mdps(counter.done())) if on_mdps else None,
+            )
+        except KeyboardInterrupt:
+            counter.cancel()
+            raise
     n = e.n_mdps
     frame = pl.DataFrame(
         {
