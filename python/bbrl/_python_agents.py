@@ -217,13 +217,9 @@ class TrainedPythonAgent(TrainedAgent):
         seed: int,
         offline_seconds: float,
     ) -> None:
-        self.spec = spec
+        # No core agent: the trained Python object itself runs (methods using it are overridden).
+        super().__init__(spec, None, prior, gamma, horizon, seed, offline_seconds)  # type: ignore[arg-type]
         self.agent = agent
-        self.prior = prior
-        self.gamma = gamma
-        self.horizon = horizon
-        self.seed = seed
-        self.offline_seconds = offline_seconds
 
     @property
     def details(self) -> dict[str, str]:
