@@ -36,7 +36,7 @@ import numpy as np
 
 from . import _core
 from ._fileio import write_atomic
-from .agents import TrainedAgent, _count
+from .agents import TrainedAgent, training_arguments
 
 if TYPE_CHECKING:
     from .distributions import FDM
@@ -163,27 +163,17 @@ class Agent:
         agent, timed; ``learn_offline`` gets :func:`offline_rng` ``(seed)``. As for the built-ins,
         ``experiment.run(agent.train(prior, g, T, s))`` equals ``experiment.run(agent, prior)`` for
         an experiment with discount g, horizon T and seed s."""
-        from .distributions import FDM, get
-
-        prior_fdm = get(prior) if isinstance(prior, str) else prior
-        if not isinstance(prior_fdm, FDM):
-            raise TypeError(f"prior must be an FDM or a distribution name, got {type(prior).__name__}")
-        if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0.0 <= gamma < 1.0:
-            raise ValueError(f"gamma must be a number in [0, 1), got {gamma!r}")
-        horizon = _count(horizon, "horizon", 1)
-        seed = _count(seed, "seed", 0)
-        if seed >= 2**64:
-            raise ValueError(f"seed must be < 2**64, got {seed}")
+        prior_fdm, gamma, horizon, seed = training_arguments(prior, gamma, horizon, seed)
         spec = _deepcopy(self, "train")
         agent = _deepcopy(self, "train")
         rng = offline_rng(seed)
         start = time.perf_counter()
         try:
-            agent.learn_offline(prior_fdm, float(gamma), horizon, rng)
+            agent.learn_offline(prior_fdm, gamma, horizon, rng)
         except Exception as exc:
             raise AgentError(f"agent '{self.label}' failed in learn_offline: {type(exc).__name__}: {exc}") from exc
         seconds = time.perf_counter() - start
-        return TrainedPythonAgent(spec, agent, prior_fdm, float(gamma), horizon, seed, seconds)
+        return TrainedPythonAgent(spec, agent, prior_fdm, gamma, horizon, seed, seconds)
 
 
 def _deepcopy(agent: Any, what: str) -> Any:

@@ -59,6 +59,23 @@ def _count(value: Any, name: str, minimum: int) -> int:
     return value
 
 
+def training_arguments(prior: Any, gamma: Any, horizon: Any, seed: Any) -> tuple[Any, float, int, int]:
+    """Checks the arguments of ``train`` (built-in and Python agents alike): the prior as an FDM
+    (a name such as ``"UGC"`` is looked up), gamma in [0, 1), horizon >= 1, seed in [0, 2**64)."""
+    from .distributions import FDM, get
+
+    prior_fdm = get(prior) if isinstance(prior, str) else prior
+    if not isinstance(prior_fdm, FDM):
+        raise TypeError(f"prior must be an FDM or a distribution name, got {type(prior).__name__}")
+    if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0.0 <= gamma < 1.0:
+        raise ValueError(f"gamma must be a number in [0, 1), got {gamma!r}")
+    horizon = _count(horizon, "horizon", 1)
+    seed = _count(seed, "seed", 0)
+    if seed >= 2**64:
+        raise ValueError(f"seed must be < 2**64, got {seed}")
+    return prior_fdm, float(gamma), horizon, seed
+
+
 def _flag(value: Any, name: str) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be True or False, got {value!r}")
@@ -97,18 +114,10 @@ class AgentSpec:
         ``experiment.run(agent.train(prior, g, T, s))`` equals ``experiment.run(agent, prior)`` for
         an experiment with discount g, horizon T and seed s. Train once, save, reuse.
         """
-        from .distributions import FDM, get
-
-        prior_fdm = get(prior) if isinstance(prior, str) else prior
-        if not isinstance(prior_fdm, FDM):
-            raise TypeError(f"prior must be an FDM or a distribution name, got {type(prior).__name__}")
-        if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0.0 <= gamma < 1.0:
-            raise ValueError(f"gamma must be a number in [0, 1), got {gamma!r}")
-        horizon = _count(horizon, "horizon", 1)
-        seed = _count(seed, "seed", 0)
+        prior_fdm, gamma, horizon, seed = training_arguments(prior, gamma, horizon, seed)
         core = self._build()
-        seconds = core.learn_offline(prior_fdm._core, float(gamma), horizon, seed)
-        return TrainedAgent(self, core, prior_fdm, float(gamma), horizon, seed, seconds)
+        seconds = core.learn_offline(prior_fdm._core, gamma, horizon, seed)
+        return TrainedAgent(self, core, prior_fdm, gamma, horizon, seed, seconds)
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use rand::{Rng as _, RngCore as _, SeedableRng as _};
+use rand::Rng as _;
 
 use super::{
-    argmax_random_tie, argmax_random_tie_by, greedy_probabilities, not_trained, uniform_below, Agent, ResetContext,
-    Setting, Transition,
+    argmax_random_tie, argmax_random_tie_by, greedy_probabilities, not_trained, plan_once, uniform_below, Agent,
+    PlanningStream, ResetContext, Setting, Transition,
 };
 use crate::dirichlet::GammaSampler;
 use crate::error::Result;
@@ -65,10 +65,8 @@ struct BamcpState {
     inv_sqrt: Vec<f64>,
     gamma: f64,
     /// The private stream of [`Agent::action_probabilities`], reseeded at every reset.
-    /// The private stream of the planning, reseeded at every reset (see [`Agent::action_probabilities`]).
-    search_rng: Rng,
-    /// The state whose planning result `scores` holds, until the next decision or observation.
-    planned_for: Option<usize>,
+    /// The private stream planning draws from (see [`Agent::action_probabilities`]).
+    plan_stream: PlanningStream,
 }
 
 impl Bamcp {
@@ -110,16 +108,6 @@ fn name(k: usize, depth: usize) -> String {
 impl BamcpState {
     /// `UCTSearch`: `k` simulations from `state` on a fresh tree, then the root's mean returns
     /// in `self.scores`.
-    /// Searches from `state` with the private stream, unless `scores` already holds that search.
-    fn plan_once(&mut self, state: usize, k: usize, depth: usize) {
-        if self.planned_for != Some(state) {
-            let mut rng = self.search_rng.clone();
-            self.search(state, k, depth, &mut rng);
-            self.search_rng = rng;
-            self.planned_for = Some(state);
-        }
-    }
-
     fn search(&mut self, state: usize, k: usize, depth: usize, rng: &mut Rng) {
         self.tree.clear();
         let root = self.tree.add_vnode();
@@ -250,8 +238,7 @@ impl Agent for Bamcp {
             exploration: (0..=self.k).map(|n| EXPLORATION * ((n as f64) + 1.0).ln().sqrt()).collect(),
             inv_sqrt: (0..=self.k).map(|n| 1.0 / (n as f64).sqrt()).collect(),
             gamma: setting.gamma,
-            search_rng: Rng::seed_from_u64(0),
-            planned_for: None,
+            plan_stream: PlanningStream::default(),
         });
         Ok(())
     }
@@ -269,23 +256,22 @@ impl Agent for Bamcp {
         st.greedy_len.fill(na as u32);
         st.tree.reserve(k);
         st.path.reserve(depth);
-        st.search_rng = Rng::seed_from_u64(rng.next_u64());
-        st.planned_for = None;
+        st.plan_stream.reset(rng);
         Ok(())
     }
 
     fn act(&mut self, state: usize, rng: &mut Rng) -> Result<usize> {
         let (k, depth) = (self.k, self.depth);
         let st = self.state()?;
-        st.plan_once(state, k, depth);
-        st.planned_for = None;
+        plan_once(st, |st| &mut st.plan_stream, state, |st, rng| st.search(state, k, depth, rng));
+        st.plan_stream.consume();
         // `GreedyUCB(root, ucb = false)`.
         Ok(argmax_random_tie(&st.scores, rng))
     }
 
     fn observe(&mut self, t: Transition, _rng: &mut Rng) -> Result<()> {
         let st = self.state()?;
-        st.planned_for = None;
+        st.plan_stream.consume();
         st.posterior.observe(t.state, t.action, t.next_state);
         st.learn_rollout_policy(t);
         Ok(())
@@ -299,7 +285,7 @@ impl Agent for Bamcp {
     fn action_probabilities(&mut self, state: usize, out: &mut [f64]) -> Result<()> {
         let (k, depth) = (self.k, self.depth);
         let st = self.state()?;
-        st.plan_once(state, k, depth);
+        plan_once(st, |st| &mut st.plan_stream, state, |st, rng| st.search(state, k, depth, rng));
         greedy_probabilities(&st.scores, out);
         Ok(())
     }

@@ -1,11 +1,11 @@
 //! BFS3Agent (SPEC 4.7): Bayesian Forward Search Sparse Sampling (Asmuth & Littman 2011) as the
 //! original BBRL library runs it: FSSS in the belief-augmented MDP, a fresh tree per root sample.
 
-use rand::{Rng as _, RngCore as _, SeedableRng as _};
+use rand::Rng as _;
 
 use super::{
-    argmax_random_tie, argmax_random_tie_by, greedy_probabilities, not_trained, Agent, ResetContext, Setting,
-    Transition,
+    argmax_random_tie, argmax_random_tie_by, greedy_probabilities, not_trained, plan_once, Agent, PlanningStream,
+    ResetContext, Setting, Transition,
 };
 use crate::error::Result;
 use crate::fdm::Fdm;
@@ -69,10 +69,8 @@ struct Bfs3State {
     /// Per-action values of the last decision (length A).
     scores: Vec<f64>,
     /// The private stream of [`Agent::action_probabilities`], reseeded at every reset.
-    /// The private stream of the planning, reseeded at every reset (see [`Agent::action_probabilities`]).
-    search_rng: Rng,
-    /// The state whose planning result `scores` holds, until the next decision or observation.
-    planned_for: Option<usize>,
+    /// The private stream planning draws from (see [`Agent::action_probabilities`]).
+    plan_stream: PlanningStream,
 }
 
 impl Bfs3 {
@@ -126,16 +124,6 @@ impl Bfs3State {
     }
 
     /// `SelectAction`'s values: `Q(x, a)` for every action into `self.scores`.
-    /// Plans from `state` with the private stream, unless `scores` already holds that planning.
-    fn plan_once(&mut self, state: usize, c: usize, depth: usize) {
-        if self.planned_for != Some(state) {
-            let mut rng = self.search_rng.clone();
-            self.plan(state, c, depth, &mut rng);
-            self.search_rng = rng;
-            self.planned_for = Some(state);
-        }
-    }
-
     fn plan(&mut self, x: usize, c: usize, depth: usize, rng: &mut Rng) {
         let (ns, na) = (self.n_states(), self.n_actions());
         for a in 0..na {
@@ -418,8 +406,7 @@ impl Agent for Bfs3 {
             binomial: BinomialSampler::new(self.c),
             path: Vec::new(),
             scores: vec![0.0; na],
-            search_rng: Rng::seed_from_u64(0),
-            planned_for: None,
+            plan_stream: PlanningStream::default(),
         });
         Ok(())
     }
@@ -441,22 +428,21 @@ impl Agent for Bfs3 {
         let widest = (0..st.counts.support().n_rows()).map(|row| st.counts.support().row(row).len()).max().unwrap_or(1);
         let nodes = 1 + st.rollouts * (depth - 1);
         st.tree.reserve(nodes, nodes * na * c.min(widest));
-        st.search_rng = Rng::seed_from_u64(rng.next_u64());
-        st.planned_for = None;
+        st.plan_stream.reset(rng);
         Ok(())
     }
 
     fn act(&mut self, state: usize, rng: &mut Rng) -> Result<usize> {
         let (c, depth) = (self.c, self.depth);
         let st = self.state()?;
-        st.plan_once(state, c, depth);
-        st.planned_for = None;
+        plan_once(st, |st| &mut st.plan_stream, state, |st, rng| st.plan(state, c, depth, rng));
+        st.plan_stream.consume();
         Ok(argmax_random_tie(&st.scores, rng))
     }
 
     fn observe(&mut self, t: Transition, _rng: &mut Rng) -> Result<()> {
         let st = self.state()?;
-        st.planned_for = None;
+        st.plan_stream.consume();
         st.counts.observe(t.state, t.action, t.next_state);
         // The support may have grown.
         st.update_row_reward(t.state * st.n_actions() + t.action);
@@ -471,7 +457,7 @@ impl Agent for Bfs3 {
     fn action_probabilities(&mut self, state: usize, out: &mut [f64]) -> Result<()> {
         let (c, depth) = (self.c, self.depth);
         let st = self.state()?;
-        st.plan_once(state, c, depth);
+        plan_once(st, |st| &mut st.plan_stream, state, |st, rng| st.plan(state, c, depth, rng));
         greedy_probabilities(&st.scores, out);
         Ok(())
     }

@@ -78,6 +78,56 @@ pub fn greedy_probabilities(values: &[f64], out: &mut [f64]) {
     }
 }
 
+/// The private random stream of a stochastic planner, and the state its last plan was made for.
+///
+/// Planning draws from this stream (seeded at every reset from the agent's stream), so
+/// `action_probabilities(state)` can run the very plan the next `act(state)` would run, keep it for
+/// that `act`, and report the exact distribution of its choice without changing any trajectory.
+/// A decision or an observation consumes the plan.
+#[derive(Clone, Debug)]
+pub struct PlanningStream {
+    rng: Rng,
+    planned_for: Option<usize>,
+}
+
+impl Default for PlanningStream {
+    fn default() -> Self {
+        Self { rng: <Rng as rand::SeedableRng>::seed_from_u64(0), planned_for: None }
+    }
+}
+
+impl PlanningStream {
+    /// A new trajectory: reseeds from the agent's stream and forgets any plan.
+    pub fn reset(&mut self, agent_rng: &mut Rng) {
+        self.rng = <Rng as rand::SeedableRng>::seed_from_u64(agent_rng.next_u64());
+        self.planned_for = None;
+    }
+
+    /// Forgets the current plan (after a decision or an observation).
+    pub fn consume(&mut self) {
+        self.planned_for = None;
+    }
+}
+
+/// Runs `plan` on `owner` with its private planning stream (reached through `stream`), unless the
+/// current plan is already for `state`.
+pub fn plan_once<T>(
+    owner: &mut T,
+    stream: fn(&mut T) -> &mut PlanningStream,
+    state: usize,
+    plan: impl FnOnce(&mut T, &mut Rng),
+) {
+    if stream(owner).planned_for == Some(state) {
+        return;
+    }
+    // The generator is 32 bytes: copying it out lets `plan` borrow the whole owner.
+    let mut rng = stream(owner).rng.clone();
+    plan(owner, &mut rng);
+    let planning = stream(owner);
+    planning.rng = rng;
+    planning.planned_for = Some(state);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,7 +27,9 @@ mod test_support;
 pub use bamcp::Bamcp;
 pub use beb::Beb;
 pub use bfs3::Bfs3;
-pub use common::{argmax_random_tie, argmax_random_tie_by, greedy_probabilities, uniform_below};
+pub use common::{
+    argmax_random_tie, argmax_random_tie_by, greedy_probabilities, plan_once, uniform_below, PlanningStream,
+};
 pub use egreedy::EGreedy;
 pub use formula_agent::{variable_counts, FormulaAgent};
 pub use mean_model::MeanModelQ;
