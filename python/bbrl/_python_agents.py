@@ -24,7 +24,6 @@ from __future__ import annotations
 import base64
 import copy
 import dataclasses
-import json
 import os
 import pickle
 import time
@@ -35,7 +34,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from . import _core
-from ._fileio import write_atomic
 from .agents import TrainedAgent, training_arguments
 
 if TYPE_CHECKING:
@@ -228,26 +226,15 @@ class TrainedPythonAgent(TrainedAgent):
                 f"agent {type(self.agent).__name__} cannot be saved: it is not picklable ({exc}); "
                 "define the class at module level and keep only picklable attributes"
             ) from exc
-        document = {
-            "format": "bbrl-agent",
-            "version": 1,
-            "kind": self.spec.kind,
-            "params": _jsonable(self.spec.params),
-            "label": self.label,
-            "gamma": self.gamma,
-            "horizon": self.horizon,
-            "seed": self.seed,
-            "offline_seconds": self.offline_seconds,
-            "details": self.details,
-            "prior": self.prior.to_document(),
-            "state": None,
-            "python": {
+        return self._write(
+            path,
+            state=None,
+            python={
                 "class": f"{type(self.agent).__module__}.{type(self.agent).__qualname__}",
                 "pickle": base64.b64encode(state).decode("ascii"),
                 "spec_pickle": base64.b64encode(pickle.dumps(self.spec)).decode("ascii"),
             },
-        }
-        return write_atomic(path, (json.dumps(document, indent=1) + "\n").encode())
+        )
 
     @classmethod
     def _from_document(cls, document: dict[str, Any], prior: Any, source: str) -> TrainedPythonAgent:
@@ -272,19 +259,6 @@ class TrainedPythonAgent(TrainedAgent):
 
     def __repr__(self) -> str:
         return f"TrainedPythonAgent({self.label}, prior={self.prior.name!r}, offline={self.offline_seconds:.3g} s)"
-
-
-def _jsonable(params: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in params.items():
-        if isinstance(v, tuple):
-            v = list(v)
-        try:
-            json.dumps(v)
-        except TypeError:
-            v = repr(v)
-        out[str(k)] = v
-    return out
 
 
 # ------------------------------------------------------------------------------------------------

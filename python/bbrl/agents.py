@@ -435,11 +435,15 @@ class TrainedAgent:
         Agents whose training is cheap and deterministic store no state and are retrained from the
         recorded seed on :func:`load`; OPPS-DS stores its search result.
         """
+        return self._write(path, state=self._core.saved_text())
+
+    def _write(self, path: str | os.PathLike[str], **extra: Any) -> Path:
+        """Writes the agent file: the fields every trained agent has, plus ``extra`` ones."""
         document = {
             "format": "bbrl-agent",
             "version": 1,
             "kind": self.spec.kind,
-            "params": {k: list(v) if isinstance(v, tuple) else v for k, v in self.spec.params.items()},
+            "params": _jsonable(self.spec.params),
             "label": self.label,
             "gamma": self.gamma,
             "horizon": self.horizon,
@@ -447,13 +451,27 @@ class TrainedAgent:
             "offline_seconds": self.offline_seconds,
             "details": self.details,
             "prior": self.prior.to_document(),
-            "state": self._core.saved_text(),
+            **extra,
         }
         return write_atomic(path, (json.dumps(document, indent=1) + "\n").encode())
 
     def __repr__(self) -> str:
         extra = f", formula={self.formula!r}" if self.formula else ""
         return f"TrainedAgent({self.label}, prior={self.prior.name!r}, offline={self.offline_seconds:.3g} s{extra})"
+
+
+def _jsonable(params: dict[str, Any]) -> dict[str, Any]:
+    """Parameters for a JSON file: tuples as lists, anything JSON cannot hold as its repr."""
+    out: dict[str, Any] = {}
+    for k, v in params.items():
+        if isinstance(v, tuple):
+            v = list(v)
+        try:
+            json.dumps(v)
+        except TypeError:
+            v = repr(v)
+        out[str(k)] = v
+    return out
 
 
 def load(path: str | os.PathLike[str]) -> TrainedAgent:
