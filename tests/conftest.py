@@ -13,20 +13,19 @@ settings.register_profile("dev", max_examples=40, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
-def _shared_data() -> Path:
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parent.parent / "shared" / "data", here.parent / "shared" / "data"):
-        if candidate.is_dir():
-            return candidate
-    env = os.environ.get("BBRL_SHARED_DATA")
-    if env:
-        return Path(env)
-    raise RuntimeError("the original BBRL data files (shared/data) were not found beside the checkout")
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def reference_data() -> Path | None:
+    """The project's reference copy of the original data files, beside the checkout, if present."""
+    candidate = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+    return candidate if candidate.is_dir() else None
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    return _shared_data()
+    """The original BBRL distribution files (copies shipped with the tests)."""
+    return DATA
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

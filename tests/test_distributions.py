@@ -29,6 +29,17 @@ def test_builtins_equal_the_original_files(shared_data: Path, name: str) -> None
     assert loaded.initial_state == builtin.initial_state == 0
 
 
+def test_fixtures_are_the_reference_files() -> None:
+    from conftest import DATA, reference_data
+
+    reference = reference_data()
+    if reference is None:
+        pytest.skip("the reference copy (shared/data beside the checkout) is not here")
+    for name in BUILTIN_NAMES:
+        file = f"bbrl-{name}-distrib.dat"
+        assert (DATA / file).read_bytes() == (reference / file).read_bytes(), file
+
+
 def test_builtin_facts_from_the_spec() -> None:
     gc = distributions.generalized_chain()
     assert (gc.n_states, gc.n_actions) == (5, 3)
