@@ -16,6 +16,7 @@ pub mod error;
 pub mod experiment;
 pub mod fdm;
 pub mod formula;
+mod lanes512;
 pub mod mdp;
 pub mod model;
 pub mod problems;

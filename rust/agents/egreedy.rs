@@ -11,8 +11,9 @@ use crate::invalid;
 use crate::model::CountModel;
 use crate::rng::Rng;
 
-/// e-Greedy. As in the original, Q is re-solved after every transition whichever branch acted
-/// (SPEC 7.7), so the online time does not depend on epsilon.
+/// e-Greedy. The original re-solves Q after every transition whichever branch acts (SPEC 7.7);
+/// here Q is solved only when a greedy step reads it, which takes the same actions (Q depends on
+/// the counts alone) in a fraction 1 - epsilon of the time.
 #[derive(Clone, Debug)]
 pub struct EGreedy {
     epsilon: f64,
@@ -54,6 +55,7 @@ impl Agent for EGreedy {
         if rng.random::<f64>() <= epsilon {
             Ok(rng.random_range(0..planner.n_actions()))
         } else {
+            planner.ensure_solved();
             Ok(argmax_random_tie(planner.q_row(state), rng))
         }
     }
@@ -66,6 +68,7 @@ impl Agent for EGreedy {
     fn action_probabilities(&mut self, state: usize, out: &mut [f64]) -> Result<()> {
         let epsilon = self.epsilon;
         let planner = self.planner()?;
+        planner.ensure_solved();
         greedy_probabilities(planner.q_row(state), out);
         let uniform = epsilon / out.len() as f64;
         for p in out.iter_mut() {

@@ -119,7 +119,7 @@ impl FormulaAgent {
     /// Fills `scratch` with the index of every action in `state`; returns the number of actions
     /// whose evaluation failed (their index is -inf), or the error in compat mode.
     fn fill_indices(&mut self, state: usize) -> Result<usize> {
-        self.trained()?;
+        self.for_used_variables(MeanModelQ::ensure_solved)?;
         let Self { formula, compat, vars, scratch } = self;
         let rows: [Option<&[f64]>; N_VARIABLES] =
             std::array::from_fn(|i| if formula.uses(i) { vars[i].as_ref().map(|v| v.q_row(state)) } else { None });

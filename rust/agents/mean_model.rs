@@ -5,8 +5,11 @@ use crate::agents::Setting;
 use crate::model::CountModel;
 use crate::solve::{QIterationWorkspace, BBRL_Q_ACCURACY};
 
-/// A counting model with its Q-table. `reset` restores the initial counts and solves; `observe`
-/// adds a count and solves again (BBRL Q-iteration, cold start, at most T + 1 sweeps).
+/// A counting model with its Q-table. `reset` restores the initial counts; `observe` adds a count.
+/// Q is the BBRL Q-iteration of the current model (cold start, at most T + 1 sweeps), solved when
+/// first needed after a change ([`Self::ensure_solved`]): the original re-solves after every
+/// transition, but Q is a deterministic function of the counts, so solving only when a decision
+/// reads it (not on e-Greedy's random steps, nor after the last transition) gives the same Q.
 #[derive(Clone, Debug)]
 pub struct MeanModelQ {
     initial: CountModel,
@@ -14,6 +17,8 @@ pub struct MeanModelQ {
     q: Vec<f64>,
     workspace: QIterationWorkspace,
     setting: Setting,
+    /// Whether `q` is the Q-table of `model` as it stands.
+    solved: bool,
 }
 
 impl MeanModelQ {
@@ -25,28 +30,42 @@ impl MeanModelQ {
             q: vec![0.0; ns * na],
             workspace: QIterationWorkspace::new(ns, na),
             setting,
+            solved: false,
         }
     }
 
-    fn solve(&mut self) {
-        self.workspace.solve(self.model.view(), self.setting.gamma, self.setting.horizon, BBRL_Q_ACCURACY, &mut self.q);
+    /// Solves the current model unless Q is already its solution. Call before [`Self::q_row`].
+    #[inline]
+    pub fn ensure_solved(&mut self) {
+        if !self.solved {
+            self.workspace.solve(
+                self.model.view(),
+                self.setting.gamma,
+                self.setting.horizon,
+                BBRL_Q_ACCURACY,
+                &mut self.q,
+            );
+            self.solved = true;
+        }
     }
 
     /// Back to the initial counts, with the discount and horizon of the new trajectory.
     pub fn reset(&mut self, setting: Setting) {
         self.setting = setting;
         self.model.copy_from(&self.initial);
-        self.solve();
+        self.solved = false;
     }
 
     pub fn observe(&mut self, state: usize, action: usize, next_state: usize) {
         self.model.observe(state, action, next_state);
-        self.solve();
+        self.solved = false;
     }
 
-    /// Q(state, ·).
+    /// Q(state, ·) of the current model; [`Self::ensure_solved`] must have run since the last
+    /// change.
     #[inline]
     pub fn q_row(&self, state: usize) -> &[f64] {
+        debug_assert!(self.solved, "q_row read before ensure_solved");
         let na = self.model.n_actions();
         &self.q[state * na..(state + 1) * na]
     }

@@ -37,7 +37,8 @@ impl SoftMax {
     /// Writes pi(· | state) into `self.weights`; in compat mode, the mass of each action under
     /// the unnormalised cumulative walk (any remainder is the original's out-of-range action).
     fn fill_weights(&mut self, state: usize) -> Result<()> {
-        let planner = self.planner.as_ref().ok_or_else(|| not_trained("Soft-max"))?;
+        let planner = self.planner.as_mut().ok_or_else(|| not_trained("Soft-max"))?;
+        planner.ensure_solved();
         let q = planner.q_row(state);
         if self.compat {
             let mut cumul = 0.0f64;
