@@ -247,10 +247,12 @@ impl Lanes512 {
             // SAFETY: AVX-512F is enabled here, and check_sizes(NV) passed.
             unsafe {
                 self.sweep::<NV>(&scaled, |a, c, q| {
-                    // The greedy action: strict `>` over increasing actions keeps the lowest.
+                    // The greedy action: strict `>` over increasing actions keeps the lowest. The
+                    // value takes `max_pd(q, top)` (`q > top ? q : top`, the same choice), which
+                    // keeps the compare-and-blend off the sweep-to-sweep dependency chain.
                     let better = _mm512_cmp_pd_mask::<_CMP_GT_OQ>(q, top[c]);
-                    top[c] = _mm512_mask_blend_pd(better, top[c], q);
                     arg[c] = _mm512_mask_blend_pd(better, arg[c], _mm512_set1_pd(a as f64));
+                    top[c] = _mm512_max_pd(q, top[c]);
                 });
             }
             // The squared change, summed over states in increasing order as the original does
