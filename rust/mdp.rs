@@ -55,6 +55,9 @@ struct NarrowRow {
     /// The first and second next states in increasing order; both the same state for a
     /// single-state row; `states[1] == WIDE` for a row with more than two.
     states: [u32; 2],
+    /// `states[i] * A`, the first row of each next state: the next step's row without a
+    /// multiplication on the chain of dependent steps.
+    first_rows: [u32; 2],
 }
 
 impl Mdp {
@@ -109,6 +112,7 @@ impl Mdp {
                 first_below: first_below(first_cumul),
                 rewards: [first_reward, last_reward],
                 states: [first, second],
+                first_rows: [first * n_actions as u32, last * n_actions as u32],
             });
             if is_narrow {
                 sampler.truncate(entries);
@@ -154,7 +158,15 @@ impl Mdp {
     /// is the walk's answer for every `u`. A 50/50 row would mispredict a branch half the time.
     #[inline]
     pub fn step(&self, state: usize, action: usize, rng: &mut Rng) -> (usize, f64) {
-        let row = state * self.n_actions + action;
+        let (next_state, _, reward) = self.step_from(state * self.n_actions, action, rng);
+        (next_state, reward)
+    }
+
+    /// [`Mdp::step`] from the state whose first row is `first_row` (`state * A`), returning the
+    /// next state, its first row and the reward: the form of the trajectory loop.
+    #[inline]
+    pub(crate) fn step_from(&self, first_row: usize, action: usize, rng: &mut Rng) -> (usize, usize, f64) {
+        let row = first_row + action;
         // The draw of `rng.random::<f64>()`: u = bits / 2^53.
         let bits = rng.next_u64() >> 11;
         let narrow = &self.narrow[row];
@@ -165,11 +177,14 @@ impl Mdp {
             let first = ((bits as i64).wrapping_sub(narrow.first_below as i64) >> 63) as u64;
             let [s0, s1] = narrow.states;
             let next_state = s1 ^ ((s0 ^ s1) & first as u32);
+            let [f0, f1] = narrow.first_rows;
+            let next_first_row = f1 ^ ((f0 ^ f1) & first as u32);
             let [r0, r1] = narrow.rewards.map(f64::to_bits);
             let reward = f64::from_bits(r1 ^ ((r0 ^ r1) & first));
-            return (next_state as usize, reward);
+            return (next_state as usize, next_first_row as usize, reward);
         }
-        self.step_wide(row, bits as f64 * UNIT)
+        let (next_state, reward) = self.step_wide(row, bits as f64 * UNIT);
+        (next_state, next_state * self.n_actions, reward)
     }
 
     /// The walk of [`Mdp::step`] over a row with more than two next states.
@@ -253,6 +268,8 @@ mod tests {
         for i in 0..60_000 {
             let (s, act) = (i % ns, (i / ns) % na);
             assert_eq!(mdp.step(s, act, &mut a), walk(&mdp, s, act, &mut b), "draw {i}");
+            let (next, first_row, _) = mdp.step_from(s * na, act, &mut stream(9, 0, i as u64));
+            assert_eq!(first_row, next * na);
         }
     }
 
