@@ -162,6 +162,16 @@ impl Mdp {
         (next_state, reward)
     }
 
+    /// Reads every sampler record, if there are at most `steps` of them, so that they are in
+    /// cache before a trajectory of `steps` steps: read here, their cache misses overlap; read by
+    /// the steps, each waits for the previous one (the next row depends on the draw). The bound
+    /// keeps the sweep within the trajectory's own number of row reads.
+    pub(crate) fn warm_up(&self, steps: usize) {
+        if self.narrow.len() <= steps {
+            std::hint::black_box(self.narrow.iter().fold(0, |acc, row| acc ^ row.states[0]));
+        }
+    }
+
     /// [`Mdp::step`] from the state whose first row is `first_row` (`state * A`), returning the
     /// next state, its first row and the reward: the form of the trajectory loop.
     #[inline]

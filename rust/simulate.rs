@@ -41,6 +41,7 @@ pub fn run_trajectory(
         message,
     };
     let start = Instant::now();
+    mdp.warm_up(setting.horizon);
     let state = mdp.initial_state(env_rng);
     let context = ResetContext { setting, true_mdp: agent.is_oracle().then_some(mdp) };
     agent.reset(&context, agent_rng).map_err(|e| fail(agent, 0, format!("reset: {e}")))?;
