@@ -6,7 +6,7 @@
 //! which thread runs which MDP, and MDP `i` sees the same environment stream for every agent
 //! (common random numbers, which also tightens the paired Z-test).
 
-use rand::SeedableRng;
+use rand::{RngCore as _, SeedableRng};
 
 /// The generator used everywhere in the core.
 pub type Rng = rand_xoshiro::Xoshiro256PlusPlus;
@@ -48,6 +48,22 @@ pub fn stream(seed: u64, purpose: u64, index: u64) -> Rng {
     Rng::seed_from_u64(stream_key(seed, purpose, index))
 }
 
+/// `rng.random_range(0..n)` for `1 <= n <= u32::MAX`, value for value and draw for draw: rand
+/// 0.9's single-sample method for `usize` ranges that fit 32 bits (Canon's method on 32-bit words:
+/// the high word of `x * n`, corrected by a second word in the rare case that the low word lies
+/// within `n` of overflowing). Inlined into hot loops, where `random_range` is an out-of-line call.
+#[inline]
+pub fn random_below(n: u32, rng: &mut Rng) -> u32 {
+    debug_assert!(n >= 1);
+    let m = u64::from(rng.next_u32()) * u64::from(n);
+    let (result, low) = ((m >> 32) as u32, m as u32);
+    if low > n.wrapping_neg() {
+        let high = ((u64::from(rng.next_u32()) * u64::from(n)) >> 32) as u32;
+        return result + u32::from(low.checked_add(high).is_none());
+    }
+    result
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,6 +78,18 @@ mod tests {
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_ne!(a, d);
+    }
+
+    #[test]
+    fn random_below_is_random_range() {
+        // Large n exercise the correction branch (taken with probability about n / 2^32).
+        for n in [1u32, 2, 3, 4, 5, 25, 1000, (1 << 31) + 1, 3 << 30, u32::MAX - 1, u32::MAX] {
+            let (mut a, mut b) = (stream(9, 0, u64::from(n)), stream(9, 0, u64::from(n)));
+            for _ in 0..20_000 {
+                assert_eq!(random_below(n, &mut a) as usize, b.random_range(0..n as usize), "n = {n}");
+            }
+            assert_eq!(a.random::<u64>(), b.random::<u64>(), "n = {n}: the streams must stay in step");
+        }
     }
 
     #[test]

@@ -17,6 +17,13 @@ pub struct TrajectoryOutcome {
     pub seconds: f64,
 }
 
+/// Why the decision loop stopped early: an agent error or an out-of-range action at `step`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepFailure {
+    pub step: usize,
+    pub message: String,
+}
+
 /// Runs `agent` (already trained) for `setting.horizon` steps on `mdp`. Agent errors and
 /// out-of-range actions come back as [`BbrlError::AgentFailure`] located by `mdp_index` and step.
 pub fn run_trajectory(
@@ -33,25 +40,195 @@ pub fn run_trajectory(
         step,
         message,
     };
-    let n_actions = mdp.n_actions();
     let start = Instant::now();
-    let mut state = mdp.initial_state(env_rng);
+    mdp.warm_up(setting.horizon);
+    let state = mdp.initial_state(env_rng);
     let context = ResetContext { setting, true_mdp: agent.is_oracle().then_some(mdp) };
     agent.reset(&context, agent_rng).map_err(|e| fail(agent, 0, format!("reset: {e}")))?;
+    let discounted_return = agent
+        .run_decisions(mdp, state, setting, agent_rng, env_rng)
+        .map_err(|StepFailure { step, message }| fail(agent, step, message))?;
+    Ok(TrajectoryOutcome { discounted_return, seconds: start.elapsed().as_secs_f64() })
+}
+
+/// The decision loop of a trajectory, after the agent's reset: `setting.horizon` times, the agent
+/// acts in `state`, the MDP steps, the reward is discounted into the return and the agent observes
+/// the transition. Returns the discounted return. Generic so that each agent type gets its own
+/// copy with `act` and `observe` called directly; reached through [`Agent::run_decisions`].
+#[inline]
+pub fn decide<A: Agent + ?Sized>(
+    agent: &mut A,
+    mdp: &Mdp,
+    state: usize,
+    setting: Setting,
+    agent_rng: &mut Rng,
+    env_rng: &mut Rng,
+) -> std::result::Result<f64, StepFailure> {
+    // Local copies of the generators, written back at the end, can live in registers.
+    let (mut agent_local, mut env_local) = (agent_rng.clone(), env_rng.clone());
+    let result = steps(agent, mdp, state, setting, &mut agent_local, &mut env_local);
+    (*agent_rng, *env_rng) = (agent_local, env_local);
+    result
+}
+
+#[inline(always)]
+fn steps<A: Agent + ?Sized>(
+    agent: &mut A,
+    mdp: &Mdp,
+    mut state: usize,
+    setting: Setting,
+    agent_rng: &mut Rng,
+    env_rng: &mut Rng,
+) -> std::result::Result<f64, StepFailure> {
+    let n_actions = mdp.n_actions();
+    let mut first_row = state * n_actions;
     let mut discount = 1.0;
     let mut total = 0.0;
     for step in 0..setting.horizon {
-        let action = agent.act(state, agent_rng).map_err(|e| fail(agent, step, e.to_string()))?;
+        let action = match agent.act(state, agent_rng) {
+            Ok(action) => action,
+            Err(e) => return Err(agent_error(step, e)),
+        };
         if action >= n_actions {
-            return Err(fail(agent, step, format!("returned action {action}, outside 0..{n_actions}")));
+            return Err(action_out_of_range(step, action, n_actions));
         }
-        let (next_state, reward) = mdp.step(state, action, env_rng);
+        let (next_state, next_first_row, reward) = mdp.step_from(first_row, action, env_rng);
         total += discount * reward;
         discount *= setting.gamma;
-        agent
-            .observe(Transition { state, action, reward, next_state }, agent_rng)
-            .map_err(|e| fail(agent, step, e.to_string()))?;
+        if let Err(e) = agent.observe(Transition { state, action, reward, next_state }, agent_rng) {
+            return Err(agent_error(step, e));
+        }
         state = next_state;
+        first_row = next_first_row;
     }
-    Ok(TrajectoryOutcome { discounted_return: total, seconds: start.elapsed().as_secs_f64() })
+    Ok(total)
+}
+
+#[cold]
+#[inline(never)]
+fn agent_error(step: usize, error: BbrlError) -> StepFailure {
+    StepFailure { step, message: error.to_string() }
+}
+
+#[cold]
+#[inline(never)]
+fn action_out_of_range(step: usize, action: usize, n_actions: usize) -> StepFailure {
+    StepFailure { step, message: format!("returned action {action}, outside 0..{n_actions}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::RandomAgent;
+    use crate::error::BbrlError;
+    use crate::fdm::Fdm;
+    use crate::rng::stream;
+
+    const SETTING: Setting = Setting { gamma: 0.9, horizon: 40 };
+
+    /// Three states, two actions, uniform start; action 0's rows have two next states, action 1's
+    /// three (the two forms of the sampler).
+    fn three_state_mdp() -> Mdp {
+        let mut transitions = Vec::new();
+        for s in 0..3 {
+            let mut narrow = [0.0; 3];
+            narrow[s] = 0.3;
+            narrow[(s + 1) % 3] = 0.7;
+            transitions.extend(narrow);
+            transitions.extend([0.2, 0.5, 0.3]);
+        }
+        let rewards = (0..18).map(|i| f64::from(i) * 0.25).collect();
+        Mdp::new(3, 2, transitions, rewards, None).unwrap()
+    }
+
+    /// Acts 0, 1, 0, 1, ...; fails or misbehaves in one chosen way at step 3.
+    #[derive(Clone)]
+    struct Faulty {
+        fault: &'static str,
+        step: usize,
+    }
+
+    impl Agent for Faulty {
+        fn name(&self) -> String {
+            "Faulty".into()
+        }
+        fn learn_offline(&mut self, _: &Fdm, _: Setting, _: &mut Rng) -> Result<()> {
+            Ok(())
+        }
+        fn reset(&mut self, _: &ResetContext<'_>, _: &mut Rng) -> Result<()> {
+            self.step = 0;
+            match self.fault {
+                "reset" => Err(BbrlError::Agent("no reset".into())),
+                _ => Ok(()),
+            }
+        }
+        fn act(&mut self, _: usize, _: &mut Rng) -> Result<usize> {
+            match (self.fault, self.step) {
+                ("act", 3) => Err(BbrlError::Agent("no act".into())),
+                ("range", 3) => Ok(2),
+                _ => Ok(self.step % 2),
+            }
+        }
+        fn observe(&mut self, _: Transition, _: &mut Rng) -> Result<()> {
+            self.step += 1;
+            match (self.fault, self.step) {
+                ("observe", 4) => Err(BbrlError::Agent("no observe".into())),
+                _ => Ok(()),
+            }
+        }
+        fn action_probabilities(&mut self, _: usize, _: &mut [f64]) -> Result<()> {
+            Ok(())
+        }
+        fn clone_box(&self) -> Box<dyn Agent> {
+            Box::new(self.clone())
+        }
+    }
+
+    #[test]
+    fn failures_are_located() {
+        let mdp = three_state_mdp();
+        for (fault, message) in [
+            ("reset", "agent 'Faulty' failed on MDP 7 at step 0: reset: no reset"),
+            ("act", "agent 'Faulty' failed on MDP 7 at step 3: no act"),
+            ("range", "agent 'Faulty' failed on MDP 7 at step 3: returned action 2, outside 0..2"),
+            ("observe", "agent 'Faulty' failed on MDP 7 at step 3: no observe"),
+        ] {
+            let mut agent = Faulty { fault, step: 0 };
+            let error = run_trajectory(&mut agent, &mdp, 7, SETTING, &mut stream(0, 3, 0), &mut stream(0, 2, 0));
+            assert_eq!(error.unwrap_err().to_string(), message);
+        }
+        let mut agent = Faulty { fault: "none", step: 0 };
+        assert!(run_trajectory(&mut agent, &mdp, 7, SETTING, &mut stream(0, 3, 0), &mut stream(0, 2, 0)).is_ok());
+    }
+
+    #[test]
+    fn the_loop_is_the_protocol() {
+        // Step by step through `dyn Agent` and `Mdp::step`, as SPEC 3.2 states the protocol: the
+        // same return and the generators left in the same states.
+        let mdp = three_state_mdp();
+        let prior = Fdm::new(3, 2, vec![1.0; 18], mdp.rewards().to_vec(), None).unwrap();
+        let mut trained = RandomAgent::new();
+        trained.learn_offline(&prior, SETTING, &mut stream(0, 4, 0)).unwrap();
+        for seed in 0..20 {
+            let (mut agent_rng, mut env_rng) = (stream(seed, 3, 0), stream(seed, 2, 0));
+            let mut agent: Box<dyn Agent> = Box::new(trained.clone());
+            let outcome = run_trajectory(agent.as_mut(), &mdp, 0, SETTING, &mut agent_rng, &mut env_rng).unwrap();
+
+            let (mut agent_ref, mut env_ref) = (stream(seed, 3, 0), stream(seed, 2, 0));
+            let mut agent: Box<dyn Agent> = Box::new(trained.clone());
+            let mut state = mdp.initial_state(&mut env_ref);
+            agent.reset(&ResetContext { setting: SETTING, true_mdp: None }, &mut agent_ref).unwrap();
+            let (mut total, mut discount) = (0.0, 1.0);
+            for _ in 0..SETTING.horizon {
+                let action = agent.act(state, &mut agent_ref).unwrap();
+                let (next_state, reward) = mdp.step(state, action, &mut env_ref);
+                total += discount * reward;
+                discount *= SETTING.gamma;
+                agent.observe(Transition { state, action, reward, next_state }, &mut agent_ref).unwrap();
+                state = next_state;
+            }
+            assert_eq!(outcome.discounted_return.to_bits(), total.to_bits());
+            assert_eq!((agent_rng, env_rng), (agent_ref, env_ref));
+        }
+    }
 }

@@ -45,6 +45,7 @@ use crate::error::Result;
 use crate::fdm::Fdm;
 use crate::mdp::Mdp;
 use crate::rng::Rng;
+use crate::simulate::StepFailure;
 
 /// The discount and horizon of an experiment, given to the agent as the original's `setMDP(γ, T)`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -92,6 +93,20 @@ pub trait Agent: Send + Sync {
 
     /// pi(a | state) for the agent's current knowledge, written into `out` (length A).
     fn action_probabilities(&mut self, state: usize, out: &mut [f64]) -> Result<()>;
+
+    /// The `T` decisions of a trajectory after `reset`, from `state`: [`crate::simulate::decide`].
+    /// Keep this default: as a provided method it is compiled for each agent type, so `act` and
+    /// `observe` are called directly (inlined) in the loop, with one virtual call per trajectory.
+    fn run_decisions(
+        &mut self,
+        mdp: &Mdp,
+        state: usize,
+        setting: Setting,
+        agent_rng: &mut Rng,
+        env_rng: &mut Rng,
+    ) -> std::result::Result<f64, StepFailure> {
+        crate::simulate::decide(self, mdp, state, setting, agent_rng, env_rng)
+    }
 
     /// Whether the agent is an oracle that is shown the true MDP at reset.
     fn is_oracle(&self) -> bool {

@@ -1,15 +1,15 @@
 //! RandomAgent (SPEC 4.1): a uniformly random action at every step.
 
-use rand::Rng as _;
-
 use super::{not_trained, Agent, ResetContext, Setting, Transition};
 use crate::error::Result;
 use crate::fdm::Fdm;
-use crate::rng::Rng;
+use crate::invalid;
+use crate::rng::{random_below, Rng};
 
 #[derive(Clone, Debug, Default)]
 pub struct RandomAgent {
-    n_actions: Option<usize>,
+    /// The number of actions; 0 before `learn_offline`.
+    n_actions: u32,
 }
 
 impl RandomAgent {
@@ -17,8 +17,11 @@ impl RandomAgent {
         Self::default()
     }
 
-    fn actions(&self) -> Result<usize> {
-        self.n_actions.ok_or_else(|| not_trained("Random"))
+    fn actions(&self) -> Result<u32> {
+        match self.n_actions {
+            0 => Err(not_trained("Random")),
+            n => Ok(n),
+        }
     }
 }
 
@@ -28,7 +31,8 @@ impl Agent for RandomAgent {
     }
 
     fn learn_offline(&mut self, prior: &Fdm, _setting: Setting, _rng: &mut Rng) -> Result<()> {
-        self.n_actions = Some(prior.n_actions());
+        self.n_actions = u32::try_from(prior.n_actions())
+            .map_err(|_| invalid!("Random supports at most {} actions, got {}", u32::MAX, prior.n_actions()))?;
         Ok(())
     }
 
@@ -36,17 +40,20 @@ impl Agent for RandomAgent {
         self.actions().map(|_| ())
     }
 
+    #[inline]
     fn act(&mut self, _state: usize, rng: &mut Rng) -> Result<usize> {
-        Ok(rng.random_range(0..self.actions()?))
+        // The draw of `rng.random_range(0..n)`, inlined.
+        Ok(random_below(self.actions()?, rng) as usize)
     }
 
+    #[inline]
     fn observe(&mut self, _transition: Transition, _rng: &mut Rng) -> Result<()> {
         Ok(())
     }
 
     fn action_probabilities(&mut self, _state: usize, out: &mut [f64]) -> Result<()> {
         let n = self.actions()?;
-        out.fill(1.0 / n as f64);
+        out.fill(1.0 / f64::from(n));
         Ok(())
     }
 
