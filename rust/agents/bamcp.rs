@@ -60,7 +60,8 @@ struct BamcpState {
     /// Per-action scores for the UCB and greedy choices (length A).
     scores: Vec<f64>,
     /// UCB tables for visit counts `0..=k` (a search never exceeds `k` visits per node):
-    /// `c sqrt(ln(N + 1))` and `1 / sqrt(n)`, so a score costs no logarithm or square root.
+    /// `c sqrt(ln(N + 1))` (but `c` at `N = 0`) and `1 / sqrt(n)` (+inf at `n = 0`), so a score
+    /// costs no logarithm, square root or branch (see [`BamcpState::ucb_action`]).
     exploration: Vec<f64>,
     inv_sqrt: Vec<f64>,
     gamma: f64,
@@ -110,7 +111,7 @@ impl BamcpState {
     /// in `self.scores`.
     fn search(&mut self, state: usize, k: usize, depth: usize, rng: &mut Rng) {
         self.tree.clear();
-        let root = self.tree.add_vnode();
+        let root = self.tree.add_vnode(self.posterior.slots(state));
         for _ in 0..k {
             self.posterior.new_model();
             self.simulate(root, state, depth, rng);
@@ -131,15 +132,16 @@ impl BamcpState {
         while d < depth {
             let action = self.ucb_action(vnode, rng);
             let qnode = vnode * na + action as u32;
-            let (y, reward) = self.posterior.step(s, action, rng);
+            let (y, reward, position) = self.posterior.step(s, action, rng);
             self.path.push((vnode, qnode, reward));
             d += 1;
-            let mut child = self.tree.child(qnode, y);
+            let slot = self.tree.q[qnode as usize].children as usize + position;
+            let mut child = self.tree.children[slot];
             // A node at depth `depth` would be left at once with value 0, which is what a
             // zero-step rollout returns: it is never created.
             if child == NONE && d < depth && self.tree.q[qnode as usize].count >= EXPAND_COUNT {
-                child = self.tree.add_vnode();
-                self.tree.link(qnode, y, child);
+                child = self.tree.add_vnode(self.posterior.slots(y));
+                self.tree.children[slot] = child;
             }
             if child == NONE {
                 delayed = self.rollout(y, depth - d, rng);
@@ -158,7 +160,11 @@ impl BamcpState {
 
     /// `GreedyUCB(vnode, ucb = true)`: the action maximising `mean + c sqrt(ln(N + 1) / n)`
     /// (+inf when unvisited), ties at random. The bonus is computed as
-    /// `c sqrt(ln(N + 1)) * (1 / sqrt(n))` from tables, equal up to rounding.
+    /// `c sqrt(ln(N + 1)) * (1 / sqrt(n))` from tables, equal up to rounding. The tables make
+    /// the unvisited case need no branch: `1 / sqrt(0)` is +inf, and the exploration factor is
+    /// positive for every `N` (at `N = 0`, where every action is unvisited, the table holds `c`
+    /// instead of 0, so that the product is +inf rather than NaN), so an unvisited action
+    /// (mean 0) scores `0 + positive * inf = +inf`.
     #[inline]
     fn ucb_action(&self, vnode: u32, rng: &mut Rng) -> usize {
         let na = self.posterior.n_actions;
@@ -167,11 +173,7 @@ impl BamcpState {
         let qnodes = &self.tree.q[first..first + na];
         let score = |a: usize| {
             let q = &qnodes[a];
-            if q.count == 0 {
-                f64::INFINITY
-            } else {
-                q.mean + exploration * self.inv_sqrt[q.count as usize]
-            }
+            q.mean + exploration * self.inv_sqrt[q.count as usize]
         };
         argmax_random_tie_by(na, score, rng)
     }
@@ -190,7 +192,7 @@ impl BamcpState {
                 let pick = if len == 1 { 0 } else { uniform_below(len, rng) as usize };
                 self.greedy_actions[s * na + pick] as usize
             };
-            let (y, reward) = self.posterior.step(s, action, rng);
+            let (y, reward, _) = self.posterior.step(s, action, rng);
             total += discount * reward;
             discount *= self.gamma;
             s = y;
@@ -229,13 +231,15 @@ impl Agent for Bamcp {
         self.state = Some(BamcpState {
             posterior: initial.clone(),
             initial,
-            tree: Tree::new(na),
+            tree: Tree::new(ns, na),
             q_rollout: vec![0.0; ns * na],
             greedy_actions: vec![0; ns * na],
             greedy_len: vec![0; ns],
             path: Vec::new(),
             scores: vec![0.0; na],
-            exploration: (0..=self.k).map(|n| EXPLORATION * ((n as f64) + 1.0).ln().sqrt()).collect(),
+            exploration: (0..=self.k)
+                .map(|n| if n == 0 { EXPLORATION } else { EXPLORATION * ((n as f64) + 1.0).ln().sqrt() })
+                .collect(),
             inv_sqrt: (0..=self.k).map(|n| 1.0 / (n as f64).sqrt()).collect(),
             gamma: setting.gamma,
             plan_stream: PlanningStream::default(),
@@ -295,81 +299,64 @@ impl Agent for Bamcp {
     }
 }
 
-/// The search tree in an arena: V-node `v` owns the A consecutive Q-nodes `v * A .. v * A + A`;
-/// the V-node children of a Q-node form a singly linked list of edges `(next state, node)`.
+/// The search tree in an arena: V-node `v` owns the A consecutive Q-nodes `v * A .. v * A + A`.
+/// The V-node children of a Q-node for `(s, a)` are indexed by the position of their state in the
+/// support of row `(s, a)` (fixed during a search): Q-node `q` owns the child slots
+/// `children[q.children ..]`, one per support state, `NONE` until that child exists. A step
+/// returns the position of its next state, so finding a child is one load.
 /// `clear` keeps every buffer's capacity, so searches after the first allocate nothing.
 #[derive(Clone, Debug)]
 struct Tree {
+    n_states: usize,
     n_actions: usize,
     v_count: Vec<u32>,
     q: Vec<QNode>,
-    edges: Vec<Edge>,
+    children: Vec<u32>,
 }
 
 #[derive(Clone, Copy, Debug)]
 struct QNode {
     count: u32,
-    /// First edge of the child list (`NONE` when there is no child).
-    head: u32,
+    /// The first of the Q-node's child slots.
+    children: u32,
     /// Sum of the returns, and `total / count` (0 when unvisited, as the original's
     /// `VALUE::GetValue`), cached so that UCB scores need no division.
     total: f64,
     mean: f64,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Edge {
-    state: u32,
-    node: u32,
-    next: u32,
-}
-
 impl Tree {
-    fn new(n_actions: usize) -> Self {
-        Self { n_actions, v_count: Vec::new(), q: Vec::new(), edges: Vec::new() }
+    fn new(n_states: usize, n_actions: usize) -> Self {
+        Self { n_states, n_actions, v_count: Vec::new(), q: Vec::new(), children: Vec::new() }
     }
 
-    /// Room for a search of `k` simulations, which adds at most one V-node each.
+    /// Room for a search of `k` simulations, which adds at most one V-node each, with at most
+    /// S child slots per Q-node.
     fn reserve(&mut self, k: usize) {
         let nodes = k + 1;
         self.v_count.reserve(nodes.saturating_sub(self.v_count.len()));
         self.q.reserve((nodes * self.n_actions).saturating_sub(self.q.len()));
-        self.edges.reserve(k.saturating_sub(self.edges.len()));
+        self.children.reserve((nodes * self.n_actions * self.n_states).saturating_sub(self.children.len()));
     }
 
     fn clear(&mut self) {
         self.v_count.clear();
         self.q.clear();
-        self.edges.clear();
+        self.children.clear();
     }
 
-    fn add_vnode(&mut self) -> u32 {
+    /// A new V-node whose Q-nodes have `slots[a]` child slots each (the support sizes of its
+    /// state's rows).
+    fn add_vnode(&mut self, slots: &[u32]) -> u32 {
         let id = self.v_count.len() as u32;
         self.v_count.push(0);
-        let unvisited = QNode { count: 0, head: NONE, total: 0.0, mean: 0.0 };
-        self.q.resize(self.q.len() + self.n_actions, unvisited);
-        id
-    }
-
-    /// The child V-node of `qnode` for next state `y`, or `NONE`.
-    #[inline]
-    fn child(&self, qnode: u32, y: usize) -> u32 {
-        let mut e = self.q[qnode as usize].head;
-        while e != NONE {
-            let edge = self.edges[e as usize];
-            if edge.state as usize == y {
-                return edge.node;
-            }
-            e = edge.next;
+        let mut next = self.children.len() as u32;
+        for &n in slots {
+            self.q.push(QNode { count: 0, children: next, total: 0.0, mean: 0.0 });
+            next += n;
         }
-        NONE
-    }
-
-    fn link(&mut self, qnode: u32, y: usize, node: u32) {
-        let id = self.edges.len() as u32;
-        let q = &mut self.q[qnode as usize];
-        self.edges.push(Edge { state: y as u32, node, next: q.head });
-        q.head = id;
+        self.children.resize(next as usize, NONE);
+        id
     }
 
     /// Adds one return to a Q-node.
@@ -401,6 +388,8 @@ struct LazyPosterior {
     n_states: usize,
     n_actions: usize,
     rows: Vec<RowDraw>,
+    /// Support size of each row (as in `rows`), contiguous per state for [`Tree::add_vnode`].
+    support_len: Vec<u32>,
     hot: Vec<Hot>,
     cold: Vec<Cold>,
     rewards: Arc<[f64]>,
@@ -440,6 +429,7 @@ impl LazyPosterior {
             n_states: ns,
             n_actions: na,
             rows: vec![RowDraw::default(); ns * na],
+            support_len: vec![0; ns * na],
             hot: vec![unused_hot; ns * na * ns],
             cold: vec![unused_cold; ns * na * ns],
             rewards: prior.rewards_arc(),
@@ -465,6 +455,7 @@ impl LazyPosterior {
             self.hot[i] = Hot { state: y as u32, reward: self.rewards[base + y], weight: 0.0 };
             self.cold[i].alpha = 0.0;
             self.rows[row].len += 1;
+            self.support_len[row] += 1;
             // The stored draw no longer matches the support.
             self.rows[row].stamp = 0;
         }
@@ -475,6 +466,12 @@ impl LazyPosterior {
     /// Adds a real transition to the posterior.
     fn observe(&mut self, state: usize, action: usize, next_state: usize) {
         self.add(state * self.n_actions + action, next_state, 1.0);
+    }
+
+    /// The support sizes of the rows `(s, a)` of state `s`, in action order.
+    #[inline]
+    fn slots(&self, s: usize) -> &[u32] {
+        &self.support_len[s * self.n_actions..(s + 1) * self.n_actions]
     }
 
     /// Starts a new model: every row is undrawn.
@@ -489,9 +486,10 @@ impl LazyPosterior {
         }
     }
 
-    /// One step of the current model from `(s, a)`: the next state and its reward.
+    /// One step of the current model from `(s, a)`: the next state, its reward and its position
+    /// in the row's support.
     #[inline(always)]
-    fn step(&mut self, s: usize, a: usize, rng: &mut Rng) -> (usize, f64) {
+    fn step(&mut self, s: usize, a: usize, rng: &mut Rng) -> (usize, f64, usize) {
         let row = s * self.n_actions + a;
         let base = row * self.n_states;
         let draw = self.rows[row];
@@ -499,25 +497,26 @@ impl LazyPosterior {
         if len == 1 {
             // Dir over a single state is that state with probability 1: nothing to draw.
             let only = self.hot[base];
-            return (only.state as usize, only.reward);
+            return (only.state as usize, only.reward, 0);
         }
         let total = if draw.stamp == self.generation { draw.total } else { self.draw_row(row, rng) };
         let entries = &self.hot[base..base + len];
         let mut u = rng.random::<f64>() * total;
         if len == 2 {
             // The usual case (every row of GC and Grid): an index, not a hard-to-predict branch.
-            let e = entries[usize::from(u >= entries[0].weight)];
-            return (e.state as usize, e.reward);
+            let position = usize::from(u >= entries[0].weight);
+            let e = entries[position];
+            return (e.state as usize, e.reward, position);
         }
-        for e in &entries[..len - 1] {
+        for (position, e) in entries[..len - 1].iter().enumerate() {
             if u < e.weight {
-                return (e.state as usize, e.reward);
+                return (e.state as usize, e.reward, position);
             }
             u -= e.weight;
         }
         // Also the fallback should rounding leave u above the last weight.
         let last = entries[len - 1];
-        (last.state as usize, last.reward)
+        (last.state as usize, last.reward, len - 1)
     }
 
     /// Draws row `row` of the current model: one Gamma variate per support state. Should

@@ -47,12 +47,12 @@ pub fn argmax_random_tie(values: &[f64], rng: &mut Rng) -> usize {
 pub fn argmax_random_tie_by(n: usize, score: impl Fn(usize) -> f64, rng: &mut Rng) -> usize {
     let (mut best, mut best_index, mut ties) = (f64::NEG_INFINITY, 0, 0);
     for i in 0..n {
+        // Selects rather than branches: which score wins is data-dependent and unpredictable.
         let v = score(i);
-        if v > best {
-            (best, best_index, ties) = (v, i, 1);
-        } else if v == best {
-            ties += 1;
-        }
+        let (better, equal) = (v > best, v == best);
+        best_index = if better { i } else { best_index };
+        ties = if better { 1 } else { ties + usize::from(equal) };
+        best = if better { v } else { best };
     }
     if ties <= 1 {
         return best_index;
