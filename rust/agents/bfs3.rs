@@ -17,6 +17,9 @@ use crate::rng::Rng;
 const NONE: u32 = u32::MAX;
 /// `QEntry::len` of an action whose children are not drawn yet.
 const DEFERRED: u32 = u32::MAX;
+/// `QEntry::len` of a two-state action whose children are drawn, but not stored yet: `start`
+/// holds how many of the C samples went to the first support state.
+const DRAWN: u32 = u32::MAX - 1;
 
 /// BFS3 with budget `k`, branching factor `c` and depth `depth` (SPEC 4.7, 7.5):
 ///
@@ -61,11 +64,14 @@ struct Bfs3State {
     weights: Vec<f64>,
     /// The sample counts of two-state rows.
     binomial: BinomialSampler,
-    /// Per (s, a) row, the reward shared by every next state of its support, or NaN when the
-    /// rewards differ (see [`Bfs3State::expand`]).
-    row_reward: Vec<f64>,
-    /// The current rollout's path: Q-entries (node, action) from the root down.
-    path: Vec<u32>,
+    /// Per (s, a) row, what [`Bfs3State::expand`] needs of it (see [`Bfs3State::update_row`]).
+    rows: Vec<RowInfo>,
+    /// Per two-state (s, a) row and per count `k = 0..=C` of samples of its first state, the
+    /// action's `(upper, lower)` bounds before any child exists, as `FsssTree::backup_action`
+    /// computes them (see [`Bfs3State::update_row`]).
+    row_bounds: Vec<(f64, f64)>,
+    /// The current rollout's path from the root down: (node, Q-entry of the action taken).
+    path: Vec<(u32, u32)>,
     /// Per-action values of the last decision (length A).
     scores: Vec<f64>,
     /// The private stream of [`Agent::action_probabilities`], reseeded at every reset.
@@ -174,13 +180,17 @@ impl Bfs3State {
             let first = node as usize * na;
             let q = &self.tree.q[first..first + na];
             let b = argmax_random_tie_by(na, |b| q[b].upper, rng);
-            if self.tree.q[first + b].len == DEFERRED {
+            let len = self.tree.q[first + b].len;
+            if len == DEFERRED {
                 self.sample_children(first + b, s * na + b, c, rng);
+            } else if len == DRAWN {
+                let k = self.tree.q[first + b].start;
+                self.store_two_state_children(first + b, s * na + b, k, c);
             }
             let e = self.tree.select_path(first + b, self.v_max, rng);
             let next = self.tree.edges[e].state as usize;
             self.plan_transition(s * na + b, next);
-            self.path.push((first + b) as u32);
+            self.path.push((node, (first + b) as u32));
             let mut child = self.tree.edges[e].child;
             if child == NONE {
                 child = self.expand(next, c, rng);
@@ -193,9 +203,9 @@ impl Bfs3State {
         // node has a child whose bounds moved, so only its Q-bounds are recomputed: the others
         // would come out the same.
         for i in (0..self.path.len()).rev() {
-            let q = self.path[i] as usize;
-            self.tree.backup_action(q, self.gamma, self.v_max);
-            self.tree.update_bounds(q / na);
+            let (node, q) = self.path[i];
+            self.tree.backup_action(q as usize, self.gamma, self.v_max);
+            self.tree.update_bounds(node as usize);
         }
     }
 
@@ -242,13 +252,23 @@ impl Bfs3State {
     /// `r + gamma Vmax` and `r + gamma Vmin`, do not depend on the samples either. (The original
     /// sums them over the samples, equal up to rounding.) Most actions of a node are never
     /// descended, so their samples are never drawn.
+    ///
+    /// When the rewards differ and the row has two next states, the samples are one count `k`
+    /// (the first state's), drawn here; the bounds before any child exists depend only on `k`
+    /// and are looked up (`row_bounds`, the same arithmetic as a backup), and the edges are
+    /// stored when a rollout first descends the action.
     fn expand(&mut self, s: usize, c: usize, rng: &mut Rng) -> u32 {
         let na = self.n_actions();
         let node = self.tree.add_node(self.v_max);
         for b in 0..na {
             let (q, row) = (node as usize * na + b, s * na + b);
-            let r = self.row_reward[row];
-            if r.is_nan() {
+            let info = self.rows[row];
+            let r = info.reward;
+            if info.two_states {
+                let k = self.first_count(row, rng);
+                let (upper, lower) = self.row_bounds[row * (c + 1) + k as usize];
+                self.tree.q[q] = QEntry { upper, lower, start: k, len: DRAWN };
+            } else if r.is_nan() {
                 self.sample_children(q, row, c, rng);
                 self.tree.backup_action(q, self.gamma, self.v_max);
             } else {
@@ -276,16 +296,9 @@ impl Bfs3State {
         match support.len() {
             1 => self.tree.edges.push(edge(support[0], c as u32)),
             2 => {
-                // Each draw goes to the first state with probability w0 / total.
-                let y0 = support[0] as usize;
-                let w0 = self.counts.counts()[base + y0] + f64::from(self.planning[base + y0]);
-                let total = self.counts.row_totals()[row] + f64::from(self.planning_totals[row]);
-                let first = self.binomial.sample(w0, total, rng);
-                for (y, n) in [(support[0], first), (support[1], c as u32 - first)] {
-                    if n > 0 {
-                        self.tree.edges.push(edge(y, n));
-                    }
-                }
+                let first = self.first_count(row, rng);
+                self.store_two_state_children(q, row, first, c);
+                return;
             }
             _ => {
                 // Count the draws per support state, then emit the edges in support order.
@@ -307,14 +320,88 @@ impl Bfs3State {
         self.tree.q[q].len = (self.tree.edges.len() - start) as u32;
     }
 
-    /// Recomputes `row_reward[row]` from the row's support.
-    fn update_row_reward(&mut self, row: usize) {
+    /// How many of the C predictive samples of two-state row `row` go to its first state:
+    /// each goes there with probability w0 / total.
+    #[inline(always)]
+    fn first_count(&mut self, row: usize, rng: &mut Rng) -> u32 {
+        let info = &self.rows[row];
+        let w0 = info.count_first + f64::from(self.planning[info.first as usize]);
+        let total = info.total + f64::from(self.planning_totals[row]);
+        self.binomial.sample(w0, total, rng)
+    }
+
+    /// Stores the children of Q-entry `q` of two-state row `row` whose first state has `first`
+    /// of the `c` samples (a state without samples gets no edge).
+    fn store_two_state_children(&mut self, q: usize, row: usize, first: u32, c: usize) {
+        let base = row * self.n_states();
+        let start = self.tree.edges.len();
+        let support = self.counts.support().row(row);
+        let rewards = self.counts.rewards();
+        for (y, n) in [(support[0], first), (support[1], c as u32 - first)] {
+            if n > 0 {
+                self.tree.edges.push(Edge {
+                    state: y,
+                    child: NONE,
+                    count: f64::from(n),
+                    weight: self.weights[n as usize],
+                    reward: rewards[base + y as usize],
+                });
+            }
+        }
+        self.tree.q[q].start = start as u32;
+        self.tree.q[q].len = (self.tree.edges.len() - start) as u32;
+    }
+
+    /// Recomputes `rows[row]` and `row_bounds` of `row` from the row's counts and support (and
+    /// the current `gamma` and `Vmax`).
+    fn update_row(&mut self, row: usize) {
         let base = row * self.n_states();
         let rewards = self.counts.rewards();
-        let mut support = self.counts.support().row(row).iter().map(|&y| rewards[base + y as usize]);
-        let first = support.next().unwrap_or(f64::NAN);
-        self.row_reward[row] = if support.all(|r| r == first) { first } else { f64::NAN };
+        let support = self.counts.support().row(row);
+        let mut values = support.iter().map(|&y| rewards[base + y as usize]);
+        let first = values.next().unwrap_or(f64::NAN);
+        let reward = if values.all(|r| r == first) { first } else { f64::NAN };
+        let y0 = base + support.first().map_or(0, |&y| y as usize);
+        self.rows[row] = RowInfo {
+            reward,
+            two_states: reward.is_nan() && support.len() == 2,
+            first: y0 as u32,
+            count_first: self.counts.counts()[y0],
+            total: self.counts.row_totals()[row],
+        };
+        if support.len() == 2 {
+            // `FsssTree::backup_action` on the edges `store_two_state_children` would store, none
+            // of them with a child yet: the same operations in the same order, so the same bits.
+            let c = self.weights.len() - 1;
+            let (r0, r1) = (rewards[base + support[0] as usize], rewards[base + support[1] as usize]);
+            let no_child = Bounds { upper: self.v_max, lower: 0.0 };
+            for k in 0..=c {
+                let (mut usa, mut lsa) = (0.0, 0.0);
+                for (reward, n) in [(r0, k), (r1, c - k)] {
+                    if n > 0 {
+                        usa += (reward + self.gamma * no_child.upper) * self.weights[n];
+                        lsa += (reward + self.gamma * no_child.lower) * self.weights[n];
+                    }
+                }
+                self.row_bounds[row * (c + 1) + k] = (usa, lsa);
+            }
+        }
     }
+}
+
+/// What expanding a node needs of a (s, a) row.
+#[derive(Clone, Copy, Debug)]
+struct RowInfo {
+    /// The reward shared by every next state of the row's support, or NaN when they differ.
+    reward: f64,
+    /// Two next states with different rewards: the samples are drawn at expansion as one
+    /// binomial count (see [`Bfs3State::expand`]).
+    two_states: bool,
+    /// The flat index `(row, first support state)` (into `planning`), its count, and the row's
+    /// total count (the real counts, without the planning ones).
+    first: u32,
+    count_first: f64,
+    total: f64,
 }
 
 /// Binomial(C, w / total) draws (`0 < w < total`), the number of C predictive samples of a
@@ -328,9 +415,12 @@ impl Bfs3State {
 #[derive(Clone, Debug)]
 struct BinomialSampler {
     c: usize,
-    /// Per slot: the pair it holds (NaN: none), and its `c` CDF values `F(0) .. F(c - 1)`.
+    /// Per slot: the pair it holds (NaN: none), and its `c` CDF values `F(0) .. F(c - 1)`,
+    /// padded with 2.0 (above any `u`, so never counted) to `stride`, a multiple of 4, so that
+    /// the count runs in whole vector blocks.
     keys: Vec<(f64, f64)>,
     cdfs: Vec<f64>,
+    stride: usize,
 }
 
 impl BinomialSampler {
@@ -339,14 +429,16 @@ impl BinomialSampler {
 
     fn new(c: usize) -> Self {
         let cached = c <= Self::MAX_C;
+        let stride = c.div_ceil(4) * 4;
         Self {
             c,
             keys: vec![(f64::NAN, f64::NAN); if cached { Self::SLOTS } else { 0 }],
-            cdfs: vec![0.0; if cached { Self::SLOTS * c } else { 0 }],
+            cdfs: vec![2.0; if cached { Self::SLOTS * stride } else { 0 }],
+            stride,
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn sample(&mut self, w: f64, total: f64, rng: &mut Rng) -> u32 {
         let c = self.c;
         // Count the less likely outcome, whose CDF starts at max(p, q)^C >= 2^-C: no underflow.
@@ -358,21 +450,22 @@ impl BinomialSampler {
         let hash =
             (w.to_bits() ^ total.to_bits().wrapping_mul(0x9E37_79B9_7F4A_7C15)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let slot = (hash >> 56) as usize % Self::SLOTS;
-        let cdf = &mut self.cdfs[slot * c..(slot + 1) * c];
+        let cdf = &mut self.cdfs[slot * self.stride..(slot + 1) * self.stride];
         if self.keys[slot] != (w, total) {
             self.keys[slot] = (w, total);
             let (p, q) = if flip { ((total - w) / total, w / total) } else { (w / total, (total - w) / total) };
             let ratio = p / q;
             let mut pmf = q.powi(c as i32);
             let mut cumulative = 0.0;
-            for (j, f) in cdf.iter_mut().enumerate() {
+            for (j, f) in cdf[..c].iter_mut().enumerate() {
                 cumulative += pmf;
                 *f = cumulative;
                 pmf *= (c - j) as f64 / (j + 1) as f64 * ratio;
             }
         }
         let u: f64 = rng.random();
-        let k = cdf.iter().map(|&f| u32::from(f <= u)).sum::<u32>();
+        // 64-bit counts: each comparison's mask is subtracted as is (no narrowing shuffles).
+        let k = cdf.iter().map(|&f| u64::from(f <= u)).sum::<u64>() as u32;
         if flip {
             c as u32 - k
         } else {
@@ -402,7 +495,11 @@ impl Agent for Bfs3 {
             tree: FsssTree::new(na),
             sampled: Vec::with_capacity(ns),
             weights: (0..=self.c).map(|k| k as f64 / self.c as f64).collect(),
-            row_reward: vec![f64::NAN; ns * na],
+            rows: vec![
+                RowInfo { reward: f64::NAN, two_states: false, first: 0, count_first: 0.0, total: 0.0 };
+                ns * na
+            ],
+            row_bounds: vec![(0.0, 0.0); ns * na * (self.c + 1)],
             binomial: BinomialSampler::new(self.c),
             path: Vec::new(),
             scores: vec![0.0; na],
@@ -415,11 +512,11 @@ impl Agent for Bfs3 {
         let (c, depth) = (self.c, self.depth);
         let st = self.state()?;
         st.counts.copy_from(&st.initial);
-        for row in 0..st.row_reward.len() {
-            st.update_row_reward(row);
-        }
         st.gamma = context.setting.gamma;
         st.v_max = st.r_max / (1.0 - st.gamma);
+        for row in 0..st.rows.len() {
+            st.update_row(row);
+        }
         st.touched.reserve(depth + 1);
         st.path.reserve(depth);
         // The largest tree an FSSS call can grow: the root, and at most depth - 1 new nodes per
@@ -445,7 +542,7 @@ impl Agent for Bfs3 {
         st.plan_stream.consume();
         st.counts.observe(t.state, t.action, t.next_state);
         // The support may have grown.
-        st.update_row_reward(t.state * st.n_actions() + t.action);
+        st.update_row(t.state * st.n_actions() + t.action);
         Ok(())
     }
 
