@@ -15,6 +15,10 @@ use crate::rng::Rng;
 
 /// "No node" in the arena's index links.
 const NONE: u32 = u32::MAX;
+/// The child of an edge whose node does not exist yet: node 0 of every tree is a placeholder
+/// with the bounds of a missing child, `[Vmin, Vmax]`, so backups and path selection read a
+/// missing child like any other (no branch on whether it exists).
+const MISSING: u32 = 0;
 /// `QEntry::len` of an action whose children are not drawn yet.
 const DEFERRED: u32 = u32::MAX;
 /// `QEntry::len` of a two-state action whose children are drawn, but not stored yet: `start`
@@ -64,14 +68,18 @@ struct Bfs3State {
     weights: Vec<f64>,
     /// The sample counts of two-state rows.
     binomial: BinomialSampler,
-    /// Per (s, a) row, what [`Bfs3State::expand`] needs of it (see [`Bfs3State::update_row`]).
-    rows: Vec<RowInfo>,
+    /// Per (s, a) row, the reward shared by every next state of its support, or NaN when the
+    /// rewards differ (see [`Bfs3State::expand`]).
+    row_reward: Vec<f64>,
+    /// Per (s, a) row with two next states of different rewards, what drawing its sample count
+    /// needs (see [`Bfs3State::update_row`]); `None` for the other rows.
+    two_state_rows: Vec<Option<TwoStateRow>>,
     /// Per two-state (s, a) row and per count `k = 0..=C` of samples of its first state, the
     /// action's `(upper, lower)` bounds before any child exists, as `FsssTree::backup_action`
     /// computes them (see [`Bfs3State::update_row`]).
     row_bounds: Vec<(f64, f64)>,
-    /// The current rollout's path from the root down: (node, Q-entry of the action taken).
-    path: Vec<(u32, u32)>,
+    /// The current rollout's path: Q-entries (node, action) from the root down.
+    path: Vec<u32>,
     /// Per-action values of the last decision (length A).
     scores: Vec<f64>,
     /// The private stream of [`Agent::action_probabilities`], reseeded at every reset.
@@ -149,7 +157,7 @@ impl Bfs3State {
     /// from the real counts plus the transition `(x, a, y)`. Returns the root node.
     fn fsss(&mut self, x: usize, a: usize, y: usize, c: usize, depth: usize, rng: &mut Rng) -> u32 {
         let na = self.n_actions();
-        self.tree.clear();
+        self.tree.clear(self.v_max);
         let mut root = NONE;
         for _ in 0..self.rollouts {
             self.plan_transition(x * na + a, y);
@@ -187,12 +195,12 @@ impl Bfs3State {
                 let k = self.tree.q[first + b].start;
                 self.store_two_state_children(first + b, s * na + b, k, c);
             }
-            let e = self.tree.select_path(first + b, self.v_max, rng);
+            let e = self.tree.select_path(first + b, rng);
             let next = self.tree.edges[e].state as usize;
             self.plan_transition(s * na + b, next);
-            self.path.push((node, (first + b) as u32));
+            self.path.push((first + b) as u32);
             let mut child = self.tree.edges[e].child;
-            if child == NONE {
+            if child == MISSING {
                 child = self.expand(next, c, rng);
                 self.tree.edges[e].child = child;
             }
@@ -203,9 +211,9 @@ impl Bfs3State {
         // node has a child whose bounds moved, so only its Q-bounds are recomputed: the others
         // would come out the same.
         for i in (0..self.path.len()).rev() {
-            let (node, q) = self.path[i];
-            self.tree.backup_action(q as usize, self.gamma, self.v_max);
-            self.tree.update_bounds(node as usize);
+            let q = self.path[i] as usize;
+            self.tree.backup_action(q, self.gamma);
+            self.tree.update_bounds(q / na);
         }
     }
 
@@ -262,17 +270,18 @@ impl Bfs3State {
         let node = self.tree.add_node(self.v_max);
         for b in 0..na {
             let (q, row) = (node as usize * na + b, s * na + b);
-            let info = self.rows[row];
-            let r = info.reward;
-            if info.two_states {
-                let k = self.first_count(row, rng);
+            let r = self.row_reward[row];
+            if !r.is_nan() {
+                self.tree.q[q] = QEntry { upper: r + self.gamma * self.v_max, lower: r, start: 0, len: DEFERRED };
+            } else if let Some(info) = self.two_state_rows[row] {
+                let w0 = info.count_first + f64::from(self.planning[info.first as usize]);
+                let total = info.total + f64::from(self.planning_totals[row]);
+                let k = self.binomial.sample(w0, total, rng);
                 let (upper, lower) = self.row_bounds[row * (c + 1) + k as usize];
                 self.tree.q[q] = QEntry { upper, lower, start: k, len: DRAWN };
-            } else if r.is_nan() {
-                self.sample_children(q, row, c, rng);
-                self.tree.backup_action(q, self.gamma, self.v_max);
             } else {
-                self.tree.q[q] = QEntry { upper: r + self.gamma * self.v_max, lower: r, start: 0, len: DEFERRED };
+                self.sample_children(q, row, c, rng);
+                self.tree.backup_action(q, self.gamma);
             }
         }
         self.tree.update_bounds(node as usize);
@@ -288,7 +297,7 @@ impl Bfs3State {
         let (rewards, weights) = (self.counts.rewards(), &self.weights);
         let edge = |y: u32, count: u32| Edge {
             state: y,
-            child: NONE,
+            child: MISSING,
             count: f64::from(count),
             weight: weights[count as usize],
             reward: rewards[base + y as usize],
@@ -296,9 +305,16 @@ impl Bfs3State {
         match support.len() {
             1 => self.tree.edges.push(edge(support[0], c as u32)),
             2 => {
-                let first = self.first_count(row, rng);
-                self.store_two_state_children(q, row, first, c);
-                return;
+                // Each draw goes to the first state with probability w0 / total.
+                let y0 = support[0] as usize;
+                let w0 = self.counts.counts()[base + y0] + f64::from(self.planning[base + y0]);
+                let total = self.counts.row_totals()[row] + f64::from(self.planning_totals[row]);
+                let first = self.binomial.sample(w0, total, rng);
+                for (y, n) in [(support[0], first), (support[1], c as u32 - first)] {
+                    if n > 0 {
+                        self.tree.edges.push(edge(y, n));
+                    }
+                }
             }
             _ => {
                 // Count the draws per support state, then emit the edges in support order.
@@ -320,31 +336,20 @@ impl Bfs3State {
         self.tree.q[q].len = (self.tree.edges.len() - start) as u32;
     }
 
-    /// How many of the C predictive samples of two-state row `row` go to its first state:
-    /// each goes there with probability w0 / total.
-    #[inline(always)]
-    fn first_count(&mut self, row: usize, rng: &mut Rng) -> u32 {
-        let info = &self.rows[row];
-        let w0 = info.count_first + f64::from(self.planning[info.first as usize]);
-        let total = info.total + f64::from(self.planning_totals[row]);
-        self.binomial.sample(w0, total, rng)
-    }
-
     /// Stores the children of Q-entry `q` of two-state row `row` whose first state has `first`
     /// of the `c` samples (a state without samples gets no edge).
+    #[inline]
     fn store_two_state_children(&mut self, q: usize, row: usize, first: u32, c: usize) {
-        let base = row * self.n_states();
         let start = self.tree.edges.len();
-        let support = self.counts.support().row(row);
-        let rewards = self.counts.rewards();
-        for (y, n) in [(support[0], first), (support[1], c as u32 - first)] {
+        let Some(info) = self.two_state_rows[row] else { return };
+        for ((y, reward), n) in info.states.into_iter().zip(info.rewards).zip([first, c as u32 - first]) {
             if n > 0 {
                 self.tree.edges.push(Edge {
                     state: y,
-                    child: NONE,
+                    child: MISSING,
                     count: f64::from(n),
                     weight: self.weights[n as usize],
-                    reward: rewards[base + y as usize],
+                    reward,
                 });
             }
         }
@@ -361,14 +366,18 @@ impl Bfs3State {
         let mut values = support.iter().map(|&y| rewards[base + y as usize]);
         let first = values.next().unwrap_or(f64::NAN);
         let reward = if values.all(|r| r == first) { first } else { f64::NAN };
-        let y0 = base + support.first().map_or(0, |&y| y as usize);
-        self.rows[row] = RowInfo {
-            reward,
-            two_states: reward.is_nan() && support.len() == 2,
-            first: y0 as u32,
-            count_first: self.counts.counts()[y0],
-            total: self.counts.row_totals()[row],
-        };
+        self.row_reward[row] = reward;
+        self.two_state_rows[row] = (reward.is_nan() && support.len() == 2).then(|| {
+            // Each of the C samples goes to the first state with probability w0 / total.
+            let y0 = base + support[0] as usize;
+            TwoStateRow {
+                first: y0 as u32,
+                count_first: self.counts.counts()[y0],
+                total: self.counts.row_totals()[row],
+                states: [support[0], support[1]],
+                rewards: [rewards[base + support[0] as usize], rewards[base + support[1] as usize]],
+            }
+        });
         if support.len() == 2 {
             // `FsssTree::backup_action` on the edges `store_two_state_children` would store, none
             // of them with a child yet: the same operations in the same order, so the same bits.
@@ -389,19 +398,18 @@ impl Bfs3State {
     }
 }
 
-/// What expanding a node needs of a (s, a) row.
+/// A row with two next states of different rewards, whose C samples are one binomial count
+/// drawn at expansion (see [`Bfs3State::expand`]).
 #[derive(Clone, Copy, Debug)]
-struct RowInfo {
-    /// The reward shared by every next state of the row's support, or NaN when they differ.
-    reward: f64,
-    /// Two next states with different rewards: the samples are drawn at expansion as one
-    /// binomial count (see [`Bfs3State::expand`]).
-    two_states: bool,
+struct TwoStateRow {
     /// The flat index `(row, first support state)` (into `planning`), its count, and the row's
     /// total count (the real counts, without the planning ones).
     first: u32,
     count_first: f64,
     total: f64,
+    /// The two next states and their rewards.
+    states: [u32; 2],
+    rewards: [f64; 2],
 }
 
 /// Binomial(C, w / total) draws (`0 < w < total`), the number of C predictive samples of a
@@ -415,12 +423,9 @@ struct RowInfo {
 #[derive(Clone, Debug)]
 struct BinomialSampler {
     c: usize,
-    /// Per slot: the pair it holds (NaN: none), and its `c` CDF values `F(0) .. F(c - 1)`,
-    /// padded with 2.0 (above any `u`, so never counted) to `stride`, a multiple of 4, so that
-    /// the count runs in whole vector blocks.
+    /// Per slot: the pair it holds (NaN: none), and its `c` CDF values `F(0) .. F(c - 1)`.
     keys: Vec<(f64, f64)>,
     cdfs: Vec<f64>,
-    stride: usize,
 }
 
 impl BinomialSampler {
@@ -429,16 +434,14 @@ impl BinomialSampler {
 
     fn new(c: usize) -> Self {
         let cached = c <= Self::MAX_C;
-        let stride = c.div_ceil(4) * 4;
         Self {
             c,
             keys: vec![(f64::NAN, f64::NAN); if cached { Self::SLOTS } else { 0 }],
-            cdfs: vec![2.0; if cached { Self::SLOTS * stride } else { 0 }],
-            stride,
+            cdfs: vec![0.0; if cached { Self::SLOTS * c } else { 0 }],
         }
     }
 
-    #[inline(always)]
+    #[inline]
     fn sample(&mut self, w: f64, total: f64, rng: &mut Rng) -> u32 {
         let c = self.c;
         // Count the less likely outcome, whose CDF starts at max(p, q)^C >= 2^-C: no underflow.
@@ -450,22 +453,21 @@ impl BinomialSampler {
         let hash =
             (w.to_bits() ^ total.to_bits().wrapping_mul(0x9E37_79B9_7F4A_7C15)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let slot = (hash >> 56) as usize % Self::SLOTS;
-        let cdf = &mut self.cdfs[slot * self.stride..(slot + 1) * self.stride];
+        let cdf = &mut self.cdfs[slot * c..(slot + 1) * c];
         if self.keys[slot] != (w, total) {
             self.keys[slot] = (w, total);
             let (p, q) = if flip { ((total - w) / total, w / total) } else { (w / total, (total - w) / total) };
             let ratio = p / q;
             let mut pmf = q.powi(c as i32);
             let mut cumulative = 0.0;
-            for (j, f) in cdf[..c].iter_mut().enumerate() {
+            for (j, f) in cdf.iter_mut().enumerate() {
                 cumulative += pmf;
                 *f = cumulative;
                 pmf *= (c - j) as f64 / (j + 1) as f64 * ratio;
             }
         }
         let u: f64 = rng.random();
-        // 64-bit counts: each comparison's mask is subtracted as is (no narrowing shuffles).
-        let k = cdf.iter().map(|&f| u64::from(f <= u)).sum::<u64>() as u32;
+        let k = cdf.iter().map(|&f| u32::from(f <= u)).sum::<u32>();
         if flip {
             c as u32 - k
         } else {
@@ -495,10 +497,8 @@ impl Agent for Bfs3 {
             tree: FsssTree::new(na),
             sampled: Vec::with_capacity(ns),
             weights: (0..=self.c).map(|k| k as f64 / self.c as f64).collect(),
-            rows: vec![
-                RowInfo { reward: f64::NAN, two_states: false, first: 0, count_first: 0.0, total: 0.0 };
-                ns * na
-            ],
+            row_reward: vec![f64::NAN; ns * na],
+            two_state_rows: vec![None; ns * na],
             row_bounds: vec![(0.0, 0.0); ns * na * (self.c + 1)],
             binomial: BinomialSampler::new(self.c),
             path: Vec::new(),
@@ -514,16 +514,17 @@ impl Agent for Bfs3 {
         st.counts.copy_from(&st.initial);
         st.gamma = context.setting.gamma;
         st.v_max = st.r_max / (1.0 - st.gamma);
-        for row in 0..st.rows.len() {
+        for row in 0..st.row_reward.len() {
             st.update_row(row);
         }
         st.touched.reserve(depth + 1);
         st.path.reserve(depth);
-        // The largest tree an FSSS call can grow: the root, and at most depth - 1 new nodes per
-        // rollout, each with A Q-entries of at most min(C, support) distinct children.
+        // The largest tree an FSSS call can grow: the placeholder, the root, and at most
+        // depth - 1 new nodes per rollout, each with A Q-entries of at most min(C, support)
+        // distinct children.
         let na = st.n_actions();
         let widest = (0..st.counts.support().n_rows()).map(|row| st.counts.support().row(row).len()).max().unwrap_or(1);
-        let nodes = 1 + st.rollouts * (depth - 1);
+        let nodes = 2 + st.rollouts * (depth - 1);
         st.tree.reserve(nodes, nodes * na * c.min(widest));
         st.plan_stream.reset(rng);
         Ok(())
@@ -612,10 +613,12 @@ impl FsssTree {
         self.edges.reserve(edges.saturating_sub(self.edges.len()));
     }
 
-    fn clear(&mut self) {
+    /// Empties the tree but for the placeholder node 0 (see [`MISSING`]).
+    fn clear(&mut self, v_max: f64) {
         self.nodes.clear();
         self.q.clear();
         self.edges.clear();
+        self.add_node(v_max);
     }
 
     fn add_node(&mut self, v_max: f64) -> u32 {
@@ -630,12 +633,11 @@ impl FsssTree {
     /// child counting `Vmax`, and `Lsa` the same with the lower bounds (`Vmin = 0`). The weight
     /// `count/C` is precomputed, which matches the original's `(...) * count / C` up to rounding.
     #[inline]
-    fn backup_action(&mut self, q: usize, gamma: f64, v_max: f64) {
+    fn backup_action(&mut self, q: usize, gamma: f64) {
         let entry = self.q[q];
         let (mut usa, mut lsa) = (0.0, 0.0);
         for e in &self.edges[entry.start as usize..(entry.start + entry.len) as usize] {
-            let child =
-                if e.child == NONE { Bounds { upper: v_max, lower: 0.0 } } else { self.nodes[e.child as usize] };
+            let child = self.nodes[e.child as usize];
             usa += (e.reward + gamma * child.upper) * e.weight;
             lsa += (e.reward + gamma * child.lower) * e.weight;
         }
@@ -664,7 +666,7 @@ impl FsssTree {
     /// search at 0, which every gap reaches since `Vmax >= Vmin`; with a prior whose rewards are
     /// all negative, where it would index an empty vector, this still returns the largest.)
     #[inline]
-    fn select_path(&self, q: usize, v_max: f64, rng: &mut Rng) -> usize {
+    fn select_path(&self, q: usize, rng: &mut Rng) -> usize {
         let entry = self.q[q];
         if entry.len == 1 {
             return entry.start as usize;
@@ -672,13 +674,9 @@ impl FsssTree {
         let block = &self.edges[entry.start as usize..(entry.start + entry.len) as usize];
         let gap = |i: usize| {
             let e = &block[i];
-            let width = if e.child == NONE {
-                v_max
-            } else {
-                let child = self.nodes[e.child as usize];
-                child.upper - child.lower
-            };
-            width * e.count
+            // A missing child's width is `Vmax - 0 = Vmax`, exactly.
+            let child = self.nodes[e.child as usize];
+            (child.upper - child.lower) * e.count
         };
         entry.start as usize + argmax_random_tie_by(block.len(), gap, rng)
     }
