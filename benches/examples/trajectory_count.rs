@@ -32,5 +32,7 @@ fn main() {
     let mut agent = build(&args[2], &params).unwrap();
     exp.learn_offline(agent.as_mut(), &fdm).unwrap();
     let run = exp.run(agent.as_ref(), Some(1), None).unwrap();
-    println!("mean return {:?}", run.returns.iter().sum::<f64>() / n as f64);
+    let mean = run.returns.iter().sum::<f64>() / n as f64;
+    let var = run.returns.iter().map(|r| (r - mean) * (r - mean)).sum::<f64>() / (n as f64 - 1.0).max(1.0);
+    println!("mean return {mean:?} (standard error {:.3})", (var / n as f64).sqrt());
 }
