@@ -1,7 +1,7 @@
 //! Dirichlet draws that keep zero concentrations at exactly zero probability.
 
 use rand::Rng as _;
-use rand_distr::{Distribution, Exp1, Gamma, Open01, StandardNormal};
+use rand_distr::{Distribution, Gamma};
 
 use crate::rng::Rng;
 
@@ -43,69 +43,6 @@ pub fn gamma(shape: f64, rng: &mut Rng) -> f64 {
     match Gamma::new(shape, 1.0) {
         Ok(g) => g.sample(rng),
         Err(_) => 0.0,
-    }
-}
-
-/// `Gamma(shape, 1)` with the constants of its sampler computed once, for callers that draw
-/// many variates of the same shape (the planners draw posterior rows thousands of times between
-/// two observations). The algorithms and the order of the draws are exactly those of
-/// `rand_distr::Gamma::new(shape, 1.0)`, so both give the same variates from the same stream:
-/// an exponential at shape 1, Marsaglia–Tsang above, and `Gamma(shape + 1) U^(1 / shape)` below.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct GammaSampler {
-    /// Marsaglia–Tsang's `d = a - 1/3` and `c = 1 / sqrt(9 d)` for `a = shape` (or `shape + 1`).
-    d: f64,
-    c: f64,
-    /// `1 / shape` below shape 1, 0 at shape 1 or above.
-    inv_shape: f64,
-    unit: bool,
-}
-
-impl GammaSampler {
-    /// `shape` must be positive and finite (as for [`gamma`]).
-    pub fn new(shape: f64) -> Self {
-        let large = |a: f64| {
-            let d = a - 1.0 / 3.0;
-            (d, 1.0 / (9.0 * d).sqrt())
-        };
-        if shape == 1.0 {
-            Self { d: 0.0, c: 0.0, inv_shape: 0.0, unit: true }
-        } else if shape < 1.0 {
-            let (d, c) = large(shape + 1.0);
-            Self { d, c, inv_shape: 1.0 / shape, unit: false }
-        } else {
-            let (d, c) = large(shape);
-            Self { d, c, inv_shape: 0.0, unit: false }
-        }
-    }
-
-    #[inline]
-    pub fn sample(&self, rng: &mut Rng) -> f64 {
-        if self.unit {
-            return rng.sample(Exp1);
-        }
-        if self.inv_shape > 0.0 {
-            let u: f64 = rng.sample(Open01);
-            return self.marsaglia_tsang(rng) * u.powf(self.inv_shape);
-        }
-        self.marsaglia_tsang(rng)
-    }
-
-    #[inline]
-    fn marsaglia_tsang(&self, rng: &mut Rng) -> f64 {
-        loop {
-            let x: f64 = rng.sample(StandardNormal);
-            let v_cbrt = 1.0 + self.c * x;
-            if v_cbrt <= 0.0 {
-                continue;
-            }
-            let v = v_cbrt * v_cbrt * v_cbrt;
-            let u: f64 = rng.sample(Open01);
-            let x_sqr = x * x;
-            if u < 1.0 - 0.0331 * x_sqr * x_sqr || u.ln() < 0.5 * x_sqr + self.d * (1.0 - v + v.ln()) {
-                return self.d * v;
-            }
-        }
     }
 }
 
@@ -174,17 +111,6 @@ mod tests {
             // 5 standard errors of the sample mean: a false alarm has probability < 1e-6.
             assert!((mean - true_mean).abs() < 5.0 * (true_var / n as f64).sqrt(), "mean {i}");
             assert!((var - true_var).abs() < 0.02 * true_var, "variance {i}: {var} vs {true_var}");
-        }
-    }
-
-    #[test]
-    fn cached_gamma_sampler_reproduces_rand_distr() {
-        for shape in [1e-3, 0.3, 0.5, 1.0, 1.5, 2.0, 3.0, 7.25, 120.0] {
-            let sampler = GammaSampler::new(shape);
-            let (mut a, mut b) = (stream(4, 0, 0), stream(4, 0, 0));
-            for _ in 0..2_000 {
-                assert_eq!(sampler.sample(&mut a).to_bits(), gamma(shape, &mut b).to_bits(), "shape {shape}");
-            }
         }
     }
 

@@ -1,7 +1,9 @@
 //! Runs whole trajectories of one agent on one problem, for instruction counting under
 //! `valgrind --tool=callgrind` (deterministic, unlike timings on a shared machine):
 //! `cargo build --release -p bbrl-benches --example trajectory_count && valgrind --tool=callgrind \
-//!  target/release/examples/trajectory_count GC egreedy 10`.
+//!  target/release/examples/trajectory_count GC egreedy 10`. Arguments: problem, agent (egreedy,
+//! softmax, beb, bamcp, bfs3, ...), number of MDPs, and for bamcp and bfs3 an optional K (500).
+//! The mean return is printed in full, so that two builds can be checked for identical results.
 
 use bbrl::agents::{build, ParamValue, Params, Setting};
 use bbrl::experiment::Experiment;
@@ -10,10 +12,19 @@ use bbrl::problems;
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let fdm = problems::by_name(&args[1]).expect("GC, GDL, Grid, UGC, UGDL or UGrid");
+    let k: i64 = args.get(4).map_or(500, |k| k.parse().expect("K, a number of simulations"));
     let params = match args[2].as_str() {
         "egreedy" => Params::from([("epsilon".into(), ParamValue::Float(0.1))]),
         "softmax" => Params::from([("tau".into(), ParamValue::Float(1.0))]),
         "beb" => Params::from([("beta".into(), ParamValue::Float(1.0))]),
+        // The planners at the parameters of the original's timing table (`benches/planning.rs`);
+        // an optional fourth argument sets K.
+        "bamcp" => Params::from([("k".into(), ParamValue::Int(k)), ("depth".into(), ParamValue::Int(15))]),
+        "bfs3" => Params::from([
+            ("k".into(), ParamValue::Int(k)),
+            ("c".into(), ParamValue::Int(15)),
+            ("depth".into(), ParamValue::Int(15)),
+        ]),
         _ => Params::new(),
     };
     let n: usize = args[3].parse().expect("a number of MDPs");
@@ -21,5 +32,7 @@ fn main() {
     let mut agent = build(&args[2], &params).unwrap();
     exp.learn_offline(agent.as_mut(), &fdm).unwrap();
     let run = exp.run(agent.as_ref(), Some(1), None).unwrap();
-    println!("mean return {}", run.returns.iter().sum::<f64>() / n as f64);
+    let mean = run.returns.iter().sum::<f64>() / n as f64;
+    let var = run.returns.iter().map(|r| (r - mean) * (r - mean)).sum::<f64>() / (n as f64 - 1.0).max(1.0);
+    println!("mean return {mean:?} (standard error {:.3})", (var / n as f64).sqrt());
 }

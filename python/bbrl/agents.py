@@ -197,7 +197,8 @@ class BEB(AgentSpec):
 @dataclass(frozen=True)
 class BAMCP(AgentSpec):
     """Bayes-adaptive Monte-Carlo planning (Guez et al. 2012; SPEC 4.6): ``k`` simulations per
-    decision, each in one model drawn from the posterior (root sampling, rows drawn lazily), UCB
+    decision, each in one model drawn from the posterior (root sampling, the model integrated
+    out: next states from the per-simulation posterior predictive, the same distribution), UCB
     with c = 3, rollouts half random and half greedy on a Q-learned table, cut at ``depth``.
 
     Args:

@@ -6,10 +6,9 @@ use std::sync::Arc;
 use rand::Rng as _;
 
 use super::{
-    argmax_random_tie, argmax_random_tie_by, greedy_probabilities, not_trained, plan_once, uniform_below, Agent,
+    argmax_random_tie, argmax_random_tie_by_select, greedy_probabilities, not_trained, plan_once, uniform_below, Agent,
     PlanningStream, ResetContext, Setting, Transition,
 };
-use crate::dirichlet::GammaSampler;
 use crate::error::Result;
 use crate::fdm::Fdm;
 use crate::invalid;
@@ -28,8 +27,9 @@ const NONE: u32 = u32::MAX;
 /// (SPEC 4.6, 7.4):
 ///
 /// * each simulation runs in one MDP drawn from the posterior `Dir(counts + theta)` (root
-///   sampling); the rows of that MDP are drawn lazily, the first time the simulation steps
-///   from a (state, action) pair, which gives the same distribution as the original's full draw;
+///   sampling); the MDP is integrated out (see [`CollapsedPosterior`]): each step draws its next
+///   state from the posterior predictive of the row given the steps the simulation already took
+///   from that row, which gives the same distribution as the original's full draw;
 /// * UCB1 in the tree with `c = 3`, a child node from a Q-node's second visit on;
 /// * below the tree, rollouts that take a uniformly random action with probability 0.5 and
 ///   otherwise a greedy action (random ties) of a Q-table learned from the real transitions
@@ -48,19 +48,26 @@ pub struct Bamcp {
 #[derive(Clone, Debug)]
 struct BamcpState {
     /// The prior, restored at every reset.
-    initial: LazyPosterior,
-    posterior: LazyPosterior,
+    initial: CollapsedPosterior,
+    posterior: CollapsedPosterior,
     tree: Tree,
     /// The rollout policy: Q-learned values `Qrl(s, a)` and the greedy action sets of each state.
     q_rollout: Vec<f64>,
     greedy_actions: Vec<u32>,
     greedy_len: Vec<u32>,
+    /// The rollout policy as one draw per step: state `s` has `2 A |GreedyA[s]|` entries at
+    /// `s * 2 A^2` (their number in `rollout_len[s]`), each action `|GreedyA[s]|` times then each
+    /// greedy action `A` times, so a uniform entry is the action of the policy
+    /// (see [`BamcpState::fill_rollout_table`]).
+    rollout_actions: Vec<u32>,
+    rollout_len: Vec<u32>,
     /// Tree descent of the current simulation: (V-node, Q-node, reward) per tree step.
     path: Vec<(u32, u32, f64)>,
     /// Per-action scores for the UCB and greedy choices (length A).
     scores: Vec<f64>,
     /// UCB tables for visit counts `0..=k` (a search never exceeds `k` visits per node):
-    /// `c sqrt(ln(N + 1))` and `1 / sqrt(n)`, so a score costs no logarithm or square root.
+    /// `c sqrt(ln(N + 1))` (but `c` at `N = 0`) and `1 / sqrt(n)` (+inf at `n = 0`), so a score
+    /// costs no logarithm, square root or branch (see [`BamcpState::ucb_action`]).
     exploration: Vec<f64>,
     inv_sqrt: Vec<f64>,
     gamma: f64,
@@ -110,7 +117,7 @@ impl BamcpState {
     /// in `self.scores`.
     fn search(&mut self, state: usize, k: usize, depth: usize, rng: &mut Rng) {
         self.tree.clear();
-        let root = self.tree.add_vnode();
+        let root = self.tree.add_vnode(self.posterior.slots(state));
         for _ in 0..k {
             self.posterior.new_model();
             self.simulate(root, state, depth, rng);
@@ -131,15 +138,16 @@ impl BamcpState {
         while d < depth {
             let action = self.ucb_action(vnode, rng);
             let qnode = vnode * na + action as u32;
-            let (y, reward) = self.posterior.step(s, action, rng);
+            let (y, reward, position) = self.posterior.step(s, action, rng);
             self.path.push((vnode, qnode, reward));
             d += 1;
-            let mut child = self.tree.child(qnode, y);
+            let slot = self.tree.q[qnode as usize].children as usize + position;
+            let mut child = self.tree.children[slot];
             // A node at depth `depth` would be left at once with value 0, which is what a
             // zero-step rollout returns: it is never created.
             if child == NONE && d < depth && self.tree.q[qnode as usize].count >= EXPAND_COUNT {
-                child = self.tree.add_vnode();
-                self.tree.link(qnode, y, child);
+                child = self.tree.add_vnode(self.posterior.slots(y));
+                self.tree.children[slot] = child;
             }
             if child == NONE {
                 delayed = self.rollout(y, depth - d, rng);
@@ -158,7 +166,11 @@ impl BamcpState {
 
     /// `GreedyUCB(vnode, ucb = true)`: the action maximising `mean + c sqrt(ln(N + 1) / n)`
     /// (+inf when unvisited), ties at random. The bonus is computed as
-    /// `c sqrt(ln(N + 1)) * (1 / sqrt(n))` from tables, equal up to rounding.
+    /// `c sqrt(ln(N + 1)) * (1 / sqrt(n))` from tables, equal up to rounding. The tables make
+    /// the unvisited case need no branch: `1 / sqrt(0)` is +inf, and the exploration factor is
+    /// positive for every `N` (at `N = 0`, where every action is unvisited, the table holds `c`
+    /// instead of 0, so that the product is +inf rather than NaN), so an unvisited action
+    /// (mean 0) scores `0 + positive * inf = +inf`.
     #[inline]
     fn ucb_action(&self, vnode: u32, rng: &mut Rng) -> usize {
         let na = self.posterior.n_actions;
@@ -167,13 +179,9 @@ impl BamcpState {
         let qnodes = &self.tree.q[first..first + na];
         let score = |a: usize| {
             let q = &qnodes[a];
-            if q.count == 0 {
-                f64::INFINITY
-            } else {
-                q.mean + exploration * self.inv_sqrt[q.count as usize]
-            }
+            q.mean + exploration * self.inv_sqrt[q.count as usize]
         };
-        argmax_random_tie_by(na, score, rng)
+        argmax_random_tie_by_select(na, score, rng)
     }
 
     /// `Rollout`: `steps` steps of the epsilon-greedy rollout policy; the discounted return.
@@ -181,16 +189,10 @@ impl BamcpState {
         let na = self.posterior.n_actions;
         let (mut total, mut discount) = (0.0, 1.0);
         for _ in 0..steps {
-            // One draw in 0..2A: below A (probability 1/2) it is the uniformly random action.
-            let draw = uniform_below(2 * na as u32, rng) as usize;
-            let action = if draw < na {
-                draw
-            } else {
-                let len = self.greedy_len[s];
-                let pick = if len == 1 { 0 } else { uniform_below(len, rng) as usize };
-                self.greedy_actions[s * na + pick] as usize
-            };
-            let (y, reward) = self.posterior.step(s, action, rng);
+            // One uniform entry of the state's table is the epsilon-greedy action.
+            let draw = uniform_below(self.rollout_len[s], rng) as usize;
+            let action = self.rollout_actions[s * 2 * na * na + draw] as usize;
+            let (y, reward, _) = self.posterior.step(s, action, rng);
             total += discount * reward;
             discount *= self.gamma;
             s = y;
@@ -215,6 +217,26 @@ impl BamcpState {
             }
         }
         self.greedy_len[t.state] = len as u32;
+        self.fill_rollout_table(t.state);
+    }
+
+    /// The rollout policy's table of state `s`: the policy takes a uniformly random action with
+    /// probability 1/2 and otherwise a uniformly random one of the `G = |GreedyA[s]|` greedy
+    /// actions, i.e. action `a` with probability `1 / (2 A) + [a greedy] / (2 G)`. The table
+    /// holds each action `G` times and each greedy action `A` times, `2 A G` entries in all, so
+    /// a uniform entry has exactly that law, in one draw and without a branch on it.
+    fn fill_rollout_table(&mut self, s: usize) {
+        let na = self.posterior.n_actions;
+        let greedy = &self.greedy_actions[s * na..s * na + self.greedy_len[s] as usize];
+        let table = &mut self.rollout_actions[s * 2 * na * na..(s + 1) * 2 * na * na];
+        let uniform = (0..na as u32).flat_map(|a| std::iter::repeat(a).take(greedy.len()));
+        let preferred = greedy.iter().flat_map(|&a| std::iter::repeat(a).take(na));
+        let mut len = 0;
+        for (slot, a) in table.iter_mut().zip(uniform.chain(preferred)) {
+            *slot = a;
+            len += 1;
+        }
+        self.rollout_len[s] = len;
     }
 }
 
@@ -224,18 +246,22 @@ impl Agent for Bamcp {
     }
 
     fn learn_offline(&mut self, prior: &Fdm, setting: Setting, _rng: &mut Rng) -> Result<()> {
-        let initial = LazyPosterior::new(prior);
+        let initial = CollapsedPosterior::new(prior);
         let (ns, na) = (prior.n_states(), prior.n_actions());
         self.state = Some(BamcpState {
             posterior: initial.clone(),
             initial,
-            tree: Tree::new(na),
+            tree: Tree::new(ns, na),
             q_rollout: vec![0.0; ns * na],
             greedy_actions: vec![0; ns * na],
             greedy_len: vec![0; ns],
+            rollout_actions: vec![0; ns * 2 * na * na],
+            rollout_len: vec![0; ns],
             path: Vec::new(),
             scores: vec![0.0; na],
-            exploration: (0..=self.k).map(|n| EXPLORATION * ((n as f64) + 1.0).ln().sqrt()).collect(),
+            exploration: (0..=self.k)
+                .map(|n| if n == 0 { EXPLORATION } else { EXPLORATION * ((n as f64) + 1.0).ln().sqrt() })
+                .collect(),
             inv_sqrt: (0..=self.k).map(|n| 1.0 / (n as f64).sqrt()).collect(),
             gamma: setting.gamma,
             plan_stream: PlanningStream::default(),
@@ -254,6 +280,9 @@ impl Agent for Bamcp {
             *g = (i % na) as u32;
         }
         st.greedy_len.fill(na as u32);
+        for s in 0..st.greedy_len.len() {
+            st.fill_rollout_table(s);
+        }
         st.tree.reserve(k);
         st.path.reserve(depth);
         st.plan_stream.reset(rng);
@@ -295,81 +324,64 @@ impl Agent for Bamcp {
     }
 }
 
-/// The search tree in an arena: V-node `v` owns the A consecutive Q-nodes `v * A .. v * A + A`;
-/// the V-node children of a Q-node form a singly linked list of edges `(next state, node)`.
+/// The search tree in an arena: V-node `v` owns the A consecutive Q-nodes `v * A .. v * A + A`.
+/// The V-node children of a Q-node for `(s, a)` are indexed by the position of their state in the
+/// support of row `(s, a)` (fixed during a search): Q-node `q` owns the child slots
+/// `children[q.children ..]`, one per support state, `NONE` until that child exists. A step
+/// returns the position of its next state, so finding a child is one load.
 /// `clear` keeps every buffer's capacity, so searches after the first allocate nothing.
 #[derive(Clone, Debug)]
 struct Tree {
+    n_states: usize,
     n_actions: usize,
     v_count: Vec<u32>,
     q: Vec<QNode>,
-    edges: Vec<Edge>,
+    children: Vec<u32>,
 }
 
 #[derive(Clone, Copy, Debug)]
 struct QNode {
     count: u32,
-    /// First edge of the child list (`NONE` when there is no child).
-    head: u32,
+    /// The first of the Q-node's child slots.
+    children: u32,
     /// Sum of the returns, and `total / count` (0 when unvisited, as the original's
     /// `VALUE::GetValue`), cached so that UCB scores need no division.
     total: f64,
     mean: f64,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Edge {
-    state: u32,
-    node: u32,
-    next: u32,
-}
-
 impl Tree {
-    fn new(n_actions: usize) -> Self {
-        Self { n_actions, v_count: Vec::new(), q: Vec::new(), edges: Vec::new() }
+    fn new(n_states: usize, n_actions: usize) -> Self {
+        Self { n_states, n_actions, v_count: Vec::new(), q: Vec::new(), children: Vec::new() }
     }
 
-    /// Room for a search of `k` simulations, which adds at most one V-node each.
+    /// Room for a search of `k` simulations, which adds at most one V-node each, with at most
+    /// S child slots per Q-node.
     fn reserve(&mut self, k: usize) {
         let nodes = k + 1;
         self.v_count.reserve(nodes.saturating_sub(self.v_count.len()));
         self.q.reserve((nodes * self.n_actions).saturating_sub(self.q.len()));
-        self.edges.reserve(k.saturating_sub(self.edges.len()));
+        self.children.reserve((nodes * self.n_actions * self.n_states).saturating_sub(self.children.len()));
     }
 
     fn clear(&mut self) {
         self.v_count.clear();
         self.q.clear();
-        self.edges.clear();
+        self.children.clear();
     }
 
-    fn add_vnode(&mut self) -> u32 {
+    /// A new V-node whose Q-nodes have `slots[a]` child slots each (the support sizes of its
+    /// state's rows).
+    fn add_vnode(&mut self, slots: &[u32]) -> u32 {
         let id = self.v_count.len() as u32;
         self.v_count.push(0);
-        let unvisited = QNode { count: 0, head: NONE, total: 0.0, mean: 0.0 };
-        self.q.resize(self.q.len() + self.n_actions, unvisited);
-        id
-    }
-
-    /// The child V-node of `qnode` for next state `y`, or `NONE`.
-    #[inline]
-    fn child(&self, qnode: u32, y: usize) -> u32 {
-        let mut e = self.q[qnode as usize].head;
-        while e != NONE {
-            let edge = self.edges[e as usize];
-            if edge.state as usize == y {
-                return edge.node;
-            }
-            e = edge.next;
+        let mut next = self.children.len() as u32;
+        for &n in slots {
+            self.q.push(QNode { count: 0, children: next, total: 0.0, mean: 0.0 });
+            next += n;
         }
-        NONE
-    }
-
-    fn link(&mut self, qnode: u32, y: usize, node: u32) {
-        let id = self.edges.len() as u32;
-        let q = &mut self.q[qnode as usize];
-        self.edges.push(Edge { state: y as u32, node, next: q.head });
-        q.head = id;
+        self.children.resize(next as usize, NONE);
+        id
     }
 
     /// Adds one return to a Q-node.
@@ -387,61 +399,74 @@ impl Tree {
     }
 }
 
-/// The Dirichlet posterior `Dir(counts + theta)` and one model drawn from it, row by row on
-/// demand. A row drawn in the current model carries the model's generation stamp; starting a
-/// new model only bumps the generation, so nothing is cleared between simulations.
+/// The Dirichlet posterior `Dir(counts + theta)` and the model of the current simulation,
+/// collapsed: instead of drawing a row `P(s, a, ·) ~ Dir(alpha)` and then next states from it,
+/// each row is a Pólya urn that starts a simulation at `alpha` (the posterior counts) and gains 1
+/// on the next state of every step taken from it in that simulation, each step drawing
+/// `y ~ weights / total`. Integrating the row out of "draw the row, then draw i.i.d. next states
+/// from it" gives exactly this sequence law (the Dirichlet-multinomial: the probability of any
+/// sequence of next states is `prod_y alpha_y^(n_y rising) / alpha_0^(n rising)` either way), and
+/// a simulation uses its model only through the next states of its steps, so the simulations have
+/// the original's distribution (root sampling of a whole model, SPEC 4.6) without a single Gamma
+/// variate. A row's urn carries the generation stamp of the simulation that last used it;
+/// starting a simulation only bumps the generation, so nothing is cleared between simulations.
 ///
-/// Row `r` keeps its support states in `hot[r * S ..]` / `cold[r * S ..]` (increasing order,
-/// room for all S states so the support can grow): the state, its reward and the current
-/// draw's unnormalised weight (the row's Gamma variate) where a step reads them, and the
-/// posterior count with its Gamma sampler where a draw reads them. A step draws `u * total`
-/// and walks the weights, which samples the normalised row.
+/// Row `r` keeps its support states in `entries[r * S ..]` (increasing order, room for all S
+/// states so the support can grow): the state, its reward, its posterior count and its urn
+/// weight. A row of one or two states (every row of GC and Grid) also has its states, rewards
+/// and urn inline in [`Urn`], so its steps read one 64-byte record and take no branch on the
+/// draw.
 #[derive(Clone, Debug)]
-struct LazyPosterior {
+struct CollapsedPosterior {
     n_states: usize,
     n_actions: usize,
-    rows: Vec<RowDraw>,
-    hot: Vec<Hot>,
-    cold: Vec<Cold>,
+    rows: Vec<Urn>,
+    /// Support size of each row (as in `rows`), contiguous per state for [`Tree::add_vnode`].
+    support_len: Vec<u32>,
+    entries: Vec<Entry>,
     rewards: Arc<[f64]>,
     generation: u32,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
-struct RowDraw {
-    /// The generation of the model that drew `total` and the weights.
+#[repr(align(64))]
+struct Urn {
+    /// The generation of the simulation whose urn `first` and `total` hold; any other value
+    /// means the urn is still at its start, `alpha_first` and `alpha_total`.
     stamp: u32,
     /// Support size.
     len: u32,
+    /// The urn's weight of the first support state (rows of at most two states) and its total.
+    first: f64,
     total: f64,
+    /// The posterior counts: of the first support state, and of the row.
+    alpha_first: f64,
+    alpha_total: f64,
+    /// The first two support states and their rewards (the only one twice for a single-state row).
+    states: [u32; 2],
+    rewards: [f64; 2],
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Hot {
+#[derive(Clone, Copy, Debug, Default)]
+struct Entry {
     state: u32,
     reward: f64,
+    /// Posterior count `theta + observed`.
+    alpha: f64,
+    /// The urn's weight in the current simulation (rows of three states or more).
     weight: f64,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Cold {
-    /// Posterior count `theta + observed`.
-    alpha: f64,
-    gamma: GammaSampler,
-}
-
-impl LazyPosterior {
+impl CollapsedPosterior {
     /// The prior `Dir(theta)` of `prior`.
     fn new(prior: &Fdm) -> Self {
         let (ns, na) = (prior.n_states(), prior.n_actions());
-        let unused_hot = Hot { state: 0, reward: 0.0, weight: 0.0 };
-        let unused_cold = Cold { alpha: 0.0, gamma: GammaSampler::new(1.0) };
         let mut posterior = Self {
             n_states: ns,
             n_actions: na,
-            rows: vec![RowDraw::default(); ns * na],
-            hot: vec![unused_hot; ns * na * ns],
-            cold: vec![unused_cold; ns * na * ns],
+            rows: vec![Urn::default(); ns * na],
+            support_len: vec![0; ns * na],
+            entries: vec![Entry::default(); ns * na * ns],
             rewards: prior.rewards_arc(),
             generation: 0,
         };
@@ -456,20 +481,28 @@ impl LazyPosterior {
     /// Adds `amount` to the count of `(row, y)`, inserting `y` into the row's support if needed.
     fn add(&mut self, row: usize, y: usize, amount: f64) {
         let base = row * self.n_states;
-        let len = self.rows[row].len as usize;
-        let position = self.hot[base..base + len].partition_point(|h| (h.state as usize) < y);
+        let len = self.support_len[row] as usize;
+        let position = self.entries[base..base + len].partition_point(|e| (e.state as usize) < y);
         let i = base + position;
-        if position == len || self.hot[i].state as usize != y {
-            self.hot.copy_within(i..base + len, i + 1);
-            self.cold.copy_within(i..base + len, i + 1);
-            self.hot[i] = Hot { state: y as u32, reward: self.rewards[base + y], weight: 0.0 };
-            self.cold[i].alpha = 0.0;
-            self.rows[row].len += 1;
-            // The stored draw no longer matches the support.
-            self.rows[row].stamp = 0;
+        if position == len || self.entries[i].state as usize != y {
+            self.entries.copy_within(i..base + len, i + 1);
+            self.entries[i] = Entry { state: y as u32, reward: self.rewards[base + y], alpha: 0.0, weight: 0.0 };
+            self.support_len[row] += 1;
         }
-        self.cold[i].alpha += amount;
-        self.cold[i].gamma = GammaSampler::new(self.cold[i].alpha);
+        self.entries[i].alpha += amount;
+        // The row's summary; stamp 0 (no simulation's generation) restarts its urn.
+        let entries = &self.entries[base..base + self.support_len[row] as usize];
+        let (first, second) = (entries[0], entries[entries.len().min(2) - 1]);
+        self.rows[row] = Urn {
+            stamp: 0,
+            len: entries.len() as u32,
+            first: 0.0,
+            total: 0.0,
+            alpha_first: first.alpha,
+            alpha_total: entries.iter().map(|e| e.alpha).sum(),
+            states: [first.state, second.state],
+            rewards: [first.reward, second.reward],
+        };
     }
 
     /// Adds a real transition to the posterior.
@@ -477,7 +510,13 @@ impl LazyPosterior {
         self.add(state * self.n_actions + action, next_state, 1.0);
     }
 
-    /// Starts a new model: every row is undrawn.
+    /// The support sizes of the rows `(s, a)` of state `s`, in action order.
+    #[inline]
+    fn slots(&self, s: usize) -> &[u32] {
+        &self.support_len[s * self.n_actions..(s + 1) * self.n_actions]
+    }
+
+    /// Starts a new simulation: every urn is back at its start.
     #[inline]
     fn new_model(&mut self) {
         self.generation = self.generation.wrapping_add(1);
@@ -489,88 +528,64 @@ impl LazyPosterior {
         }
     }
 
-    /// One step of the current model from `(s, a)`: the next state and its reward.
+    /// One step of the current simulation's model from `(s, a)`: the next state, its reward and
+    /// its position in the row's support.
     #[inline(always)]
-    fn step(&mut self, s: usize, a: usize, rng: &mut Rng) -> (usize, f64) {
+    fn step(&mut self, s: usize, a: usize, rng: &mut Rng) -> (usize, f64, usize) {
         let row = s * self.n_actions + a;
-        let base = row * self.n_states;
-        let draw = self.rows[row];
-        let len = draw.len as usize;
-        if len == 1 {
+        let generation = self.generation;
+        let urn = &mut self.rows[row];
+        if urn.len == 1 {
             // Dir over a single state is that state with probability 1: nothing to draw.
-            let only = self.hot[base];
-            return (only.state as usize, only.reward);
+            return (urn.states[0] as usize, urn.rewards[0], 0);
         }
-        let total = if draw.stamp == self.generation { draw.total } else { self.draw_row(row, rng) };
-        let entries = &self.hot[base..base + len];
-        let mut u = rng.random::<f64>() * total;
-        if len == 2 {
-            // The usual case (every row of GC and Grid): an index, not a hard-to-predict branch.
-            let e = entries[usize::from(u >= entries[0].weight)];
-            return (e.state as usize, e.reward);
+        // Drawn here rather than in `step_wide`, so that no call takes the generator: its state
+        // can then stay in registers through the rollout loop.
+        let u: f64 = rng.random();
+        if urn.len > 2 {
+            return self.step_wide(row, u);
         }
-        for e in &entries[..len - 1] {
+        // Selects, not branches: whether the row was already used in this simulation, and
+        // where the draw falls, are both unpredictable.
+        let fresh = urn.stamp != generation;
+        let first = if fresh { urn.alpha_first } else { urn.first };
+        let total = if fresh { urn.alpha_total } else { urn.total };
+        let u = u * total;
+        let position = usize::from(u >= first);
+        urn.stamp = generation;
+        urn.first = first + (1 - position) as f64;
+        urn.total = total + 1.0;
+        (urn.states[position] as usize, urn.rewards[position], position)
+    }
+
+    /// [`Self::step`] for a row of three support states or more, with the step's uniform draw
+    /// `u`: the urn's weights are in the row's entries.
+    #[inline(never)]
+    fn step_wide(&mut self, row: usize, u: f64) -> (usize, f64, usize) {
+        let base = row * self.n_states;
+        let urn = &mut self.rows[row];
+        let entries = &mut self.entries[base..base + urn.len as usize];
+        if urn.stamp != self.generation {
+            urn.stamp = self.generation;
+            urn.total = urn.alpha_total;
+            for e in entries.iter_mut() {
+                e.weight = e.alpha;
+            }
+        }
+        let mut u = u * urn.total;
+        urn.total += 1.0;
+        // The fallback is the last state, should rounding leave u above the last weight.
+        let mut position = entries.len() - 1;
+        for (i, e) in entries[..entries.len() - 1].iter().enumerate() {
             if u < e.weight {
-                return (e.state as usize, e.reward);
+                position = i;
+                break;
             }
             u -= e.weight;
         }
-        // Also the fallback should rounding leave u above the last weight.
-        let last = entries[len - 1];
-        (last.state as usize, last.reward)
-    }
-
-    /// Draws row `row` of the current model: one Gamma variate per support state. Should
-    /// every variate underflow (only with tiny counts), one support state drawn with probability
-    /// proportional to its count gets all the mass, as [`crate::dirichlet::sample_row`] does.
-    #[inline(never)]
-    fn draw_row(&mut self, row: usize, rng: &mut Rng) -> f64 {
-        let base = row * self.n_states;
-        let len = self.rows[row].len as usize;
-        let (hot, cold) = (&mut self.hot[base..base + len], &self.cold[base..base + len]);
-        let mut total = 0.0;
-        if len == 2 && cold[0].alpha == 1.0 && cold[1].alpha == 1.0 {
-            // Dir(1, 1) is (U, 1 - U) with U uniform: one draw instead of two exponentials.
-            let u: f64 = rng.random();
-            (hot[0].weight, hot[1].weight) = (u, 1.0 - u);
-            self.rows[row] = RowDraw { stamp: self.generation, len: 2, total: 1.0 };
-            return 1.0;
-        }
-        for (h, c) in hot.iter_mut().zip(cold) {
-            h.weight = c.gamma.sample(rng);
-            total += h.weight;
-        }
-        if !(total >= 1e-300 && total.is_finite()) {
-            let mut u = rng.random::<f64>() * cold.iter().map(|c| c.alpha).sum::<f64>();
-            let mut pick = len - 1;
-            for (i, c) in cold.iter().enumerate() {
-                if u < c.alpha {
-                    pick = i;
-                    break;
-                }
-                u -= c.alpha;
-            }
-            for (i, h) in hot.iter_mut().enumerate() {
-                h.weight = if i == pick { 1.0 } else { 0.0 };
-            }
-            total = 1.0;
-        }
-        self.rows[row] = RowDraw { stamp: self.generation, len: len as u32, total };
-        total
-    }
-
-    /// The row `P(s, a, ·)` of the current model (drawn now if this model has not drawn it yet),
-    /// written densely into `out` (length S).
-    #[cfg(test)]
-    fn row(&mut self, s: usize, a: usize, out: &mut [f64], rng: &mut Rng) {
-        let row = s * self.n_actions + a;
-        let base = row * self.n_states;
-        let draw = self.rows[row];
-        let total = if draw.stamp == self.generation { draw.total } else { self.draw_row(row, rng) };
-        out.fill(0.0);
-        for e in &self.hot[base..base + draw.len as usize] {
-            out[e.state as usize] = e.weight / total;
-        }
+        let e = &mut entries[position];
+        e.weight += 1.0;
+        (e.state as usize, e.reward, position)
     }
 }
 
@@ -637,12 +652,12 @@ mod tests {
     }
 
     #[test]
-    fn lazy_rows_have_the_posterior_moments() {
+    fn urn_steps_have_the_law_of_a_drawn_model() {
         // One action, 5 states. Row 0: prior (0, 0.4, 0.5, 0, 3.5) and two observed transitions
-        // to state 2: posterior (0, 0.4, 2.5, 0, 3.5), Gamma shapes below, at and above 1.
-        // Row 1: prior (0, 1, 0, 1, 0), the Dir(1, 1) shortcut. Row 2: prior on state 2 only,
-        // then two observed transitions to state 4 outside it: the support grows to (1, 2).
-        // Rows 3 and 4: a single next state, probability 1. Zeros must stay exactly zero.
+        // to state 2: posterior (0, 0.4, 2.5, 0, 3.5), counts below, at and above 1 (the wide
+        // path). Row 1: prior (0, 1, 0, 1, 0). Row 2: prior on state 2 only, then two observed
+        // transitions to state 4 outside it: the support grows to (1, 2). Rows 3 and 4: a single
+        // next state. Zero counts must never be stepped to.
         let ns = 5;
         let mut theta = vec![0.0; ns * ns];
         theta[..ns].copy_from_slice(&[0.0, 0.4, 0.5, 0.0, 3.5]);
@@ -650,50 +665,111 @@ mod tests {
         for s in 2..ns {
             theta[s * ns + s] = 1.0;
         }
-        let prior = Fdm::new(ns, 1, theta, vec![0.0; ns * ns], Some(0)).unwrap();
-        let mut posterior = LazyPosterior::new(&prior);
+        let rewards: Vec<f64> = (0..ns * ns).map(|i| (i % ns) as f64 + 0.5).collect();
+        let prior = Fdm::new(ns, 1, theta, rewards, Some(0)).unwrap();
+        let mut posterior = CollapsedPosterior::new(&prior);
         for (s, y) in [(0, 2), (0, 2), (2, 4), (2, 4)] {
             posterior.observe(s, 0, y);
         }
-        let alphas: [[f64; 5]; 5] = [
-            [0.0, 0.4, 2.5, 0.0, 3.5],
-            [0.0, 1.0, 0.0, 1.0, 0.0],
-            [0.0, 0.0, 1.0, 0.0, 2.0],
-            [0.0, 0.0, 0.0, 1.0, 0.0],
-            [0.0, 0.0, 0.0, 0.0, 1.0],
-        ];
-        let n = 50_000;
+        let supports: [&[u32]; 5] = [&[1, 2, 4], &[1, 3], &[2, 4], &[3], &[4]];
+        let alphas: [&[f64]; 5] = [&[0.4, 2.5, 3.5], &[1.0, 1.0], &[1.0, 2.0], &[1.0], &[1.0]];
+        // Each simulation takes M steps from every row, the rows interleaved; the ordered
+        // sequence of support positions of a row is one cell of L^M.
+        const M: usize = 3;
+        let n = 100_000;
         let mut rng = stream(9, 0, 0);
-        let (mut sum, mut sum2) = ([[0.0; 5]; 5], [[0.0; 5]; 5]);
-        let (mut row, mut again) = ([0.0; 5], [0.0; 5]);
+        let mut hits: Vec<Vec<u64>> = supports.iter().map(|sup| vec![0; sup.len().pow(M as u32)]).collect();
         for _ in 0..n {
             posterior.new_model();
-            for s in 0..ns {
-                posterior.row(s, 0, &mut row, &mut rng);
-                // Within one model a row is drawn once: asking again returns the same row.
-                posterior.row(s, 0, &mut again, &mut rng);
-                assert_eq!(row, again);
-                for y in 0..ns {
-                    sum[s][y] += row[y];
-                    sum2[s][y] += row[y] * row[y];
+            let mut cells = [0usize; 5];
+            for _ in 0..M {
+                for s in 0..ns {
+                    let (y, reward, position) = posterior.step(s, 0, &mut rng);
+                    assert_eq!(y, supports[s][position] as usize, "row {s}: a state outside the support");
+                    assert_eq!(reward, y as f64 + 0.5);
+                    cells[s] = cells[s] * supports[s].len() + position;
                 }
             }
+            for s in 0..ns {
+                hits[s][cells[s]] += 1;
+            }
         }
-        for (s, alpha) in alphas.iter().enumerate() {
-            let a0: f64 = alpha.iter().sum();
-            for y in 0..ns {
-                let (mean, var) = (sum[s][y] / n as f64, sum2[s][y] / n as f64 - (sum[s][y] / n as f64).powi(2));
-                if alpha[y] == 0.0 {
-                    assert_eq!(sum[s][y], 0.0, "P({s}, {y}) must be exactly 0");
-                    continue;
+        // Two references for the probability of a sequence with n_y steps to y. The exact law of
+        // i.i.d. steps from P ~ Dir(alpha): E[prod_y P_y^n_y] = prod_y alpha_y^(n_y rising) /
+        // alpha_0^(M rising). And, independently of that algebra, the original's procedure: the
+        // mean of prod_y P_y^n_y over rows P drawn by `sample_row` (Gamma variates).
+        let draws = 200_000;
+        let mut row = [0.0; 5];
+        for s in 0..ns {
+            let (support, alpha) = (supports[s], alphas[s]);
+            let l = support.len();
+            let mut dense = [0.0; 5];
+            for (&y, &a) in support.iter().zip(alpha) {
+                dense[y as usize] = a;
+            }
+            let positions = |cell: usize| {
+                let mut c = [0usize; M];
+                let mut rest = cell;
+                for t in (0..M).rev() {
+                    c[t] = rest % l;
+                    rest /= l;
                 }
-                let true_mean = alpha[y] / a0;
-                let true_var = alpha[y] * (a0 - alpha[y]) / (a0 * a0 * (a0 + 1.0));
-                // Standard error of the sample mean: sqrt(var / n); of the sample variance:
-                // sqrt((m4 - var^2) / n) <= sqrt(var / n), since the values lie in [0, 1].
-                let se = (true_var / n as f64).sqrt() + 1e-12;
-                assert!((mean - true_mean).abs() < 5.0 * se, "mean of P({s}, {y}): {mean} vs {true_mean}");
-                assert!((var - true_var).abs() < 5.0 * se, "variance of P({s}, {y}): {var} vs {true_var}");
+                c
+            };
+            let mut drawn = vec![0.0; hits[s].len()];
+            for _ in 0..draws {
+                crate::dirichlet::sample_row(&dense, support, &mut row, &mut rng);
+                for (cell, d) in drawn.iter_mut().enumerate() {
+                    *d += positions(cell).iter().map(|&i| row[support[i] as usize]).product::<f64>() / draws as f64;
+                }
+            }
+            let a0: f64 = alpha.iter().sum();
+            for (cell, &h) in hits[s].iter().enumerate() {
+                let mut seen = vec![0.0; l];
+                let mut exact = 1.0;
+                for (t, &i) in positions(cell).iter().enumerate() {
+                    exact *= (alpha[i] + seen[i]) / (a0 + t as f64);
+                    seen[i] += 1.0;
+                }
+                let f = h as f64 / n as f64;
+                // 5 standard errors of a Bernoulli(p) frequency; the Monte-Carlo reference adds
+                // at most p / draws to the variance (each product lies in [0, 1]).
+                let se = (exact * (1.0 - exact) / n as f64).sqrt() + 1e-12;
+                assert!((f - exact).abs() < 5.0 * se, "row {s}, cell {cell}: frequency {f}, exact {exact}");
+                let se = (se * se + exact / draws as f64).sqrt();
+                assert!(
+                    (f - drawn[cell]).abs() < 5.0 * se,
+                    "row {s}, cell {cell}: frequency {f}, drawn {}",
+                    drawn[cell]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn rollout_table_has_the_epsilon_greedy_law() {
+        // The rollout policy: a uniformly random action with probability 1/2, otherwise a
+        // uniformly random greedy action. One draw from the table must have that law.
+        let (ns, na) = (2, 3);
+        let prior = Fdm::new(ns, na, vec![1.0; ns * na * ns], vec![0.0; ns * na * ns], Some(0)).unwrap();
+        let (mut agent, mut rng) = trained(10, 5, &prior, 0);
+        let st = agent.state.as_mut().unwrap();
+        for greedy in [&[0u32, 1, 2][..], &[1], &[0, 2]] {
+            st.greedy_actions[..greedy.len()].copy_from_slice(greedy);
+            st.greedy_len[0] = greedy.len() as u32;
+            st.fill_rollout_table(0);
+            let n = 60_000;
+            let mut hits = [0usize; 3];
+            for _ in 0..n {
+                let draw = uniform_below(st.rollout_len[0], &mut rng) as usize;
+                hits[st.rollout_actions[draw] as usize] += 1;
+            }
+            for (a, &h) in hits.iter().enumerate() {
+                let bonus = if greedy.contains(&(a as u32)) { 0.5 / greedy.len() as f64 } else { 0.0 };
+                let p = 0.5 / na as f64 + bonus;
+                let f = h as f64 / n as f64;
+                // 5 standard errors of a Bernoulli(p) frequency.
+                assert!((f - p).abs() < 5.0 * (p * (1.0 - p) / n as f64).sqrt(), "{greedy:?}: action {a} {f} vs {p}");
             }
         }
     }

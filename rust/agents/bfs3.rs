@@ -15,8 +15,15 @@ use crate::rng::Rng;
 
 /// "No node" in the arena's index links.
 const NONE: u32 = u32::MAX;
+/// The child of an edge whose node does not exist yet: node 0 of every tree is a placeholder
+/// with the bounds of a missing child, `[Vmin, Vmax]`, so backups and path selection read a
+/// missing child like any other (no branch on whether it exists).
+const MISSING: u32 = 0;
 /// `QEntry::len` of an action whose children are not drawn yet.
 const DEFERRED: u32 = u32::MAX;
+/// `QEntry::len` of a two-state action whose children are drawn, but not stored yet: `start`
+/// holds how many of the C samples went to the first support state.
+const DRAWN: u32 = u32::MAX - 1;
 
 /// BFS3 with budget `k`, branching factor `c` and depth `depth` (SPEC 4.7, 7.5):
 ///
@@ -64,6 +71,13 @@ struct Bfs3State {
     /// Per (s, a) row, the reward shared by every next state of its support, or NaN when the
     /// rewards differ (see [`Bfs3State::expand`]).
     row_reward: Vec<f64>,
+    /// Per (s, a) row with two next states of different rewards, what drawing its sample count
+    /// needs (see [`Bfs3State::update_row`]); `None` for the other rows.
+    two_state_rows: Vec<Option<TwoStateRow>>,
+    /// Per two-state (s, a) row and per count `k = 0..=C` of samples of its first state, the
+    /// action's `(upper, lower)` bounds before any child exists, as `FsssTree::backup_action`
+    /// computes them (see [`Bfs3State::update_row`]).
+    row_bounds: Vec<(f64, f64)>,
     /// The current rollout's path: Q-entries (node, action) from the root down.
     path: Vec<u32>,
     /// Per-action values of the last decision (length A).
@@ -143,7 +157,7 @@ impl Bfs3State {
     /// from the real counts plus the transition `(x, a, y)`. Returns the root node.
     fn fsss(&mut self, x: usize, a: usize, y: usize, c: usize, depth: usize, rng: &mut Rng) -> u32 {
         let na = self.n_actions();
-        self.tree.clear();
+        self.tree.clear(self.v_max);
         let mut root = NONE;
         for _ in 0..self.rollouts {
             self.plan_transition(x * na + a, y);
@@ -174,15 +188,19 @@ impl Bfs3State {
             let first = node as usize * na;
             let q = &self.tree.q[first..first + na];
             let b = argmax_random_tie_by(na, |b| q[b].upper, rng);
-            if self.tree.q[first + b].len == DEFERRED {
+            let len = self.tree.q[first + b].len;
+            if len == DEFERRED {
                 self.sample_children(first + b, s * na + b, c, rng);
+            } else if len == DRAWN {
+                let k = self.tree.q[first + b].start;
+                self.store_two_state_children(first + b, s * na + b, k, c);
             }
-            let e = self.tree.select_path(first + b, self.v_max, rng);
+            let e = self.tree.select_path(first + b, rng);
             let next = self.tree.edges[e].state as usize;
             self.plan_transition(s * na + b, next);
             self.path.push((first + b) as u32);
             let mut child = self.tree.edges[e].child;
-            if child == NONE {
+            if child == MISSING {
                 child = self.expand(next, c, rng);
                 self.tree.edges[e].child = child;
             }
@@ -194,7 +212,7 @@ impl Bfs3State {
         // would come out the same.
         for i in (0..self.path.len()).rev() {
             let q = self.path[i] as usize;
-            self.tree.backup_action(q, self.gamma, self.v_max);
+            self.tree.backup_action(q, self.gamma);
             self.tree.update_bounds(q / na);
         }
     }
@@ -242,17 +260,28 @@ impl Bfs3State {
     /// `r + gamma Vmax` and `r + gamma Vmin`, do not depend on the samples either. (The original
     /// sums them over the samples, equal up to rounding.) Most actions of a node are never
     /// descended, so their samples are never drawn.
+    ///
+    /// When the rewards differ and the row has two next states, the samples are one count `k`
+    /// (the first state's), drawn here; the bounds before any child exists depend only on `k`
+    /// and are looked up (`row_bounds`, the same arithmetic as a backup), and the edges are
+    /// stored when a rollout first descends the action.
     fn expand(&mut self, s: usize, c: usize, rng: &mut Rng) -> u32 {
         let na = self.n_actions();
         let node = self.tree.add_node(self.v_max);
         for b in 0..na {
             let (q, row) = (node as usize * na + b, s * na + b);
             let r = self.row_reward[row];
-            if r.is_nan() {
-                self.sample_children(q, row, c, rng);
-                self.tree.backup_action(q, self.gamma, self.v_max);
-            } else {
+            if !r.is_nan() {
                 self.tree.q[q] = QEntry { upper: r + self.gamma * self.v_max, lower: r, start: 0, len: DEFERRED };
+            } else if let Some(info) = self.two_state_rows[row] {
+                let w0 = info.count_first + f64::from(self.planning[info.first as usize]);
+                let total = info.total + f64::from(self.planning_totals[row]);
+                let k = self.binomial.sample(w0, total, rng);
+                let (upper, lower) = self.row_bounds[row * (c + 1) + k as usize];
+                self.tree.q[q] = QEntry { upper, lower, start: k, len: DRAWN };
+            } else {
+                self.sample_children(q, row, c, rng);
+                self.tree.backup_action(q, self.gamma);
             }
         }
         self.tree.update_bounds(node as usize);
@@ -268,7 +297,7 @@ impl Bfs3State {
         let (rewards, weights) = (self.counts.rewards(), &self.weights);
         let edge = |y: u32, count: u32| Edge {
             state: y,
-            child: NONE,
+            child: MISSING,
             count: f64::from(count),
             weight: weights[count as usize],
             reward: rewards[base + y as usize],
@@ -307,14 +336,80 @@ impl Bfs3State {
         self.tree.q[q].len = (self.tree.edges.len() - start) as u32;
     }
 
-    /// Recomputes `row_reward[row]` from the row's support.
-    fn update_row_reward(&mut self, row: usize) {
+    /// Stores the children of Q-entry `q` of two-state row `row` whose first state has `first`
+    /// of the `c` samples (a state without samples gets no edge).
+    #[inline]
+    fn store_two_state_children(&mut self, q: usize, row: usize, first: u32, c: usize) {
+        let start = self.tree.edges.len();
+        let Some(info) = self.two_state_rows[row] else { return };
+        for ((y, reward), n) in info.states.into_iter().zip(info.rewards).zip([first, c as u32 - first]) {
+            if n > 0 {
+                self.tree.edges.push(Edge {
+                    state: y,
+                    child: MISSING,
+                    count: f64::from(n),
+                    weight: self.weights[n as usize],
+                    reward,
+                });
+            }
+        }
+        self.tree.q[q].start = start as u32;
+        self.tree.q[q].len = (self.tree.edges.len() - start) as u32;
+    }
+
+    /// Recomputes `rows[row]` and `row_bounds` of `row` from the row's counts and support (and
+    /// the current `gamma` and `Vmax`).
+    fn update_row(&mut self, row: usize) {
         let base = row * self.n_states();
         let rewards = self.counts.rewards();
-        let mut support = self.counts.support().row(row).iter().map(|&y| rewards[base + y as usize]);
-        let first = support.next().unwrap_or(f64::NAN);
-        self.row_reward[row] = if support.all(|r| r == first) { first } else { f64::NAN };
+        let support = self.counts.support().row(row);
+        let mut values = support.iter().map(|&y| rewards[base + y as usize]);
+        let first = values.next().unwrap_or(f64::NAN);
+        let reward = if values.all(|r| r == first) { first } else { f64::NAN };
+        self.row_reward[row] = reward;
+        self.two_state_rows[row] = (reward.is_nan() && support.len() == 2).then(|| {
+            // Each of the C samples goes to the first state with probability w0 / total.
+            let y0 = base + support[0] as usize;
+            TwoStateRow {
+                first: y0 as u32,
+                count_first: self.counts.counts()[y0],
+                total: self.counts.row_totals()[row],
+                states: [support[0], support[1]],
+                rewards: [rewards[base + support[0] as usize], rewards[base + support[1] as usize]],
+            }
+        });
+        if support.len() == 2 {
+            // `FsssTree::backup_action` on the edges `store_two_state_children` would store, none
+            // of them with a child yet: the same operations in the same order, so the same bits.
+            let c = self.weights.len() - 1;
+            let (r0, r1) = (rewards[base + support[0] as usize], rewards[base + support[1] as usize]);
+            let no_child = Bounds { upper: self.v_max, lower: 0.0 };
+            for k in 0..=c {
+                let (mut usa, mut lsa) = (0.0, 0.0);
+                for (reward, n) in [(r0, k), (r1, c - k)] {
+                    if n > 0 {
+                        usa += (reward + self.gamma * no_child.upper) * self.weights[n];
+                        lsa += (reward + self.gamma * no_child.lower) * self.weights[n];
+                    }
+                }
+                self.row_bounds[row * (c + 1) + k] = (usa, lsa);
+            }
+        }
     }
+}
+
+/// A row with two next states of different rewards, whose C samples are one binomial count
+/// drawn at expansion (see [`Bfs3State::expand`]).
+#[derive(Clone, Copy, Debug)]
+struct TwoStateRow {
+    /// The flat index `(row, first support state)` (into `planning`), its count, and the row's
+    /// total count (the real counts, without the planning ones).
+    first: u32,
+    count_first: f64,
+    total: f64,
+    /// The two next states and their rewards.
+    states: [u32; 2],
+    rewards: [f64; 2],
 }
 
 /// Binomial(C, w / total) draws (`0 < w < total`), the number of C predictive samples of a
@@ -403,6 +498,8 @@ impl Agent for Bfs3 {
             sampled: Vec::with_capacity(ns),
             weights: (0..=self.c).map(|k| k as f64 / self.c as f64).collect(),
             row_reward: vec![f64::NAN; ns * na],
+            two_state_rows: vec![None; ns * na],
+            row_bounds: vec![(0.0, 0.0); ns * na * (self.c + 1)],
             binomial: BinomialSampler::new(self.c),
             path: Vec::new(),
             scores: vec![0.0; na],
@@ -415,18 +512,19 @@ impl Agent for Bfs3 {
         let (c, depth) = (self.c, self.depth);
         let st = self.state()?;
         st.counts.copy_from(&st.initial);
-        for row in 0..st.row_reward.len() {
-            st.update_row_reward(row);
-        }
         st.gamma = context.setting.gamma;
         st.v_max = st.r_max / (1.0 - st.gamma);
+        for row in 0..st.row_reward.len() {
+            st.update_row(row);
+        }
         st.touched.reserve(depth + 1);
         st.path.reserve(depth);
-        // The largest tree an FSSS call can grow: the root, and at most depth - 1 new nodes per
-        // rollout, each with A Q-entries of at most min(C, support) distinct children.
+        // The largest tree an FSSS call can grow: the placeholder, the root, and at most
+        // depth - 1 new nodes per rollout, each with A Q-entries of at most min(C, support)
+        // distinct children.
         let na = st.n_actions();
         let widest = (0..st.counts.support().n_rows()).map(|row| st.counts.support().row(row).len()).max().unwrap_or(1);
-        let nodes = 1 + st.rollouts * (depth - 1);
+        let nodes = 2 + st.rollouts * (depth - 1);
         st.tree.reserve(nodes, nodes * na * c.min(widest));
         st.plan_stream.reset(rng);
         Ok(())
@@ -445,7 +543,7 @@ impl Agent for Bfs3 {
         st.plan_stream.consume();
         st.counts.observe(t.state, t.action, t.next_state);
         // The support may have grown.
-        st.update_row_reward(t.state * st.n_actions() + t.action);
+        st.update_row(t.state * st.n_actions() + t.action);
         Ok(())
     }
 
@@ -515,10 +613,12 @@ impl FsssTree {
         self.edges.reserve(edges.saturating_sub(self.edges.len()));
     }
 
-    fn clear(&mut self) {
+    /// Empties the tree but for the placeholder node 0 (see [`MISSING`]).
+    fn clear(&mut self, v_max: f64) {
         self.nodes.clear();
         self.q.clear();
         self.edges.clear();
+        self.add_node(v_max);
     }
 
     fn add_node(&mut self, v_max: f64) -> u32 {
@@ -533,12 +633,11 @@ impl FsssTree {
     /// child counting `Vmax`, and `Lsa` the same with the lower bounds (`Vmin = 0`). The weight
     /// `count/C` is precomputed, which matches the original's `(...) * count / C` up to rounding.
     #[inline]
-    fn backup_action(&mut self, q: usize, gamma: f64, v_max: f64) {
+    fn backup_action(&mut self, q: usize, gamma: f64) {
         let entry = self.q[q];
         let (mut usa, mut lsa) = (0.0, 0.0);
         for e in &self.edges[entry.start as usize..(entry.start + entry.len) as usize] {
-            let child =
-                if e.child == NONE { Bounds { upper: v_max, lower: 0.0 } } else { self.nodes[e.child as usize] };
+            let child = self.nodes[e.child as usize];
             usa += (e.reward + gamma * child.upper) * e.weight;
             lsa += (e.reward + gamma * child.lower) * e.weight;
         }
@@ -567,7 +666,7 @@ impl FsssTree {
     /// search at 0, which every gap reaches since `Vmax >= Vmin`; with a prior whose rewards are
     /// all negative, where it would index an empty vector, this still returns the largest.)
     #[inline]
-    fn select_path(&self, q: usize, v_max: f64, rng: &mut Rng) -> usize {
+    fn select_path(&self, q: usize, rng: &mut Rng) -> usize {
         let entry = self.q[q];
         if entry.len == 1 {
             return entry.start as usize;
@@ -575,13 +674,9 @@ impl FsssTree {
         let block = &self.edges[entry.start as usize..(entry.start + entry.len) as usize];
         let gap = |i: usize| {
             let e = &block[i];
-            let width = if e.child == NONE {
-                v_max
-            } else {
-                let child = self.nodes[e.child as usize];
-                child.upper - child.lower
-            };
-            width * e.count
+            // A missing child's width is `Vmax - 0 = Vmax`, exactly.
+            let child = self.nodes[e.child as usize];
+            (child.upper - child.lower) * e.count
         };
         entry.start as usize + argmax_random_tie_by(block.len(), gap, rng)
     }

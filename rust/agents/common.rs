@@ -69,6 +69,35 @@ pub fn argmax_random_tie_by(n: usize, score: impl Fn(usize) -> f64, rng: &mut Rn
     best_index
 }
 
+/// [`argmax_random_tie_by`] computed with selects rather than branches, for scores whose order is
+/// unpredictable (UCB scores, where a branch on "is this one better" is mispredicted about as
+/// often as not): the same result from the same draws. Where the order is mostly predictable
+/// (BFS3's bounds), the branching form is cheaper.
+#[inline]
+pub fn argmax_random_tie_by_select(n: usize, score: impl Fn(usize) -> f64, rng: &mut Rng) -> usize {
+    let (mut best, mut best_index, mut ties) = (f64::NEG_INFINITY, 0, 0);
+    for i in 0..n {
+        let v = score(i);
+        let (better, equal) = (v > best, v == best);
+        best_index = if better { i } else { best_index };
+        ties = if better { 1 } else { ties + usize::from(equal) };
+        best = if better { v } else { best };
+    }
+    if ties <= 1 {
+        return best_index;
+    }
+    let mut pick = rng.random_range(0..ties);
+    for i in best_index..n {
+        if score(i) == best {
+            if pick == 0 {
+                return i;
+            }
+            pick -= 1;
+        }
+    }
+    best_index
+}
+
 /// The distribution of [`argmax_random_tie`]: the maximisers share the mass equally.
 pub fn greedy_probabilities(values: &[f64], out: &mut [f64]) {
     let best = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -171,6 +200,8 @@ mod tests {
         for _ in 0..1000 {
             let v: Vec<f64> = (0..4).map(|_| f64::from(values_rng.random_range(0..3u8))).collect();
             assert_eq!(argmax_random_tie(&v, &mut a), argmax_random_tie_by(4, |i| v[i], &mut b));
+            let (mut c, mut d) = (a.clone(), b.clone());
+            assert_eq!(argmax_random_tie_by(4, |i| v[i], &mut c), argmax_random_tie_by_select(4, |i| v[i], &mut d));
         }
         let mut p = [0.0; 5];
         greedy_probabilities(&values, &mut p);

@@ -28,7 +28,8 @@ pub use bamcp::Bamcp;
 pub use beb::Beb;
 pub use bfs3::Bfs3;
 pub use common::{
-    argmax_random_tie, argmax_random_tie_by, greedy_probabilities, plan_once, uniform_below, PlanningStream,
+    argmax_random_tie, argmax_random_tie_by, argmax_random_tie_by_select, greedy_probabilities, plan_once,
+    uniform_below, PlanningStream,
 };
 pub use egreedy::EGreedy;
 pub use formula_agent::{variable_counts, FormulaAgent};
