@@ -229,8 +229,8 @@ impl BamcpState {
         let na = self.posterior.n_actions;
         let greedy = &self.greedy_actions[s * na..s * na + self.greedy_len[s] as usize];
         let table = &mut self.rollout_actions[s * 2 * na * na..(s + 1) * 2 * na * na];
-        let uniform = (0..na as u32).flat_map(|a| std::iter::repeat(a).take(greedy.len()));
-        let preferred = greedy.iter().flat_map(|&a| std::iter::repeat(a).take(na));
+        let uniform = (0..na as u32).flat_map(|a| std::iter::repeat_n(a, greedy.len()));
+        let preferred = greedy.iter().flat_map(|&a| std::iter::repeat_n(a, na));
         let mut len = 0;
         for (slot, a) in table.iter_mut().zip(uniform.chain(preferred)) {
             *slot = a;
