@@ -250,6 +250,11 @@ impl Lanes512 {
                     // The greedy action: strict `>` over increasing actions keeps the lowest. The
                     // value takes `max_pd(q, top)` (`q > top ? q : top`, the same choice), which
                     // keeps the compare-and-blend off the sweep-to-sweep dependency chain.
+                    // Action 0 beats the initial -inf (backups are finite): it starts the chain.
+                    if a == 0 {
+                        top[c] = q;
+                        return;
+                    }
                     let better = _mm512_cmp_pd_mask::<_CMP_GT_OQ>(q, top[c]);
                     arg[c] = _mm512_mask_blend_pd(better, arg[c], _mm512_set1_pd(a as f64));
                     top[c] = _mm512_max_pd(q, top[c]);
