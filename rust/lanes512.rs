@@ -60,14 +60,16 @@ impl Lanes512 {
             _ => 4,
         };
         let lanes = 8 * registers;
+        // Room for rows as wide as the state space, so that packing never allocates.
+        let table = n_actions * registers * n_states * 8;
         Self {
             n_states,
             n_actions,
             registers,
             width: 0,
-            next: Vec::new(),
-            prob: Vec::new(),
-            reward: Vec::new(),
+            next: Vec::with_capacity(table),
+            prob: Vec::with_capacity(table),
+            reward: Vec::with_capacity(table),
             current: vec![0.0; n_actions * lanes],
             previous: vec![0.0; n_actions * lanes],
             best: vec![0.0; lanes],

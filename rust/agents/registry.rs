@@ -176,9 +176,25 @@ pub fn load_text(text: &str) -> Result<Box<dyn Agent>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agents::planning_test_support::assert_no_allocation_per_step;
 
     fn params(pairs: &[(&str, ParamValue)]) -> Params {
         pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    }
+
+    /// The agents that re-solve a model as they learn (mean-model Q-iteration, Guez value
+    /// iteration on the posterior, sampled models) allocate nothing per step, first solve included.
+    #[test]
+    fn model_based_agents_allocate_nothing_per_step() {
+        for (kind, pairs) in [
+            ("egreedy", vec![("epsilon", ParamValue::Float(0.1))]),
+            ("softmax", vec![("tau", ParamValue::Float(1.0))]),
+            ("beb", vec![("beta", ParamValue::Float(1.0))]),
+            ("psrl", vec![]),
+            ("formula", vec![("formula", ParamValue::Text("X0 X1 ADD2".into()))]),
+        ] {
+            assert_no_allocation_per_step(build(kind, &params(&pairs)).unwrap().as_mut());
+        }
     }
 
     #[test]
