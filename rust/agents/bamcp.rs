@@ -61,19 +61,27 @@ struct BamcpState {
     /// (see [`BamcpState::fill_rollout_table`]).
     rollout_actions: Vec<u32>,
     rollout_len: Vec<u32>,
-    /// Tree descent of the current simulation: (V-node, Q-node, reward) per tree step.
+    /// Tree descent of the current simulation: (V-node, Q-node, reward) per tree step; `depth`
+    /// entries (from [`Agent::reset`] on), written by index.
     path: Vec<(u32, u32, f64)>,
     /// Per-action scores for the UCB and greedy choices (length A).
     scores: Vec<f64>,
-    /// UCB tables for visit counts `0..=k` (a search never exceeds `k` visits per node):
-    /// `c sqrt(ln(N + 1))` (but `c` at `N = 0`) and `1 / sqrt(n)` (+inf at `n = 0`), so a score
-    /// costs no logarithm, square root or branch (see [`BamcpState::ucb_action`]).
-    exploration: Vec<f64>,
-    inv_sqrt: Vec<f64>,
+    /// The UCB tables (see [`UcbTables`]).
+    ucb: UcbTables,
     gamma: f64,
     /// The private stream of [`Agent::action_probabilities`], reseeded at every reset.
     /// The private stream planning draws from (see [`Agent::action_probabilities`]).
     plan_stream: PlanningStream,
+}
+
+/// UCB tables for visit counts `0..=k` (a search never exceeds `k` visits per node):
+/// `c sqrt(ln(N + 1))` (but `c` at `N = 0`) and `1 / sqrt(n)` (+inf at `n = 0`), so a score
+/// costs no logarithm, square root or branch (see [`BamcpState::ucb_action`]). The nodes cache
+/// their current entries ([`VNode::exploration`], [`QNode::inv_sqrt`]).
+#[derive(Clone, Debug)]
+struct UcbTables {
+    exploration: Vec<f64>,
+    inv_sqrt: Vec<f64>,
 }
 
 impl Bamcp {
@@ -116,12 +124,21 @@ impl BamcpState {
     /// `UCTSearch`: `k` simulations from `state` on a fresh tree, then the root's mean returns
     /// in `self.scores`.
     fn search(&mut self, state: usize, k: usize, depth: usize, rng: &mut Rng) {
+        // The unchecked indexing of the descent relies on a valid state and on tables sized for
+        // `k` visits.
+        assert!(state < self.posterior.n_states, "state {state} out of range");
+        assert!(self.ucb.exploration.len() > k && self.ucb.inv_sqrt.len() > k);
         self.tree.clear();
         let root = self.tree.add_vnode(self.posterior.slots(state));
+        // Taken out of `self` for the search, so that the descent can index it with bounds the
+        // compiler sees (`d < depth`).
+        let mut path = std::mem::take(&mut self.path);
+        path.resize(depth, (0, 0, 0.0));
         for _ in 0..k {
             self.posterior.new_model();
-            self.simulate(root, state, depth, rng);
+            self.simulate(root, state, &mut path[..depth], rng);
         }
+        self.path = path;
         debug_assert_eq!(root, 0);
         for (score, mean) in self.scores.iter_mut().zip(self.tree.root_means()) {
             *score = mean;
@@ -130,22 +147,32 @@ impl BamcpState {
 
     /// One simulation (`SimulateV`/`SimulateQ`, unrolled): descend the tree by UCB while nodes
     /// exist, add at most one node, finish with a rollout, then back the return up the path.
-    fn simulate(&mut self, root: u32, state: usize, depth: usize, rng: &mut Rng) {
+    /// `path` has `depth` entries: the steps of the descent are written to its start.
+    fn simulate(&mut self, root: u32, state: usize, path: &mut [(u32, u32, f64)], rng: &mut Rng) {
         let na = self.posterior.n_actions as u32;
-        self.path.clear();
+        let depth = path.len();
         let (mut vnode, mut s, mut d) = (root, state, 0);
         let mut delayed = 0.0;
         while d < depth {
             let action = self.ucb_action(vnode, rng);
             let qnode = vnode * na + action as u32;
             let (y, reward, position) = self.posterior.step(s, action, rng);
-            self.path.push((vnode, qnode, reward));
+            path[d] = (vnode, qnode, reward);
             d += 1;
-            let slot = self.tree.q[qnode as usize].children as usize + position;
-            let mut child = self.tree.children[slot];
+            // SAFETY: `qnode` is a Q-node of the existing V-node `vnode` (`action < A`), and
+            // `position` is the position of `y` in the support of row `(s, a)`, of which the
+            // Q-node owns one child slot each (the posterior does not change during a search).
+            let (children, count) = unsafe {
+                let q = self.tree.q.get_unchecked(qnode as usize);
+                (q.children, q.count)
+            };
+            let slot = children as usize + position;
+            debug_assert!(slot < self.tree.children.len());
+            // SAFETY: as above.
+            let mut child = unsafe { *self.tree.children.get_unchecked(slot) };
             // A node at depth `depth` would be left at once with value 0, which is what a
             // zero-step rollout returns: it is never created.
-            if child == NONE && d < depth && self.tree.q[qnode as usize].count >= EXPAND_COUNT {
+            if child == NONE && d < depth && count >= EXPAND_COUNT {
                 child = self.tree.add_vnode(self.posterior.slots(y));
                 self.tree.children[slot] = child;
             }
@@ -157,29 +184,33 @@ impl BamcpState {
             s = y;
         }
         let mut ret = delayed;
-        for &(v, q, reward) in self.path.iter().rev() {
+        for &(v, q, reward) in path[..d].iter().rev() {
             ret = reward + self.gamma * ret;
-            self.tree.add_return(q, ret);
-            self.tree.v_count[v as usize] += 1;
+            // SAFETY: the path holds existing V-nodes and their Q-nodes.
+            unsafe { self.tree.add_return(q, v, ret, &self.ucb) };
         }
     }
 
     /// `GreedyUCB(vnode, ucb = true)`: the action maximising `mean + c sqrt(ln(N + 1) / n)`
     /// (+inf when unvisited), ties at random. The bonus is computed as
-    /// `c sqrt(ln(N + 1)) * (1 / sqrt(n))` from tables, equal up to rounding. The tables make
-    /// the unvisited case need no branch: `1 / sqrt(0)` is +inf, and the exploration factor is
-    /// positive for every `N` (at `N = 0`, where every action is unvisited, the table holds `c`
-    /// instead of 0, so that the product is +inf rather than NaN), so an unvisited action
-    /// (mean 0) scores `0 + positive * inf = +inf`.
+    /// `c sqrt(ln(N + 1)) * (1 / sqrt(n))` from tables (each node caches its entry), equal up to
+    /// rounding. The tables make the unvisited case need no branch: `1 / sqrt(0)` is +inf, and
+    /// the exploration factor is positive for every `N` (at `N = 0`, where every action is
+    /// unvisited, the table holds `c` instead of 0, so that the product is +inf rather than NaN),
+    /// so an unvisited action (mean 0) scores `0 + positive * inf = +inf`.
     #[inline]
     fn ucb_action(&self, vnode: u32, rng: &mut Rng) -> usize {
         let na = self.posterior.n_actions;
-        let exploration = self.exploration[self.tree.v_count[vnode as usize] as usize];
+        debug_assert!((vnode as usize) < self.tree.v.len());
+        // SAFETY: `vnode` exists.
+        let exploration = unsafe { self.tree.v.get_unchecked(vnode as usize).exploration };
         let first = vnode as usize * na;
-        let qnodes = &self.tree.q[first..first + na];
+        debug_assert!(first + na <= self.tree.q.len());
+        // SAFETY: V-node `vnode` owns the A Q-nodes from `vnode * A`.
+        let qnodes = unsafe { self.tree.q.get_unchecked(first..first + na) };
         let score = |a: usize| {
             let q = &qnodes[a];
-            q.mean + exploration * self.inv_sqrt[q.count as usize]
+            q.mean + exploration * q.inv_sqrt
         };
         argmax_random_tie_by_select(na, score, rng)
     }
@@ -190,8 +221,14 @@ impl BamcpState {
         let (mut total, mut discount) = (0.0, 1.0);
         for _ in 0..steps {
             // One uniform entry of the state's table is the epsilon-greedy action.
-            let draw = uniform_below(self.rollout_len[s], rng) as usize;
-            let action = self.rollout_actions[s * 2 * na * na + draw] as usize;
+            debug_assert!(s < self.rollout_len.len());
+            // SAFETY: `s` is a state (the search's state, asserted in `search`, or a next state
+            // of the posterior), and state `s` has `rollout_len[s] <= 2 A^2` entries from
+            // `s * 2 A^2` in a table of `S * 2 A^2`.
+            let action = unsafe {
+                let draw = uniform_below(*self.rollout_len.get_unchecked(s), rng) as usize;
+                *self.rollout_actions.get_unchecked(s * 2 * na * na + draw) as usize
+            };
             let (y, reward, _) = self.posterior.step(s, action, rng);
             total += discount * reward;
             discount *= self.gamma;
@@ -259,10 +296,12 @@ impl Agent for Bamcp {
             rollout_len: vec![0; ns],
             path: Vec::new(),
             scores: vec![0.0; na],
-            exploration: (0..=self.k)
-                .map(|n| if n == 0 { EXPLORATION } else { EXPLORATION * ((n as f64) + 1.0).ln().sqrt() })
-                .collect(),
-            inv_sqrt: (0..=self.k).map(|n| 1.0 / (n as f64).sqrt()).collect(),
+            ucb: UcbTables {
+                exploration: (0..=self.k)
+                    .map(|n| if n == 0 { EXPLORATION } else { EXPLORATION * ((n as f64) + 1.0).ln().sqrt() })
+                    .collect(),
+                inv_sqrt: (0..=self.k).map(|n| 1.0 / (n as f64).sqrt()).collect(),
+            },
             gamma: setting.gamma,
             plan_stream: PlanningStream::default(),
         });
@@ -284,7 +323,7 @@ impl Agent for Bamcp {
             st.fill_rollout_table(s);
         }
         st.tree.reserve(k);
-        st.path.reserve(depth);
+        st.path.resize(depth, (0, 0, 0.0));
         st.plan_stream.reset(rng);
         Ok(())
     }
@@ -334,9 +373,17 @@ impl Agent for Bamcp {
 struct Tree {
     n_states: usize,
     n_actions: usize,
-    v_count: Vec<u32>,
+    v: Vec<VNode>,
     q: Vec<QNode>,
     children: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct VNode {
+    count: u32,
+    /// The UCB exploration factor of `count` from the table (`c` when unvisited), cached at
+    /// each visit so that the descent reads it without a second, dependent load.
+    exploration: f64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -348,24 +395,27 @@ struct QNode {
     /// `VALUE::GetValue`), cached so that UCB scores need no division.
     total: f64,
     mean: f64,
+    /// `1 / sqrt(count)` (+inf when unvisited) from the table, cached at each visit so that a
+    /// UCB score loads it with the mean.
+    inv_sqrt: f64,
 }
 
 impl Tree {
     fn new(n_states: usize, n_actions: usize) -> Self {
-        Self { n_states, n_actions, v_count: Vec::new(), q: Vec::new(), children: Vec::new() }
+        Self { n_states, n_actions, v: Vec::new(), q: Vec::new(), children: Vec::new() }
     }
 
     /// Room for a search of `k` simulations, which adds at most one V-node each, with at most
     /// S child slots per Q-node.
     fn reserve(&mut self, k: usize) {
         let nodes = k + 1;
-        self.v_count.reserve(nodes.saturating_sub(self.v_count.len()));
+        self.v.reserve(nodes.saturating_sub(self.v.len()));
         self.q.reserve((nodes * self.n_actions).saturating_sub(self.q.len()));
         self.children.reserve((nodes * self.n_actions * self.n_states).saturating_sub(self.children.len()));
     }
 
     fn clear(&mut self) {
-        self.v_count.clear();
+        self.v.clear();
         self.q.clear();
         self.children.clear();
     }
@@ -373,24 +423,39 @@ impl Tree {
     /// A new V-node whose Q-nodes have `slots[a]` child slots each (the support sizes of its
     /// state's rows).
     fn add_vnode(&mut self, slots: &[u32]) -> u32 {
-        let id = self.v_count.len() as u32;
-        self.v_count.push(0);
+        let id = self.v.len() as u32;
+        self.v.push(VNode { count: 0, exploration: EXPLORATION });
         let mut next = self.children.len() as u32;
         for &n in slots {
-            self.q.push(QNode { count: 0, children: next, total: 0.0, mean: 0.0 });
+            self.q.push(QNode { count: 0, children: next, total: 0.0, mean: 0.0, inv_sqrt: f64::INFINITY });
             next += n;
         }
         self.children.resize(next as usize, NONE);
         id
     }
 
-    /// Adds one return to a Q-node.
+    /// Adds one return to a Q-node and one visit to its V-node.
+    ///
+    /// # Safety
+    /// `vnode` and `qnode` must exist, and the tables must have more entries than the nodes'
+    /// new counts.
     #[inline]
-    fn add_return(&mut self, qnode: u32, ret: f64) {
-        let q = &mut self.q[qnode as usize];
+    unsafe fn add_return(&mut self, qnode: u32, vnode: u32, ret: f64, tables: &UcbTables) {
+        debug_assert!((qnode as usize) < self.q.len() && (vnode as usize) < self.v.len());
+        // SAFETY: the caller's.
+        let q = unsafe { self.q.get_unchecked_mut(qnode as usize) };
         q.count += 1;
         q.total += ret;
         q.mean = q.total / f64::from(q.count);
+        debug_assert!((q.count as usize) < tables.inv_sqrt.len());
+        // SAFETY: the caller's: the tables have an entry for every count a search reaches.
+        q.inv_sqrt = unsafe { *tables.inv_sqrt.get_unchecked(q.count as usize) };
+        // SAFETY: the caller's.
+        let v = unsafe { self.v.get_unchecked_mut(vnode as usize) };
+        v.count += 1;
+        debug_assert!((v.count as usize) < tables.exploration.len());
+        // SAFETY: the caller's.
+        v.exploration = unsafe { *tables.exploration.get_unchecked(v.count as usize) };
     }
 
     /// The mean returns of the root's actions.
@@ -534,7 +599,10 @@ impl CollapsedPosterior {
     fn step(&mut self, s: usize, a: usize, rng: &mut Rng) -> (usize, f64, usize) {
         let row = s * self.n_actions + a;
         let generation = self.generation;
-        let urn = &mut self.rows[row];
+        debug_assert!(row < self.rows.len());
+        // SAFETY: `s` is a state and `a` an action (the callers' invariants: a search's state is
+        // checked, the others are next states of the posterior; actions are below A).
+        let urn = unsafe { self.rows.get_unchecked_mut(row) };
         if urn.len == 1 {
             // Dir over a single state is that state with probability 1: nothing to draw.
             return (urn.states[0] as usize, urn.rewards[0], 0);
@@ -553,7 +621,8 @@ impl CollapsedPosterior {
         let u = u * total;
         let position = usize::from(u >= first);
         urn.stamp = generation;
-        urn.first = first + (1 - position) as f64;
+        // `1 - position` as a float, converted from a byte (one instruction, not a u64's several).
+        urn.first = first + f64::from(u8::from(u < first));
         urn.total = total + 1.0;
         (urn.states[position] as usize, urn.rewards[position], position)
     }

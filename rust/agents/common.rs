@@ -2,7 +2,7 @@
 
 use rand::{Rng as _, RngCore as _};
 
-use crate::rng::Rng;
+use crate::rng::{random_below, Rng};
 
 /// A uniform integer of `0..n` (`n >= 1`), exact: Lemire's multiply-and-reject on 32 random
 /// bits. A few instructions where `random_range` takes dozens; for hot loops (planner rollouts).
@@ -75,8 +75,10 @@ pub fn argmax_random_tie_by(n: usize, score: impl Fn(usize) -> f64, rng: &mut Rn
 /// (BFS3's bounds), the branching form is cheaper.
 #[inline]
 pub fn argmax_random_tie_by_select(n: usize, score: impl Fn(usize) -> f64, rng: &mut Rng) -> usize {
-    let (mut best, mut best_index, mut ties) = (f64::NEG_INFINITY, 0, 0);
-    for i in 0..n {
+    // The first index, peeled: against -inf it is the best so far (one tie) unless NaN (no tie).
+    let first = score(0);
+    let (mut best, mut best_index, mut ties) = if first.is_nan() { (f64::NEG_INFINITY, 0, 0) } else { (first, 0, 1) };
+    for i in 1..n {
         let v = score(i);
         let (better, equal) = (v > best, v == best);
         best_index = if better { i } else { best_index };
@@ -86,7 +88,9 @@ pub fn argmax_random_tie_by_select(n: usize, score: impl Fn(usize) -> f64, rng: 
     if ties <= 1 {
         return best_index;
     }
-    let mut pick = rng.random_range(0..ties);
+    // `random_range(0..ties)` draw for draw, inlined: no call takes the generator, so its state
+    // can stay in registers through the caller's loop.
+    let mut pick = random_below(ties as u32, rng) as usize;
     for i in best_index..n {
         if score(i) == best {
             if pick == 0 {
