@@ -57,16 +57,8 @@ pub fn argmax_random_tie_by(n: usize, score: impl Fn(usize) -> f64, rng: &mut Rn
     if ties <= 1 {
         return best_index;
     }
-    let mut pick = rng.random_range(0..ties);
-    for i in best_index..n {
-        if score(i) == best {
-            if pick == 0 {
-                return i;
-            }
-            pick -= 1;
-        }
-    }
-    best_index
+    let pick = rng.random_range(0..ties);
+    nth_maximiser(best_index..n, best, pick, score)
 }
 
 /// [`argmax_random_tie_by`] computed with selects rather than branches, for scores whose order is
@@ -90,8 +82,16 @@ pub fn argmax_random_tie_by_select(n: usize, score: impl Fn(usize) -> f64, rng: 
     }
     // `random_range(0..ties)` draw for draw, inlined: no call takes the generator, so its state
     // can stay in registers through the caller's loop.
-    let mut pick = random_below(ties as u32, rng) as usize;
-    for i in best_index..n {
+    let pick = random_below(ties as u32, rng) as usize;
+    nth_maximiser(best_index..n, best, pick, score)
+}
+
+/// The `pick`-th (from 0) index of `range` whose score equals `best`: the tie-break walk of the
+/// `argmax_random_tie_by*` functions (the range's start when there are fewer maximisers).
+#[inline(always)]
+fn nth_maximiser(range: std::ops::Range<usize>, best: f64, mut pick: usize, score: impl Fn(usize) -> f64) -> usize {
+    let start = range.start;
+    for i in range {
         if score(i) == best {
             if pick == 0 {
                 return i;
@@ -99,7 +99,7 @@ pub fn argmax_random_tie_by_select(n: usize, score: impl Fn(usize) -> f64, rng: 
             pick -= 1;
         }
     }
-    best_index
+    start
 }
 
 /// The distribution of [`argmax_random_tie`]: the maximisers share the mass equally.
