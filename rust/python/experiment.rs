@@ -1,0 +1,101 @@
+//! `Experiment` and its `Progress`: the benchmark protocol over N test MDPs.
+
+use std::sync::Arc;
+
+use numpy::{IntoPyArray, PyArray3};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use super::agent::PyAgent;
+use super::distribution::PyFdm;
+use super::{table, to_py, ArrayPair};
+use crate::agents::{Agent, Setting};
+use crate::experiment::{Experiment, Progress};
+
+/// Progress of a running experiment, shared with the thread that runs it.
+#[pyclass(name = "Progress", module = "bbrl._core", frozen)]
+pub(super) struct PyProgress {
+    pub(super) inner: Arc<Progress>,
+}
+
+#[pymethods]
+impl PyProgress {
+    #[new]
+    fn new() -> Self {
+        Self { inner: Arc::new(Progress::new()) }
+    }
+    /// Trajectories finished so far.
+    fn done(&self) -> usize {
+        self.inner.done()
+    }
+    /// Asks the run to stop after the trajectories in flight.
+    fn cancel(&self) {
+        self.inner.cancel()
+    }
+}
+
+/// The protocol: test MDPs drawn once; agents trained and run on them.
+#[pyclass(name = "Experiment", module = "bbrl._core", frozen)]
+pub(super) struct PyExperiment {
+    pub(super) inner: Experiment,
+}
+
+#[pymethods]
+impl PyExperiment {
+    #[new]
+    fn new(py: Python<'_>, test: &PyFdm, n_mdps: usize, gamma: f64, horizon: usize, seed: u64) -> PyResult<Self> {
+        let fdm = test.inner.clone();
+        let inner = py.detach(|| Experiment::new(fdm, n_mdps, Setting { gamma, horizon }, seed)).map_err(to_py)?;
+        Ok(Self { inner })
+    }
+
+    #[getter]
+    fn n_mdps(&self) -> usize {
+        self.inner.mdps().len()
+    }
+
+    /// The transition table (S, A, S) of test MDP `index`.
+    fn transitions<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyArray3<f64>>> {
+        let mdp = self.inner.mdps().get(index).ok_or_else(|| {
+            PyValueError::new_err(format!("MDP index {index} is out of range 0..{}", self.inner.mdps().len()))
+        })?;
+        Ok(table(py, mdp.transitions(), mdp.n_states(), mdp.n_actions()))
+    }
+
+    /// Trains `agent` on `prior`; returns the offline wall time in seconds.
+    fn learn_offline(&self, py: Python<'_>, mut agent: PyRefMut<'_, PyAgent>, prior: &PyFdm) -> PyResult<f64> {
+        let fdm = &prior.inner;
+        let exp = &self.inner;
+        let inner = &mut agent.inner;
+        let seconds = py.detach(|| exp.learn_offline(inner.as_mut(), fdm)).map_err(to_py)?;
+        agent.shape = Some((fdm.n_states(), fdm.n_actions()));
+        agent.setting = Some(exp.setting());
+        Ok(seconds)
+    }
+
+    /// Runs the trained agent on every test MDP; returns (returns, online seconds) per MDP.
+    #[pyo3(signature = (agent, threads=None, progress=None))]
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        agent: PyRef<'_, PyAgent>,
+        threads: Option<usize>,
+        progress: Option<&PyProgress>,
+    ) -> PyResult<ArrayPair<'py, f64, f64>> {
+        if agent.shape.is_none() {
+            return Err(PyValueError::new_err("the agent has not learned offline yet"));
+        }
+        let trained: &dyn Agent = agent.inner.as_ref();
+        let exp = &self.inner;
+        let progress = progress.map(|p| Arc::clone(&p.inner));
+        let outcome = py.detach(|| exp.run(trained, threads, progress.as_deref())).map_err(to_py)?;
+        Ok((outcome.returns.into_pyarray(py), outcome.online_seconds.into_pyarray(py)))
+    }
+}
+
+/// Adds this file's classes and functions to the module.
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyExperiment>()?;
+    m.add_class::<PyProgress>()?;
+    Ok(())
+}

@@ -1,0 +1,44 @@
+//! OPPS-DS's formula language: parsing, evaluation, formula sets.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use super::to_py;
+
+/// Parses a formula (RPN or infix): (RPN, infix, number of tokens).
+#[pyfunction]
+fn formula_parse(text: &str) -> PyResult<(String, String, usize)> {
+    let f = crate::formula::Formula::parse_any(text).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((f.to_rpn(), f.to_infix(), f.len()))
+}
+
+/// Evaluates a formula at (X0, X1, X2); evaluation errors (LN of a non-positive value, SQRT of a
+/// negative one, INV or DIV by zero) raise ArithmeticError.
+#[pyfunction]
+fn formula_eval(text: &str, x0: f64, x1: f64, x2: f64) -> PyResult<f64> {
+    let f = crate::formula::Formula::parse_any(text).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    f.eval([x0, x1, x2]).map_err(|e| pyo3::exceptions::PyArithmeticError::new_err(e.to_string()))
+}
+
+/// Generates F_n (RPN strings) with the random points of `seed`.
+#[pyfunction]
+fn formula_set(py: Python<'_>, n: usize, seed: u64, n_points: usize) -> PyResult<Vec<String>> {
+    let set = py.detach(|| crate::formula::set::formula_set(n, seed, n_points)).map_err(to_py)?;
+    Ok(set.iter().map(|f| f.to_rpn()).collect())
+}
+
+/// The shipped formula set `F2`..`F6` (RPN strings).
+#[pyfunction]
+fn shipped_formula_set(name: &str) -> PyResult<Vec<String>> {
+    let set = crate::formula::set::shipped_set(name).map_err(to_py)?;
+    Ok(set.iter().map(|f| f.to_rpn()).collect())
+}
+
+/// Adds this file's classes and functions to the module.
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(formula_parse, m)?)?;
+    m.add_function(wrap_pyfunction!(formula_eval, m)?)?;
+    m.add_function(wrap_pyfunction!(formula_set, m)?)?;
+    m.add_function(wrap_pyfunction!(shipped_formula_set, m)?)?;
+    Ok(())
+}
