@@ -12,7 +12,8 @@ use crate::fdm::Fdm;
 use crate::invalid;
 use crate::mdp::Mdp;
 use crate::rng::{purpose, stream};
-use crate::simulate::{run_trajectory, TrajectoryOutcome};
+use crate::simulate::TrajectoryOutcome;
+use crate::stepper::Stepper;
 
 /// Shared progress of a running experiment: MDPs done, and a cancellation request.
 #[derive(Debug, Default)]
@@ -114,8 +115,7 @@ impl Experiment {
                     if progress.is_some_and(Progress::is_cancelled) {
                         return Err(BbrlError::Cancelled);
                     }
-                    let mut local = agent.clone_box();
-                    let outcome = self.run_on(local.as_mut(), mdp, i)?;
+                    let outcome = self.run_on(agent.clone_box(), mdp, i)?;
                     if let Some(p) = progress {
                         p.done.fetch_add(1, Ordering::Relaxed);
                     }
@@ -140,19 +140,25 @@ impl Experiment {
 impl Experiment {
     /// Runs the trained `agent` for one trajectory on test MDP `index`, with the agent stream
     /// `(seed, AGENT_ONLINE, index)` and the environment stream `(seed, ENVIRONMENT, index)`:
-    /// exactly what [`Experiment::run`] does for that MDP. The agent is used in place, so pass a
-    /// fresh clone of the trained agent. Front ends that step agents the core cannot clone or share
-    /// across threads (Python agents) call this once per MDP.
-    pub fn run_one(&self, agent: &mut dyn Agent, index: usize) -> Result<TrajectoryOutcome> {
+    /// exactly what [`Experiment::run`] does for that MDP, given a fresh clone of the trained
+    /// agent. Front ends that step agents the core cannot clone or share across threads (Python
+    /// agents) call this once per MDP.
+    pub fn run_one(&self, agent: Box<dyn Agent>, index: usize) -> Result<TrajectoryOutcome> {
         let mdp =
             self.mdps.get(index).ok_or_else(|| invalid!("MDP index {index} is out of range 0..{}", self.mdps.len()))?;
         self.run_on(agent, mdp, index)
     }
 
-    fn run_on(&self, agent: &mut dyn Agent, mdp: &Mdp, index: usize) -> Result<TrajectoryOutcome> {
-        let mut agent_rng = stream(self.seed, purpose::AGENT_ONLINE, index as u64);
+    /// The handle on `agent` for test MDP `index`: its stream is `(seed, AGENT_ONLINE, index)`.
+    pub fn stepper(&self, agent: Box<dyn Agent>, index: usize) -> Stepper {
+        let rng = stream(self.seed, purpose::AGENT_ONLINE, index as u64);
+        Stepper::new(agent, self.test.n_states(), self.test.n_actions(), self.setting, rng)
+    }
+
+    fn run_on(&self, agent: Box<dyn Agent>, mdp: &Mdp, index: usize) -> Result<TrajectoryOutcome> {
+        let mut stepper = self.stepper(agent, index);
         let mut env_rng = stream(self.seed, purpose::ENVIRONMENT, index as u64);
-        guard(|| run_trajectory(agent, mdp, index, self.setting, &mut agent_rng, &mut env_rng))
+        guard(|| stepper.run_trajectory(mdp, index, &mut env_rng))
     }
 }
 
@@ -259,10 +265,9 @@ mod tests {
         exp.learn_offline(agent.as_mut(), &fdm).unwrap();
         let all = exp.run(agent.as_ref(), Some(1), None).unwrap();
         for i in (0..6).rev() {
-            let mut local = agent.clone_box();
-            assert_eq!(exp.run_one(local.as_mut(), i).unwrap().discounted_return, all.returns[i]);
+            assert_eq!(exp.run_one(agent.clone_box(), i).unwrap().discounted_return, all.returns[i]);
         }
-        assert!(exp.run_one(agent.as_mut(), 6).unwrap_err().to_string().contains("out of range 0..6"));
+        assert!(exp.run_one(agent, 6).unwrap_err().to_string().contains("out of range 0..6"));
     }
 
     #[test]

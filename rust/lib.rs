@@ -12,6 +12,7 @@
 
 pub mod agents;
 pub mod dirichlet;
+pub mod env;
 pub mod error;
 pub mod experiment;
 pub mod fdm;
@@ -24,6 +25,7 @@ pub mod rng;
 pub mod simulate;
 pub mod solve;
 pub mod sparse;
+pub mod stepper;
 
 #[cfg(feature = "python")]
 mod python;

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use crate::agents::{Agent, ResetContext, Setting, Transition};
+use crate::agents::{Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
 use crate::mdp::Mdp;
 use crate::rng::Rng;
@@ -43,8 +43,8 @@ pub fn run_trajectory(
     let start = Instant::now();
     mdp.warm_up(setting.horizon);
     let state = mdp.initial_state(env_rng);
-    let context = ResetContext { setting, true_mdp: agent.is_oracle().then_some(mdp) };
-    agent.reset(&context, agent_rng).map_err(|e| fail(agent, 0, format!("reset: {e}")))?;
+    let context = TaskContext { setting, true_mdp: agent.is_oracle().then_some(mdp) };
+    agent.start_task(&context, agent_rng).map_err(|e| fail(agent, 0, format!("reset: {e}")))?;
     let discounted_return = agent
         .run_decisions(mdp, state, setting, agent_rng, env_rng)
         .map_err(|StepFailure { step, message }| fail(agent, step, message))?;
@@ -155,7 +155,7 @@ mod tests {
         fn learn_offline(&mut self, _: &Fdm, _: Setting, _: &mut Rng) -> Result<()> {
             Ok(())
         }
-        fn reset(&mut self, _: &ResetContext<'_>, _: &mut Rng) -> Result<()> {
+        fn start_task(&mut self, _: &TaskContext<'_>, _: &mut Rng) -> Result<()> {
             self.step = 0;
             match self.fault {
                 "reset" => Err(BbrlError::Agent("no reset".into())),
@@ -217,7 +217,7 @@ mod tests {
             let (mut agent_ref, mut env_ref) = (stream(seed, 3, 0), stream(seed, 2, 0));
             let mut agent: Box<dyn Agent> = Box::new(trained.clone());
             let mut state = mdp.initial_state(&mut env_ref);
-            agent.reset(&ResetContext { setting: SETTING, true_mdp: None }, &mut agent_ref).unwrap();
+            agent.start_task(&TaskContext { setting: SETTING, true_mdp: None }, &mut agent_ref).unwrap();
             let (mut total, mut discount) = (0.0, 1.0);
             for _ in 0..SETTING.horizon {
                 let action = agent.act(state, &mut agent_ref).unwrap();

@@ -7,7 +7,7 @@ use rand::Rng as _;
 
 use super::{
     argmax_random_tie, argmax_random_tie_by_select, greedy_probabilities, not_trained, plan_once, uniform_below, Agent,
-    PlanningStream, ResetContext, Setting, Transition,
+    PlanningStream, Setting, TaskContext, Transition,
 };
 use crate::error::Result;
 use crate::fdm::Fdm;
@@ -308,7 +308,7 @@ impl Agent for Bamcp {
         Ok(())
     }
 
-    fn reset(&mut self, context: &ResetContext<'_>, rng: &mut Rng) -> Result<()> {
+    fn start_task(&mut self, context: &TaskContext<'_>, rng: &mut Rng) -> Result<()> {
         let (k, depth) = (self.k, self.depth);
         let st = self.state()?;
         st.posterior.clone_from(&st.initial);
@@ -671,7 +671,7 @@ mod tests {
         let mut agent = Bamcp::new(k, depth).unwrap();
         let mut rng = stream(seed, 0, 0);
         agent.learn_offline(prior, setting(), &mut rng).unwrap();
-        agent.reset(&ResetContext { setting: setting(), true_mdp: None }, &mut rng).unwrap();
+        agent.start_task(&TaskContext { setting: setting(), true_mdp: None }, &mut rng).unwrap();
         (agent, rng)
     }
 

@@ -1,6 +1,6 @@
 //! BEBAgent (SPEC 4.5): Bayesian Exploration Bonus (Kolter & Ng 2009) on the posterior-mean model.
 
-use super::{not_trained, Agent, ResetContext, Setting, Transition};
+use super::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::fdm::Fdm;
 use crate::invalid;
@@ -98,7 +98,7 @@ impl Agent for Beb {
         Ok(())
     }
 
-    fn reset(&mut self, context: &ResetContext<'_>, _rng: &mut Rng) -> Result<()> {
+    fn start_task(&mut self, context: &TaskContext<'_>, _rng: &mut Rng) -> Result<()> {
         let b = self.effective_beta();
         let st = self.state()?;
         st.model.copy_from(&st.initial);

@@ -5,7 +5,7 @@ use rand::Rng as _;
 
 use super::{
     argmax_random_tie, argmax_random_tie_by, greedy_probabilities, not_trained, plan_once, Agent, PlanningStream,
-    ResetContext, Setting, Transition,
+    Setting, TaskContext, Transition,
 };
 use crate::error::Result;
 use crate::fdm::Fdm;
@@ -508,7 +508,7 @@ impl Agent for Bfs3 {
         Ok(())
     }
 
-    fn reset(&mut self, context: &ResetContext<'_>, rng: &mut Rng) -> Result<()> {
+    fn start_task(&mut self, context: &TaskContext<'_>, rng: &mut Rng) -> Result<()> {
         let (c, depth) = (self.c, self.depth);
         let st = self.state()?;
         st.counts.copy_from(&st.initial);
@@ -696,7 +696,7 @@ mod tests {
         let mut agent = Bfs3::new(k, c, depth).unwrap();
         let mut rng = stream(seed, 0, 0);
         agent.learn_offline(prior, setting(), &mut rng).unwrap();
-        agent.reset(&ResetContext { setting: setting(), true_mdp: None }, &mut rng).unwrap();
+        agent.start_task(&TaskContext { setting: setting(), true_mdp: None }, &mut rng).unwrap();
         (agent, rng)
     }
 

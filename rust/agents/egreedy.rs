@@ -3,7 +3,7 @@
 use rand::Rng as _;
 
 use super::{
-    argmax_random_tie, greedy_probabilities, not_trained, Agent, MeanModelQ, ResetContext, Setting, Transition,
+    argmax_random_tie, greedy_probabilities, not_trained, Agent, MeanModelQ, Setting, TaskContext, Transition,
 };
 use crate::error::Result;
 use crate::fdm::Fdm;
@@ -43,7 +43,7 @@ impl Agent for EGreedy {
         Ok(())
     }
 
-    fn reset(&mut self, context: &ResetContext<'_>, _rng: &mut Rng) -> Result<()> {
+    fn start_task(&mut self, context: &TaskContext<'_>, _rng: &mut Rng) -> Result<()> {
         self.planner()?.reset(context.setting);
         Ok(())
     }

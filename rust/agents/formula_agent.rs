@@ -25,7 +25,7 @@ use std::sync::Arc;
 use rand::Rng as _;
 
 use super::{
-    argmax_random_tie, greedy_probabilities, not_trained, Agent, MeanModelQ, ResetContext, Setting, Transition,
+    argmax_random_tie, greedy_probabilities, not_trained, Agent, MeanModelQ, Setting, TaskContext, Transition,
 };
 use crate::error::{BbrlError, Result};
 use crate::fdm::Fdm;
@@ -169,7 +169,7 @@ impl Agent for FormulaAgent {
         Ok(())
     }
 
-    fn reset(&mut self, context: &ResetContext<'_>, _rng: &mut Rng) -> Result<()> {
+    fn start_task(&mut self, context: &TaskContext<'_>, _rng: &mut Rng) -> Result<()> {
         let setting = context.setting;
         self.for_used_variables(|v| v.reset(setting))
     }
@@ -260,7 +260,7 @@ pub(crate) mod tests {
         let bad = run(&mut agent("X0 OPP", false, &prior, setting), &mdp, setting, 4).unwrap();
         assert!(good > 5.0 && bad == 0.0, "{good} {bad}");
         let mut a = agent("X0", false, &prior, setting);
-        a.reset(&ResetContext { setting, true_mdp: None }, &mut stream(0, 0, 0)).unwrap();
+        a.start_task(&TaskContext { setting, true_mdp: None }, &mut stream(0, 0, 0)).unwrap();
         let mut p = [0.0; 2];
         a.action_probabilities(0, &mut p).unwrap();
         assert_eq!(p, [1.0, 0.0]);
@@ -291,17 +291,17 @@ pub(crate) mod tests {
         assert!(e.to_string().contains("INV of 0") && e.to_string().contains("step 0"), "{e}");
         let mut lenient = agent("X1 INV", false, &prior, setting);
         assert!(run(&mut lenient, &mdp, setting, 0).is_ok());
-        lenient.reset(&ResetContext { setting, true_mdp: None }, &mut stream(0, 0, 0)).unwrap();
+        lenient.start_task(&TaskContext { setting, true_mdp: None }, &mut stream(0, 0, 0)).unwrap();
         let mut p = [0.0; 2];
         lenient.action_probabilities(0, &mut p).unwrap();
         assert_eq!(p, [0.5, 0.5], "all actions fail: uniform");
         // Only action 1 fails (QMean(0, 1) = 0: it leads to the rewardless absorbing state): action 0 is played.
         let mut one = agent("X0 INV", false, &prior, setting);
-        one.reset(&ResetContext { setting, true_mdp: None }, &mut stream(0, 0, 0)).unwrap();
+        one.start_task(&TaskContext { setting, true_mdp: None }, &mut stream(0, 0, 0)).unwrap();
         one.action_probabilities(0, &mut p).unwrap();
         assert_eq!(p, [1.0, 0.0]);
         let mut strict = agent("X0 INV", true, &prior, setting);
-        strict.reset(&ResetContext { setting, true_mdp: None }, &mut stream(0, 0, 0)).unwrap();
+        strict.start_task(&TaskContext { setting, true_mdp: None }, &mut stream(0, 0, 0)).unwrap();
         assert!(strict.action_probabilities(0, &mut p).is_err());
     }
 

@@ -1,9 +1,18 @@
 //! The agent interface and the built-in agents, one module per algorithm.
 //!
-//! Life cycle (SPEC 4): `learn_offline` once on the prior (timed as offline time), then for every
-//! test MDP a clone of the trained agent is `reset`, asked to `act` and told what it `observe`d for
-//! `T` steps. `action_probabilities` exposes pi(a | s) for the replay evaluators, and `clone_box`
-//! lets an evaluator roll an agent back.
+//! Life cycle, the same for every evaluator (the benchmark protocol, the replay evaluators, a
+//! user's own loop), which reach agents only through [`crate::stepper::Stepper`]:
+//! - `learn_offline` once on the prior (timed as offline time);
+//! - `start_task` for every new unknown MDP (posterior := prior: everything learned online is
+//!   forgotten);
+//! - `start_episode(state)` for a new episode of the same task: learned knowledge is kept (the
+//!   default does nothing; PSRL draws new models there);
+//! - `act` and `observe`, where `observe` may follow any action, not only the agent's own `act`
+//!   (replay feeds logged actions);
+//! - `action_probabilities` is a pure query: it changes no future action, no random stream and no
+//!   learned quantity, however often it is called between steps;
+//! - `clone_box` is the snapshot: together with the caller-held random stream it captures
+//!   everything the agent's future depends on (private planning streams included).
 
 mod bamcp;
 mod beb;
@@ -57,8 +66,8 @@ pub struct Setting {
     pub horizon: usize,
 }
 
-/// What an agent may see when a trajectory starts.
-pub struct ResetContext<'a> {
+/// What an agent may see when a task (a new unknown MDP) starts.
+pub struct TaskContext<'a> {
     pub setting: Setting,
     /// The true test MDP: `Some` only for agents whose [`Agent::is_oracle`] is true (the Optimal
     /// reference line). The no-peeking rule of the protocol is enforced here, structurally.
@@ -83,8 +92,15 @@ pub trait Agent: Send + Sync {
     /// Offline learning from the prior (timed by the caller). Called once, before any `reset`.
     fn learn_offline(&mut self, prior: &Fdm, setting: Setting, rng: &mut Rng) -> Result<()>;
 
-    /// Per-trajectory initialisation (the original's `reset`, run through `setMDP`).
-    fn reset(&mut self, context: &ResetContext<'_>, rng: &mut Rng) -> Result<()>;
+    /// A new task: the posterior goes back to the prior (the original's `reset`, run through
+    /// `setMDP`). Everything learned online is forgotten; what `learn_offline` learned is kept.
+    fn start_task(&mut self, context: &TaskContext<'_>, rng: &mut Rng) -> Result<()>;
+
+    /// A new episode of the same task, starting in `state`: knowledge learned online is kept.
+    /// Agents that plan per episode (PSRL draws its models) act on it; the default does nothing.
+    fn start_episode(&mut self, _state: usize, _rng: &mut Rng) -> Result<()> {
+        Ok(())
+    }
 
     /// The action to take in `state`.
     fn act(&mut self, state: usize, rng: &mut Rng) -> Result<usize>;
@@ -92,7 +108,8 @@ pub trait Agent: Send + Sync {
     /// Online learning from one real transition.
     fn observe(&mut self, transition: Transition, rng: &mut Rng) -> Result<()>;
 
-    /// pi(a | state) for the agent's current knowledge, written into `out` (length A).
+    /// pi(a | state) for the agent's current knowledge, written into `out` (length A). A pure
+    /// query: calling it never changes a future action, random stream or learned quantity.
     fn action_probabilities(&mut self, state: usize, out: &mut [f64]) -> Result<()>;
 
     /// The `T` decisions of a trajectory after `reset`, from `state`: [`crate::simulate::decide`].

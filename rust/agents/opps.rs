@@ -38,7 +38,7 @@ use rand::Rng as _;
 use rayon::prelude::*;
 
 use super::formula_agent::FormulaAgent;
-use super::{argmax_random_tie, not_trained, Agent, ResetContext, Setting, Transition};
+use super::{argmax_random_tie, not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
 use crate::fdm::Fdm;
 use crate::formula::Formula;
@@ -427,8 +427,8 @@ impl Agent for OppsDs {
         Ok(())
     }
 
-    fn reset(&mut self, context: &ResetContext<'_>, rng: &mut Rng) -> Result<()> {
-        self.inner()?.reset(context, rng)
+    fn start_task(&mut self, context: &TaskContext<'_>, rng: &mut Rng) -> Result<()> {
+        self.inner()?.start_task(context, rng)
     }
 
     fn act(&mut self, state: usize, rng: &mut Rng) -> Result<usize> {

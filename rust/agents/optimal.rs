@@ -7,7 +7,7 @@
 //! `max_sweeps`, so at most T + 1 sweeps (SPEC 2.1), exactly the original call
 //! `qIteration(gamma, T)`. It then acts greedily with uniformly random ties.
 
-use super::{argmax_random_tie, greedy_probabilities, Agent, ResetContext, Setting, Transition};
+use super::{argmax_random_tie, greedy_probabilities, Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
 use crate::fdm::Fdm;
 use crate::rng::Rng;
@@ -46,7 +46,7 @@ impl Agent for Optimal {
         Ok(())
     }
 
-    fn reset(&mut self, context: &ResetContext<'_>, _rng: &mut Rng) -> Result<()> {
+    fn start_task(&mut self, context: &TaskContext<'_>, _rng: &mut Rng) -> Result<()> {
         let mdp = context.true_mdp.ok_or_else(|| {
             BbrlError::Agent(format!("agent '{NAME}' needs the true MDP at reset, and none was given"))
         })?;
@@ -106,8 +106,8 @@ mod tests {
         for seed in 0..5 {
             let mdp = gc_prior().sample_mdp(&mut stream(seed, 1, 0));
             let mut agent = Optimal::new();
-            let context = ResetContext { setting: SETTING, true_mdp: Some(&mdp) };
-            agent.reset(&context, &mut stream(0, 0, 0)).unwrap();
+            let context = TaskContext { setting: SETTING, true_mdp: Some(&mdp) };
+            agent.start_task(&context, &mut stream(0, 0, 0)).unwrap();
             let mut q = vec![0.0; 15];
             crate::solve::q_iteration(mdp.view(), 0.95, 250, 1e-2, &mut q);
             assert_eq!(agent.q, q);
@@ -136,8 +136,8 @@ mod tests {
     fn errors_without_the_true_mdp() {
         let mut agent = Optimal::new();
         assert!(agent.act(0, &mut stream(0, 0, 0)).unwrap_err().to_string().contains("before reset"));
-        let context = ResetContext { setting: SETTING, true_mdp: None };
-        let e = agent.reset(&context, &mut stream(0, 0, 0)).unwrap_err();
+        let context = TaskContext { setting: SETTING, true_mdp: None };
+        let e = agent.start_task(&context, &mut stream(0, 0, 0)).unwrap_err();
         assert!(e.to_string().contains("needs the true MDP"), "{e}");
         assert_eq!(agent.name(), "Optimal (oracle: sees the true MDP)");
     }

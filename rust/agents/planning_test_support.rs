@@ -4,7 +4,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use super::{Agent, ResetContext, Setting, Transition};
+use super::{Agent, Setting, TaskContext, Transition};
 use crate::fdm::Fdm;
 use crate::mdp::Mdp;
 use crate::rng::stream;
@@ -59,7 +59,7 @@ pub(crate) fn play<A: Agent>(
     let mdp = Mdp::new(4, 2, p, r, Some(0)).unwrap();
     let (mut rng, mut env) = (stream(seed, 0, 0), stream(seed, 1, 0));
     agent.learn_offline(prior, setting(), &mut rng).unwrap();
-    agent.reset(&ResetContext { setting: setting(), true_mdp: None }, &mut rng).unwrap();
+    agent.start_task(&TaskContext { setting: setting(), true_mdp: None }, &mut rng).unwrap();
     let mut s = 0;
     (0..steps)
         .map(|_| {
@@ -115,7 +115,7 @@ pub(crate) fn assert_no_allocation_per_step(agent: &mut dyn Agent) {
     let mdp = Mdp::new(4, 2, p.clone(), r.clone(), Some(0)).unwrap();
     let (mut rng, mut env) = (stream(1, 0, 0), stream(1, 1, 0));
     agent.learn_offline(&vague(&p, &r, 4, 2), setting(), &mut rng).unwrap();
-    agent.reset(&ResetContext { setting: setting(), true_mdp: None }, &mut rng).unwrap();
+    agent.start_task(&TaskContext { setting: setting(), true_mdp: None }, &mut rng).unwrap();
     let mut probabilities = [0.0; 2];
     let mut s = 0;
     let count = allocations(|| {

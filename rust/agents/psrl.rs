@@ -51,7 +51,7 @@
 
 use rand::{Rng as _, SeedableRng};
 
-use super::{argmax_random_tie, greedy_probabilities, not_trained, Agent, ResetContext, Setting, Transition};
+use super::{argmax_random_tie, greedy_probabilities, not_trained, Agent, Setting, TaskContext, Transition};
 use crate::dirichlet::sample_row;
 use crate::error::Result;
 use crate::fdm::Fdm;
@@ -223,7 +223,7 @@ impl Agent for Psrl {
         Ok(())
     }
 
-    fn reset(&mut self, context: &ResetContext<'_>, rng: &mut Rng) -> Result<()> {
+    fn start_task(&mut self, context: &TaskContext<'_>, rng: &mut Rng) -> Result<()> {
         let st = self.state()?;
         st.gamma = context.setting.gamma;
         st.posterior.copy_from(&st.initial);
@@ -321,8 +321,8 @@ mod tests {
         let theta = vec![0.5, 1.5, 0.0, /* s0 */ 2.0, 0.0, 1.0, /* s1 */ 0.0, 0.0, 4.0 /* s2 */];
         let prior = Fdm::new(3, 1, theta, vec![0.0; 9], Some(0)).unwrap();
         let mut agent = trained(1, &prior);
-        let context = ResetContext { setting: SETTING, true_mdp: None };
-        agent.reset(&context, &mut stream(0, 0, 0)).unwrap();
+        let context = TaskContext { setting: SETTING, true_mdp: None };
+        agent.start_task(&context, &mut stream(0, 0, 0)).unwrap();
         let mut rng = stream(1, 0, 0);
         for (state, next_state) in [(0, 1), (0, 1), (1, 2), (1, 1)] {
             agent.observe(Transition { state, action: 0, reward: 0.0, next_state }, &mut rng).unwrap();
@@ -400,7 +400,7 @@ mod tests {
         let theta = vec![1.0, 1.0, 1.0, 2.0, 0.0, 1.0, 0.0, 1.0];
         let prior = Fdm::new(2, 2, theta, vec![1.0; 8], Some(0)).unwrap();
         let mut agent = trained(1, &prior);
-        agent.reset(&ResetContext { setting: SETTING, true_mdp: None }, &mut stream(0, 0, 0)).unwrap();
+        agent.start_task(&TaskContext { setting: SETTING, true_mdp: None }, &mut stream(0, 0, 0)).unwrap();
         let mut probs = [0.0; 2];
         agent.action_probabilities(1, &mut probs).unwrap();
         assert_eq!(probs, [0.5, 0.5]);

@@ -1,6 +1,6 @@
 //! RandomAgent (SPEC 4.1): a uniformly random action at every step.
 
-use super::{not_trained, Agent, ResetContext, Setting, Transition};
+use super::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::fdm::Fdm;
 use crate::invalid;
@@ -36,7 +36,7 @@ impl Agent for RandomAgent {
         Ok(())
     }
 
-    fn reset(&mut self, _context: &ResetContext<'_>, _rng: &mut Rng) -> Result<()> {
+    fn start_task(&mut self, _context: &TaskContext<'_>, _rng: &mut Rng) -> Result<()> {
         self.actions().map(|_| ())
     }
 

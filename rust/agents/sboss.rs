@@ -87,7 +87,7 @@ use std::sync::Arc;
 use rand::{Rng as _, SeedableRng};
 use rand_distr::{Distribution, Gamma};
 
-use super::{not_trained, Agent, ResetContext, Setting, Transition};
+use super::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::dirichlet::pick_proportional;
 use crate::error::{BbrlError, Result};
 use crate::fdm::Fdm;
@@ -605,7 +605,7 @@ impl Agent for Sboss {
         Ok(())
     }
 
-    fn reset(&mut self, context: &ResetContext<'_>, rng: &mut Rng) -> Result<()> {
+    fn start_task(&mut self, context: &TaskContext<'_>, rng: &mut Rng) -> Result<()> {
         let st = self.state()?;
         st.gamma = context.setting.gamma;
         st.alpha.copy_from_slice(&st.theta);
@@ -692,8 +692,8 @@ mod tests {
     }
 
     fn reset(agent: &mut Sboss, gamma: f64, seed: u64) {
-        let context = ResetContext { setting: Setting { gamma, horizon: 250 }, true_mdp: None };
-        agent.reset(&context, &mut stream(seed, 0, 0)).unwrap();
+        let context = TaskContext { setting: Setting { gamma, horizon: 250 }, true_mdp: None };
+        agent.start_task(&context, &mut stream(seed, 0, 0)).unwrap();
     }
 
     fn st(agent: &Sboss) -> &SbossState {
@@ -1043,8 +1043,8 @@ mod tests {
             let mut probing = agent.clone();
             let mut agent_rng = stream(3, crate::rng::purpose::AGENT_ONLINE, 0);
             let mut env_rng = stream(3, crate::rng::purpose::ENVIRONMENT, 0);
-            let context = ResetContext { setting: SETTING, true_mdp: None };
-            probing.reset(&context, &mut agent_rng).unwrap();
+            let context = TaskContext { setting: SETTING, true_mdp: None };
+            probing.start_task(&context, &mut agent_rng).unwrap();
             let mut state = mdp.initial_state(&mut env_rng);
             let mut probs = [0.0; 3];
             for &(s, a, y) in &a {

@@ -2,7 +2,7 @@
 
 use rand::Rng as _;
 
-use super::{not_trained, Agent, MeanModelQ, ResetContext, Setting, Transition};
+use super::{not_trained, Agent, MeanModelQ, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
 use crate::fdm::Fdm;
 use crate::invalid;
@@ -85,7 +85,7 @@ impl Agent for SoftMax {
         Ok(())
     }
 
-    fn reset(&mut self, context: &ResetContext<'_>, _rng: &mut Rng) -> Result<()> {
+    fn start_task(&mut self, context: &TaskContext<'_>, _rng: &mut Rng) -> Result<()> {
         self.planner.as_mut().ok_or_else(|| not_trained("Soft-max"))?.reset(context.setting);
         Ok(())
     }

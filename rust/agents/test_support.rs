@@ -1,6 +1,6 @@
 //! Fixtures shared by the agents' unit tests.
 
-use super::{Agent, ResetContext, Setting, Transition};
+use super::{Agent, Setting, TaskContext, Transition};
 use crate::fdm::Fdm;
 use crate::mdp::Mdp;
 use crate::rng::{purpose, stream};
@@ -43,8 +43,8 @@ pub fn uniform_prior(like: &Fdm) -> Fdm {
 pub fn rollout(agent: &mut dyn Agent, mdp: &Mdp, steps: usize, seed: u64) -> Vec<(usize, usize, usize)> {
     let mut agent_rng = stream(seed, purpose::AGENT_ONLINE, 0);
     let mut env_rng = stream(seed, purpose::ENVIRONMENT, 0);
-    let context = ResetContext { setting: SETTING, true_mdp: agent.is_oracle().then_some(mdp) };
-    agent.reset(&context, &mut agent_rng).unwrap();
+    let context = TaskContext { setting: SETTING, true_mdp: agent.is_oracle().then_some(mdp) };
+    agent.start_task(&context, &mut agent_rng).unwrap();
     let mut state = mdp.initial_state(&mut env_rng);
     let mut out = Vec::with_capacity(steps);
     for _ in 0..steps {

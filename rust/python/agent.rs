@@ -7,7 +7,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 
 use super::distribution::PyFdm;
 use super::to_py;
-use crate::agents::{self, Agent, ParamValue, Params, ResetContext, Setting, Transition};
+use crate::agents::{self, Agent, ParamValue, Params, Setting, TaskContext, Transition};
 use crate::experiment::check_setting;
 use crate::rng::{purpose, stream, Rng};
 
@@ -96,14 +96,14 @@ impl PyAgent {
     }
 
     /// Starts a hand-stepped trajectory with its own random stream (seed, AGENT_ONLINE, 0).
-    fn reset(&mut self, seed: u64) -> PyResult<()> {
+    fn start_task(&mut self, seed: u64) -> PyResult<()> {
         self.trained_shape()?;
         if self.inner.is_oracle() {
             return Err(PyValueError::new_err("an oracle agent needs the true MDP: run it through an Experiment"));
         }
         let setting = self.setting.ok_or_else(|| PyValueError::new_err("the agent has not learned offline yet"))?;
         self.rng = stream(seed, purpose::AGENT_ONLINE, 0);
-        self.inner.reset(&ResetContext { setting, true_mdp: None }, &mut self.rng).map_err(to_py)
+        self.inner.start_task(&TaskContext { setting, true_mdp: None }, &mut self.rng).map_err(to_py)
     }
 
     fn act(&mut self, state: usize) -> PyResult<usize> {

@@ -9,6 +9,8 @@
 //! (or NumPy integer) in `0..A`; anything else, and any exception raised by the agent, fails the run
 //! with the agent's name, the MDP index and the step (the Python exception is chained as the cause).
 
+use std::sync::{Arc, Mutex};
+
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::PyException;
 use pyo3::intern;
@@ -16,7 +18,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyList};
 
 use super::{ArrayPair, PyExperiment};
-use crate::agents::{Agent, ResetContext, Setting, Transition};
+use crate::agents::{Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
 use crate::fdm::Fdm;
 use crate::rng::{purpose, Rng};
@@ -33,8 +35,9 @@ struct PyCallbackAgent {
     rng: Py<PyAny>,
     /// `operator.index`, for NumPy integer actions.
     index: Py<PyAny>,
-    /// The Python exception behind the last failure, re-raised as the cause of the run's error.
-    error: Option<PyErr>,
+    /// The Python exception behind the last failure, re-raised as the cause of the run's error;
+    /// shared with the caller, which hands the agent itself to a `Stepper`.
+    error: Arc<Mutex<Option<PyErr>>>,
 }
 
 impl PyCallbackAgent {
@@ -50,7 +53,7 @@ impl PyCallbackAgent {
             observe: method("observe")?,
             rng,
             index: py.import("operator")?.getattr("index")?.unbind(),
-            error: None,
+            error: Arc::default(),
         })
     }
 
@@ -58,7 +61,7 @@ impl PyCallbackAgent {
     fn failed(&mut self, py: Python<'_>, what: &str, err: PyErr) -> BbrlError {
         let kind = err.get_type(py).name().map(|n| n.to_string()).unwrap_or_else(|_| "exception".into());
         let message = err.value(py).str().map(|s| s.to_string()).unwrap_or_default();
-        self.error = Some(err);
+        *self.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(err);
         // `what` is empty for reset: the trajectory loop already says "reset: ".
         let raised = if what.is_empty() { format!("raised {kind}") } else { format!("{what} raised {kind}") };
         let message = if message.is_empty() { raised } else { format!("{raised}: {message}") };
@@ -101,7 +104,7 @@ impl Agent for PyCallbackAgent {
         Err(BbrlError::Agent("a Python agent learns offline in Python (bbrl.agents.Agent.train)".into()))
     }
 
-    fn reset(&mut self, _context: &ResetContext<'_>, _rng: &mut Rng) -> Result<()> {
+    fn start_task(&mut self, _context: &TaskContext<'_>, _rng: &mut Rng) -> Result<()> {
         Python::attach(|py| match self.reset.call0(py) {
             Ok(_) => Ok(()),
             Err(e) => Err(self.failed(py, "", e)),
@@ -189,14 +192,15 @@ pub(super) fn run_python_agent<'py>(
         let local = deepcopy.call1((agent,))?;
         let entropy = PyList::new(py, [exp.seed(), purpose::AGENT_ONLINE, i as u64])?;
         let rng = default_rng.call1((entropy,))?.unbind();
-        let mut callback = PyCallbackAgent::new(&local, name.clone(), n_actions, rng)?;
-        match exp.run_one(&mut callback, i) {
+        let callback = PyCallbackAgent::new(&local, name.clone(), n_actions, rng)?;
+        let error = Arc::clone(&callback.error);
+        match exp.run_one(Box::new(callback), i) {
             Ok(outcome) => {
                 returns.push(outcome.discounted_return);
                 seconds.push(outcome.seconds);
             }
             Err(e) => {
-                let cause = callback.error.take();
+                let cause = error.lock().unwrap_or_else(|e| e.into_inner()).take();
                 if let Some(cause) = &cause {
                     if !cause.is_instance_of::<PyException>(py) {
                         // KeyboardInterrupt, SystemExit: not the agent's failure; let it through.
