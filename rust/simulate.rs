@@ -113,7 +113,7 @@ fn agent_error(step: usize, error: BbrlError) -> StepFailure {
 #[cold]
 #[inline(never)]
 fn action_out_of_range(step: usize, action: usize, n_actions: usize) -> StepFailure {
-    StepFailure { step, message: format!("returned action {action}, outside 0..{n_actions}") }
+    StepFailure { step, message: format!("returned action {action}, not one of the actions 0 to {}", n_actions - 1) }
 }
 
 #[cfg(test)]
@@ -190,7 +190,7 @@ mod tests {
         for (fault, message) in [
             ("reset", "agent 'Faulty' failed on MDP 7 at step 0: reset: no reset"),
             ("act", "agent 'Faulty' failed on MDP 7 at step 3: no act"),
-            ("range", "agent 'Faulty' failed on MDP 7 at step 3: returned action 2, outside 0..2"),
+            ("range", "agent 'Faulty' failed on MDP 7 at step 3: returned action 2, not one of the actions 0 to 1"),
             ("observe", "agent 'Faulty' failed on MDP 7 at step 3: no observe"),
         ] {
             let mut agent = Faulty { fault, step: 0 };

@@ -205,8 +205,8 @@ def test_trained_python_agent_has_the_trained_agent_interface(tmp_path: Path) ->
     ("how", "match"),
     [
         ("raise", r"failed on MDP 0 at step 3: act raised ZeroDivisionError: division by zero"),
-        ("negative", r"failed on MDP 0 at step 3: act returned action -1, outside 0\.\.3"),
-        ("too large", r"failed on MDP 0 at step 3: act returned action 3, outside 0\.\.3"),
+        ("negative", r"failed on MDP 0 at step 3: act returned action -1, not one of the actions 0 to 2"),
+        ("too large", r"failed on MDP 0 at step 3: act returned action 3, not one of the actions 0 to 2"),
         ("float", r"failed on MDP 0 at step 3: act returned 1\.0 of type float; an action must be an int"),
         ("numpy float", r"failed on MDP 0 at step 3: act returned np\.float64\(1\.0\) of type float64; an action must"),
         ("bool", r"failed on MDP 0 at step 3: act returned True of type bool"),
@@ -337,7 +337,10 @@ class ProbabilitiesConsumeTheGenerator(agents.Agent):
     ("agent", "match"),
     [
         (Broken("raise", at=0), r"check_agent\(Broken \(how=raise, at=0\)\): act raised ZeroDivisionError"),
-        (Broken("negative", at=2), r"act returned action -1, outside 0\.\.3 in state \d \(trajectory 0, step 2\)"),
+        (
+            Broken("negative", at=2),
+            r"act returned action -1, not one of the actions 0 to 2 in state \d \(trajectory 0, step 2\)",
+        ),
         (Broken("float", at=0), r"act returned 1\.0 of type float; an action must be an int"),
         (FailsOffline(), r"failed in learn_offline: ValueError: no prior"),
         (LiesAboutProbabilities(), r"sampled actions disagree with action_probabilities: at step 0, action 0"),

@@ -327,7 +327,9 @@ def _dispatch(
         return
     import multiprocessing
     from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
 
+    _check_importable(type(trained.agent), workers)
     try:
         payload = pickle.dumps(trained.agent, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as exc:
@@ -339,7 +341,7 @@ def _dispatch(
     # 'spawn': the parent may run rayon threads, which fork() would not carry over.
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(
-        workers, mp_context=context, initializer=_worker_init, initargs=(setup, payload, trained.label)
+        workers, mp_context=context, initializer=_worker_init, initargs=(setup, payload, trained.label, os.getpid())
     )
     try:
         chunks = _chunks(n, 4 * workers)
@@ -363,15 +365,67 @@ def _dispatch(
                 elif failed is None:
                     store(chunks[k], *future.result())
         if failed is not None:
-            raise futures[failed].exception()  # type: ignore[misc]
+            error = futures[failed].exception()
+            if isinstance(error, BrokenProcessPool):
+                raise RuntimeError(
+                    f"a worker process running agent '{trained.label}' died ({error}); if its class cannot be "
+                    "imported by a new process, define it in a module, or pass threads=1"
+                ) from None
+            raise error  # type: ignore[misc]
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _check_importable(cls: type, workers: int) -> None:
+    """Worker processes are started fresh ('spawn') and import the agent's class by module name: a
+    class defined in an interactive session, ``python -c`` or a script read from stdin has no
+    module they can import, and they would die on start."""
+    import sys
+
+    if cls.__module__ != "__main__":
+        return
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    if main_file is None or not os.path.isfile(main_file):
+        raise TypeError(
+            f"agent class {cls.__name__} is defined in an interactive session (module __main__ without a "
+            f"file), which the {workers} worker processes cannot import: pass threads=1, or define the class "
+            "in a module or a script file"
+        )
 
 
 _WORKER: dict[str, Any] = {}
 
 
-def _worker_init(setup: tuple[Any, ...], payload: bytes, label: str) -> None:
+def _die_with_parent(parent: int) -> None:
+    """Ends this worker when the process that started it ends, even by ``kill -9`` (which gives it
+    no chance to stop its workers): the kernel's parent-death signal on Linux, and a watch on the
+    parent's id elsewhere."""
+    import signal
+    import sys
+    import threading
+    import time
+
+    # Ctrl-C reaches the whole process group; the parent alone decides what to do with it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="bbrl-parent-watch", daemon=True).start()
+
+
+def _worker_init(setup: tuple[Any, ...], payload: bytes, label: str, parent: int) -> None:
+    _die_with_parent(parent)
     _WORKER.update(setup=setup, payload=payload, label=label)
 
 

@@ -97,27 +97,47 @@ class Run:
 
     def to_polars(self) -> pl.DataFrame:
         """One row per test MDP: its index, return and online time, with the run's identifiers."""
-        n = self.n_mdps
-        return pl.DataFrame(
-            {
-                "experiment": [self.experiment] * n,
-                "prior": [self.prior] * n,
-                "agent": [self.agent] * n,
-                "mdp": np.arange(n, dtype=np.int64),
-                "return": self.returns,
-                "online_seconds": self.online_seconds,
-                "offline_seconds": np.full(n, self.offline_seconds),
-                "gamma": np.full(n, self.gamma),
-                "horizon": np.full(n, self.horizon, dtype=np.int64),
-                "seed": np.full(n, self.seed, dtype=np.uint64),
-            }
-        )
+        from .schema import RUN_COLUMNS, per_mdp_frame
+
+        values = {
+            "experiment": self.experiment,
+            "prior": self.prior,
+            "agent": self.agent,
+            "mdp": np.arange(self.n_mdps, dtype=np.int64),
+            "return": self.returns,
+            "online_seconds": self.online_seconds,
+            "offline_seconds": self.offline_seconds,
+            "gamma": self.gamma,
+            "horizon": self.horizon,
+            "seed": self.seed,
+        }
+        return per_mdp_frame(RUN_COLUMNS, values, self.n_mdps)
 
     def __str__(self) -> str:
         return (
             f"{self.agent} on {self.experiment} (prior {self.prior}): {self.mean:.2f} ± {self.ci95:.2f} "
             f"over {self.n_mdps} MDPs; offline {self.offline_seconds:.3g} s, "
             f"online {self.online_seconds_per_step * 1e6:.3g} us/step"
+        )
+
+
+def _check_memory(n_mdps: int, test: FDM) -> None:
+    """Refuses, with a clear error, a number of test MDPs that cannot fit in memory (they are all
+    drawn up front): an allocation failure in the core would abort the process instead."""
+    import os
+
+    s, a = test.n_states, test.n_actions
+    # Each MDP keeps its (S, A, S) transition table and per-row samplers: about 24 bytes per
+    # entry of the table, and the results two floats per MDP.
+    needed = n_mdps * (24 * s * a * s + 64 * s * a + 16)
+    try:
+        available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return
+    if needed > available:
+        raise ValueError(
+            f"n_mdps = {n_mdps} test MDPs of {s} states and {a} actions need about {needed / 2**30:.3g} GiB of "
+            f"memory; this machine has {available / 2**30:.3g} GiB"
         )
 
 
@@ -156,6 +176,7 @@ class Experiment:
         if self.seed >= 2**64:
             raise ValueError(f"seed must be < 2**64, got {seed}")
         self.name = name or self.test.name
+        _check_memory(self.n_mdps, self.test)
         self._core = _core.Experiment(self.test._core, self.n_mdps, self.gamma, self.horizon, self.seed)
 
     def transitions(self, index: int) -> np.ndarray:
@@ -245,10 +266,9 @@ class Experiment:
     def _run_trajectories(
         self, core_agent: _core.Agent, threads: int | None, progress: bool, label: str
     ) -> tuple[np.ndarray, np.ndarray]:
-        if not progress:
-            return self._core.run(core_agent, threads)
-        # The core runs with the GIL released in a worker thread; this thread draws the bar and
-        # turns Ctrl-C into a cancellation the core honours between trajectories.
+        # The core runs with the GIL released in a worker thread, with or without a bar: this
+        # thread stays free to see Ctrl-C (Python handles signals in the main thread only, between
+        # bytecodes) and turns it into a cancellation the core honours between trajectories.
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
         counter = _core.Progress()
@@ -262,7 +282,7 @@ class Experiment:
 
         worker = threading.Thread(target=work, name="bbrl-run", daemon=True)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-        with Progress(*columns, transient=True) as bar:
+        with Progress(*columns, transient=True, disable=not progress) as bar:
             task = bar.add_task(f"{label} on {self.name}", total=self.n_mdps)
             worker.start()
             try:

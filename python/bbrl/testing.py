@@ -51,7 +51,7 @@ def _action(value: Any, n_actions: int) -> int:
         )
     action = operator.index(value)
     if not 0 <= action < n_actions:
-        raise ValueError(f"returned action {action}, outside 0..{n_actions}")
+        raise ValueError(f"returned action {action}, not one of the actions 0 to {n_actions - 1}")
     return action
 
 

@@ -89,8 +89,8 @@ impl PyCallbackAgent {
         };
         match number.extract::<i64>() {
             Ok(a) if a >= 0 && (a as u64) < n as u64 => Ok(a as usize),
-            Ok(a) => Err(format!("act returned action {a}, outside 0..{n}")),
-            Err(_) => Err(format!("act returned action {number}, outside 0..{n}")),
+            Ok(a) => Err(format!("act returned action {a}, not one of the actions 0 to {}", n - 1)),
+            Err(_) => Err(format!("act returned action {number}, not one of the actions 0 to {}", n - 1)),
         }
     }
 }

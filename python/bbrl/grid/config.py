@@ -1,0 +1,509 @@
+"""Grid configuration: a TOML file of experiments and agent parameter grids, parsed, validated and
+expanded into cells (experiment x agent x parameters).
+
+A configuration::
+
+    [defaults]              # optional: settings every experiment inherits
+    n_mdps = 500
+    gamma = 0.95
+    horizon = 250
+    seed = 0
+
+    [[experiment]]
+    name = "GC"             # experiments are identified by (name, prior)
+    test = "GC"             # a built-in distribution name or a file (relative to the config)
+    prior = "UGC"           # default: the test distribution (the accurate case)
+
+    [[agent]]
+    kind = "egreedy"        # a kind of bbrl.agents.kinds()
+    block = "e-Greedy"      # optional: a name for the block
+    optional = false        # true: skip the block (with a notice) if this installation lacks the kind
+    # kind = "python" with class = "my_agent.py:MyPSRL" (relative to this file) or "module:Class"
+    # runs a Python agent (a subclass of bbrl.agents.Agent) like the built-ins
+    epsilon = [0.0, 0.5, 1.0]   # a list is a grid; a scalar a single value
+
+Every agent block is the Cartesian product of its parameter lists, the last parameter varying
+fastest (as the original's Lua scripts). An OPPS-DS formula set is a shipped set number
+(``formula_set = [2, 3]`` for F2 and F3) or one string of formulas separated by ``;``.
+
+A cell's id names every parameter of the agent, defaults included, so that a result computed
+before a default changed is never taken for one of the new default (see :mod:`bbrl.grid.store`
+for where a cell's files live).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from .. import agents, distributions
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+from ..distributions import FDM
+
+__all__ = [
+    "Cell",
+    "ConfigError",
+    "ExperimentConfig",
+    "GridConfig",
+    "load_config",
+    "load_python_agent_class",
+    "params_id",
+    "parse_config",
+    "parse_shard",
+    "select_shard",
+]
+
+EXPERIMENT_KEYS = ("name", "test", "prior", "n_mdps", "gamma", "horizon", "seed")
+DEFAULT_KEYS = ("n_mdps", "gamma", "horizon", "seed")
+DEFAULTS: dict[str, Any] = {"n_mdps": 500, "gamma": 0.95, "horizon": 250, "seed": 0}
+AGENT_RESERVED = ("kind", "block", "optional", "class")
+
+
+class ConfigError(ValueError):
+    """A configuration error; the message names the file, the line and the offending key."""
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """One experiment of a grid: N test MDPs drawn from ``test``, agents trained on ``prior``."""
+
+    name: str
+    test: str
+    prior: str
+    n_mdps: int
+    gamma: float
+    horizon: int
+    seed: int
+    test_fdm: FDM = field(repr=False, compare=False)
+    prior_fdm: FDM = field(repr=False, compare=False)
+
+    @property
+    def key(self) -> str:
+        """``name/prior``: what identifies the experiment in cell ids and reports."""
+        return f"{self.name}/{self.prior}"
+
+    def settings(self) -> dict[str, Any]:
+        """The settings that determine its results (the MDPs drawn and the protocol)."""
+        return {k: getattr(self, k) for k in EXPERIMENT_KEYS}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (experiment, agent, parameters) combination of a grid."""
+
+    index: int
+    experiment: ExperimentConfig
+    kind: str
+    params: dict[str, Any]
+    block: str
+    spec: agents.AgentSpec | None = field(repr=False, compare=False)
+
+    @property
+    def params_id(self) -> str:
+        return params_id(self.spec, self.params)
+
+    @property
+    def id(self) -> str:
+        """A readable, stable id, e.g. ``GC/UGC/egreedy/epsilon=0.1`` (no parameters: ``GC/GC/random``)."""
+        tail = self.params_id
+        return f"{self.experiment.key}/{self.kind}" + (f"/{tail}" if tail else "")
+
+    @property
+    def algorithm(self) -> str:
+        """The algorithm's display name (the class the statistics compare), e.g. ``e-Greedy``."""
+        if isinstance(self.spec, agents.Agent):
+            return type(self.spec).display
+        cls = agents.kinds().get(self.kind)
+        return cls.display if cls is not None else self.kind
+
+    @property
+    def label(self) -> str:
+        if self.spec is not None:
+            return self.spec.label
+        return f"{self.kind} ({', '.join(f'{k}={v}' for k, v in self.params.items())})"
+
+
+@dataclass(frozen=True)
+class GridConfig:
+    """A parsed configuration: experiments, the expanded cells, and where it came from."""
+
+    path: Path | None
+    text: str
+    experiments: tuple[ExperimentConfig, ...]
+    cells: tuple[Cell, ...]
+    #: Blocks marked ``optional = true`` whose kind this installation does not know (not run).
+    skipped_agents: tuple[str, ...] = ()
+    #: The folder relative files (distributions, Python agents) were read from.
+    base: Path | None = None
+
+    def blocks(self) -> list[str]:
+        return list(dict.fromkeys(c.block for c in self.cells))
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (tuple, list)):
+        digest = hashlib.sha256("\n".join(map(str, value)).encode()).hexdigest()[:10]
+        return f"{len(value)}formulas-{digest}"
+    return str(value)
+
+
+def load_python_agent_class(reference: str, base: Path | None) -> type:
+    """The class of a Python agent named ``"file.py:Class"`` (a path relative to the configuration's
+    folder) or ``"package.module:Class"``. The file's folder is put on ``sys.path`` and the file
+    imported by name, so worker processes and saved agents can import it again."""
+    import importlib
+    import sys
+
+    module_name, sep, class_name = reference.rpartition(":")
+    if not sep or not module_name or not class_name:
+        raise ValueError(f"class must be 'file.py:ClassName' or 'module:ClassName', got {reference!r}")
+    if module_name.endswith(".py"):
+        file = Path(module_name)
+        if not file.is_absolute() and base is not None:
+            file = base / file
+        if not file.is_file():
+            raise ValueError(f"Python agent file {str(file)!r} not found")
+        folder = str(file.resolve().parent)
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+        module_name = file.stem
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"cannot import {module_name!r}: {exc}") from None
+    cls = getattr(module, class_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, agents.Agent)):
+        raise ValueError(f"{reference!r} is not a subclass of bbrl.agents.Agent")
+    return cls
+
+
+def params_id(spec: agents.AgentSpec | None, raw: dict[str, Any]) -> str:
+    """``k=v,...`` of every parameter, defaults included, in the agent's field order.
+
+    Values are the agent's normalised values (``epsilon = 1`` and ``epsilon = 1.0`` give the same
+    id), so ids do not depend on how the configuration spells a number or orders its keys. Defaults
+    are part of the id: if a default changes, the cells run with the old one keep their old id and
+    are not mistaken for results of the new default.
+    """
+    if spec is None:
+        return ",".join(f"{k}={_format_value(v)}" for k, v in raw.items())
+    if not dataclasses.is_dataclass(spec):  # a Python agent without dataclass fields
+        return ",".join(f"{k}={_format_value(v)}" for k, v in spec.params.items())
+    return ",".join(f"{f.name}={_format_value(getattr(spec, f.name))}" for f in fields(spec) if f.init)
+
+
+class _Lines:
+    """Finds the line of a key in the TOML text, for errors tomllib cannot know about."""
+
+    _header = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\-\"' ]+?)\s*\]\]?\s*(#.*)?$")
+
+    def __init__(self, text: str) -> None:
+        self.sections: list[tuple[tuple[Any, ...], int, int]] = []  # (path, first line, last line)
+        counts: dict[str, int] = {}
+        current: tuple[Any, ...] = ()
+        start = 1
+        lines = text.splitlines()
+        for number, line in enumerate(lines, start=1):
+            match = self._header.match(line)
+            if match:
+                self.sections.append((current, start, number - 1))
+                name = match.group(2).strip().strip("\"'")
+                if match.group(1) == "[[":
+                    counts[name] = counts.get(name, -1) + 1
+                    current = (name, counts[name])
+                else:
+                    current = (name,)
+                start = number
+        self.sections.append((current, start, len(lines)))
+        self.lines = lines
+
+    def find(self, section: tuple[Any, ...], key: str | None = None) -> int | None:
+        pattern = (
+            re.compile(rf"""^\s*(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')\s*=""") if key else None
+        )
+        for path, first, last in self.sections:
+            if path != section:
+                continue
+            if pattern is None:
+                return first
+            for number in range(first, last + 1):
+                if pattern.match(self.lines[number - 1]):
+                    return number
+            return first if first > 0 else None
+        return None
+
+
+class _Checker:
+    def __init__(self, source: str, text: str) -> None:
+        self.source = source
+        self.lines = _Lines(text)
+
+    def error(self, section: tuple[Any, ...], key: str | None, message: str) -> ConfigError:
+        line = self.lines.find(section, key)
+        where = f"{self.source}:{line}" if line else self.source
+        what = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in section).replace(".[", "[")
+        if key:
+            what = f"{what}.{key}" if what else key
+        return ConfigError(f"{where}: {what}: {message}")
+
+
+def _check_int(checker: _Checker, section: tuple[Any, ...], key: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise checker.error(section, key, f"must be an integer, got {value!r}")
+    if value < minimum:
+        raise checker.error(section, key, f"must be >= {minimum}, got {value}")
+    return value
+
+
+def _distribution(checker: _Checker, section: tuple[Any, ...], key: str, value: Any, base: Path | None) -> FDM:
+    if not isinstance(value, str) or not value:
+        raise checker.error(section, key, f"must be a distribution name such as 'GC' or a file, got {value!r}")
+    builtin = {n.lower() for n in distributions.names()}
+    name = value
+    if value.lower() not in builtin and base is not None and not Path(value).is_absolute():
+        name = str(base / value)
+    try:
+        return distributions.get(name)
+    except (ValueError, TypeError, FileNotFoundError, OSError) as exc:
+        raise checker.error(section, key, str(exc)) from None
+
+
+def parse_config(
+    text: str, source: str = "<config>", base: Path | None = None, check_agents: bool = True
+) -> GridConfig:
+    """Parses and validates a grid configuration (see the module docstring) and expands its cells.
+
+    Args:
+        text: the TOML text.
+        source: the file name used in error messages.
+        base: the folder relative distribution files are read from.
+        check_agents: reject kinds unknown to :func:`bbrl.agents.kinds` (looked up at call time,
+            so agents added later are known). With ``False`` such blocks are only expanded (their
+            cells keep the parameters as given and cannot run), e.g. to count a grid or show its
+            status; agents of known kinds are always built and validated.
+
+    Raises:
+        ConfigError: naming the file, the line and the offending key.
+    """
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: invalid TOML: {exc}") from None
+    checker = _Checker(source, text)
+    for key in document:
+        if key not in ("defaults", "experiment", "agent"):
+            raise checker.error((), key, "unknown key; expected [defaults], [[experiment]] and [[agent]] tables")
+    defaults = dict(DEFAULTS)
+    raw_defaults = document.get("defaults", {})
+    if not isinstance(raw_defaults, dict):
+        raise checker.error((), "defaults", "must be a table [defaults]")
+    for key, value in raw_defaults.items():
+        if key not in DEFAULT_KEYS:
+            raise checker.error(("defaults",), key, f"unknown key; known: {', '.join(DEFAULT_KEYS)}")
+        defaults[key] = value
+
+    raw_experiments = document.get("experiment")
+    if not isinstance(raw_experiments, list) or not raw_experiments:
+        raise checker.error((), "experiment", "the configuration needs at least one [[experiment]] table")
+    experiments: list[ExperimentConfig] = []
+    seen: dict[str, int] = {}
+    for i, raw in enumerate(raw_experiments):
+        section = ("experiment", i)
+        for key in raw:
+            if key not in EXPERIMENT_KEYS:
+                raise checker.error(section, key, f"unknown key; known: {', '.join(EXPERIMENT_KEYS)}")
+        for key in ("name", "test"):
+            if key not in raw:
+                raise checker.error(section, None, f"missing key {key!r}")
+        name = raw["name"]
+        if not isinstance(name, str) or not name.strip() or "/" in name:
+            raise checker.error(section, "name", f"must be a non-empty string without '/', got {name!r}")
+        test_fdm = _distribution(checker, section, "test", raw["test"], base)
+        prior = raw.get("prior", raw["test"])
+        prior_fdm = _distribution(checker, section, "prior" if "prior" in raw else "test", prior, base)
+        if (prior_fdm.n_states, prior_fdm.n_actions) != (test_fdm.n_states, test_fdm.n_actions):
+            raise checker.error(
+                section,
+                "prior",
+                f"{prior!r} has {prior_fdm.n_states} states and {prior_fdm.n_actions} actions but the test "
+                f"distribution {raw['test']!r} has {test_fdm.n_states} and {test_fdm.n_actions}",
+            )
+        settings = {k: raw.get(k, defaults[k]) for k in DEFAULT_KEYS}
+        where = {k: (section if k in raw else ("defaults",)) for k in DEFAULT_KEYS}
+        n_mdps = _check_int(checker, where["n_mdps"], "n_mdps", settings["n_mdps"], 2)
+        horizon = _check_int(checker, where["horizon"], "horizon", settings["horizon"], 1)
+        seed = _check_int(checker, where["seed"], "seed", settings["seed"], 0)
+        gamma = settings["gamma"]
+        if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0.0 <= gamma < 1.0:
+            raise checker.error(where["gamma"], "gamma", f"must be a number in [0, 1), got {gamma!r}")
+        # A file's stem names it in cell ids (``priors/my-prior.json`` -> ``my-prior``).
+        prior_name = Path(prior).stem if prior.lower() not in {n.lower() for n in distributions.names()} else prior
+        experiment = ExperimentConfig(
+            name=name,
+            test=raw["test"],
+            prior=prior_name,
+            n_mdps=n_mdps,
+            gamma=float(gamma),
+            horizon=horizon,
+            seed=seed,
+            test_fdm=test_fdm,
+            prior_fdm=prior_fdm,
+        )
+        if experiment.key in seen:
+            raise checker.error(section, "name", f"experiment {name!r} with prior {prior_name!r} is defined twice")
+        seen[experiment.key] = i
+        experiments.append(experiment)
+
+    raw_agents = document.get("agent")
+    if not isinstance(raw_agents, list) or not raw_agents:
+        raise checker.error((), "agent", "the configuration needs at least one [[agent]] table")
+    known = agents.kinds()
+    settings_list: list[tuple[str, dict[str, Any], str, agents.AgentSpec | None]] = []
+    skipped: list[str] = []
+    ids: dict[tuple[str, str], int] = {}
+    for i, raw in enumerate(raw_agents):
+        section = ("agent", i)
+        kind = raw.get("kind")
+        if not isinstance(kind, str):
+            raise checker.error(
+                section, "kind" if "kind" in raw else None, "every [[agent]] needs a kind, e.g. kind = 'egreedy'"
+            )
+        kind = kind.lower().replace("-", "").replace("_", "")
+        python_class = None
+        if kind == "python":
+            reference = raw.get("class")
+            if not isinstance(reference, str):
+                raise checker.error(
+                    section, "class" if "class" in raw else "kind", "a Python agent needs class = 'file.py:ClassName'"
+                )
+            try:
+                python_class = load_python_agent_class(reference, base)
+            except ValueError as exc:
+                raise checker.error(section, "class", str(exc)) from None
+            kind = f"python-{python_class.kind.lower()}"
+        optional = raw.get("optional", False)
+        if not isinstance(optional, bool):
+            raise checker.error(section, "optional", f"must be true or false, got {optional!r}")
+        if optional and kind not in known and python_class is None:
+            skipped.append(f"{raw['kind']} (line {checker.lines.find(section, 'kind')})")
+            continue
+        if check_agents and kind not in known and python_class is None:
+            raise checker.error(section, "kind", f"unknown agent {raw['kind']!r}; known agents: {', '.join(known)}")
+        block = raw.get("block", f"{kind} #{i}")
+        if not isinstance(block, str):
+            raise checker.error(section, "block", f"must be a string, got {block!r}")
+        names = [k for k in raw if k not in AGENT_RESERVED]
+        if python_class is not None and dataclasses.is_dataclass(python_class):
+            allowed = {f.name for f in dataclasses.fields(python_class) if f.init}
+            for key in names:
+                if key not in allowed:
+                    raise checker.error(
+                        section, key, f"agent {reference!r} has no such parameter; its parameters: {sorted(allowed)}"
+                    )
+        if kind in known:
+            allowed = {f.name for f in fields(known[kind])}
+            for key in names:
+                if key not in allowed:
+                    raise checker.error(
+                        section, key, f"agent {kind!r} has no such parameter; its parameters: {sorted(allowed)}"
+                    )
+        values = []
+        for key in names:
+            value = raw[key]
+            if isinstance(value, list):
+                if not value:
+                    raise checker.error(section, key, "an empty list gives no settings")
+                values.append(value)
+            elif isinstance(value, dict):
+                raise checker.error(section, key, "a parameter is a value or a list of values, not a table")
+            else:
+                values.append([value])
+        for combination in itertools.product(*values):
+            params = dict(zip(names, combination, strict=True))
+            spec = None
+            if python_class is not None:
+                try:
+                    spec = python_class(**params)
+                except (ValueError, TypeError) as exc:
+                    raise checker.error(section, None, f"{exc} (setting {params})") from None
+            elif kind in known:
+                try:
+                    spec = agents.create(kind, params)
+                except (ValueError, TypeError) as exc:
+                    bad = next((k for k in names if k in str(exc)), None)
+                    raise checker.error(section, bad, f"{exc} (setting {params})") from None
+            key = (kind, params_id(spec, params))
+            if key in ids:
+                raise checker.error(
+                    section, None, f"setting {params} of agent {kind!r} repeats one of block #{ids[key]}"
+                )
+            ids[key] = i
+            settings_list.append((kind, params, block, spec))
+    cells = [
+        Cell(index=0, experiment=e, kind=k, params=p, block=b, spec=s)
+        for e in experiments
+        for (k, p, b, s) in settings_list
+    ]
+    cells = [
+        Cell(index=n, experiment=c.experiment, kind=c.kind, params=c.params, block=c.block, spec=c.spec)
+        for n, c in enumerate(cells)
+    ]
+    return GridConfig(
+        path=None,
+        text=text,
+        experiments=tuple(experiments),
+        cells=tuple(cells),
+        skipped_agents=tuple(skipped),
+        base=base,
+    )
+
+
+def load_config(
+    path: str | os.PathLike[str], check_agents: bool = True, base: str | os.PathLike[str] | None = None
+) -> GridConfig:
+    """Reads and validates a grid configuration file (see :func:`parse_config`).
+
+    ``base``: the folder its relative files are read from (default: the file's folder); the copy an
+    output folder keeps is read with the folder of the configuration it was copied from.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"configuration {str(file)!r} not found")
+    text = file.read_text(encoding="utf-8")
+    folder = Path(base) if base is not None else file.resolve().parent
+    config = parse_config(text, str(file), folder, check_agents)
+    return dataclasses.replace(config, path=file)
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"K/N"`` (1 <= K <= N) to ``(K, N)``: shard K runs cells K-1, K-1+N, K-1+2N, ... of the grid."""
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not match:
+        raise ValueError(f"--shard expects K/N such as 1/4, got {text!r}")
+    k, n = int(match.group(1)), int(match.group(2))
+    if not 1 <= k <= n:
+        raise ValueError(f"--shard K/N needs 1 <= K <= N, got {text!r}")
+    return k, n
+
+
+def select_shard(cells: Sequence[Cell], shard: tuple[int, int] | None) -> list[Cell]:
+    """The cells of shard ``(K, N)``: those whose index is K-1 modulo N (every cell for ``None``)."""
+    if shard is None:
+        return list(cells)
+    k, n = shard
+    return [c for c in cells if c.index % n == k - 1]
