@@ -70,7 +70,7 @@ def test_expansion_is_a_cartesian_product_with_the_last_parameter_fastest() -> N
         "GC/GC/random",
         "GC/GC/egreedy/epsilon=0.0",
         "GC/GC/egreedy/epsilon=1.0",
-        "GC/GC/sboss/epsilon=0.1,delta=1.0",
+        "GC/GC/sboss/epsilon=0.1,delta=1.0,compat=false",
     ]
     assert ids[9] == "GC/UGC/random"
     assert [c.index for c in config.cells] == list(range(len(ids)))
@@ -85,7 +85,7 @@ def test_ids_do_not_depend_on_spelling_or_key_order() -> None:
     b = grid.parse_config(SMALL.replace("epsilon = [0.1, 0.01]\ndelta = [1.0, 2.0, 3.0]", "delta = 1.0\nepsilon = 0.1"))
     assert [c.id for c in a.cells] == [c.id for c in b.cells]
     path = grid.cell_path(Path("out"), a.cells[3])
-    assert path == Path("out/cells/GC/GC/sboss/epsilon=0.1,delta=1.0.parquet")
+    assert path == Path("out/cells/GC/GC/sboss/epsilon=0.1,delta=1.0,compat=false.parquet")
 
 
 def _error(text: str) -> str:
@@ -219,7 +219,9 @@ action = [0, 1]
     )
     parsed = grid.load_config(config)
     assert [c.id for c in parsed.cells] == [
-        "Grid/Grid/softmax/tau=1.0,compat=true", "Grid/Grid/python-stubborn", "Grid/Grid/python-stubborn/action=1"
+        "Grid/Grid/softmax/tau=1.0,compat=true",
+        "Grid/Grid/python-stubborn/action=0",
+        "Grid/Grid/python-stubborn/action=1",
     ]  # fmt: skip
     out = tmp_path / "out"
     grid.run_grid(parsed, out, threads=1, console=_quiet())
@@ -229,7 +231,9 @@ action = [0, 1]
         cid: returns.filter(pl.col("cell_id") == cid)["return"].to_numpy() for cid in returns["cell_id"].unique()
     }
     # Always playing action 0 is what the original soft-max does: same MDPs, same streams, same returns.
-    assert np.array_equal(by_cell["Grid/Grid/python-stubborn"], by_cell["Grid/Grid/softmax/tau=1.0,compat=true"])
+    assert np.array_equal(
+        by_cell["Grid/Grid/python-stubborn/action=0"], by_cell["Grid/Grid/softmax/tau=1.0,compat=true"]
+    )
     assert set(loaded.cells["algorithm"].to_list()) == {"Soft-max", "Stubborn"}
     bad = tmp_path / "bad.toml"
     bad.write_text(config.read_text().replace("stubborn_agent.py:Stubborn", "missing.py:Nope"))
@@ -273,7 +277,7 @@ def test_run_status_results_and_training_cache(tmp_path: Path) -> None:
     from bbrl import agents
 
     direct = bbrl.Experiment("GC", n_mdps=10, horizon=20, seed=3).run(agents.SBOSS(0.1, 1.0), prior="UGC")
-    cell = loaded.returns.filter(pl.col("cell_id") == "GC/UGC/sboss/epsilon=0.1,delta=1.0").sort("mdp")
+    cell = loaded.returns.filter(pl.col("cell_id") == "GC/UGC/sboss/epsilon=0.1,delta=1.0,compat=false").sort("mdp")
     assert cell["return"].to_list() == direct.returns.tolist()
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import agents, distributions, formulas, kernels, stats
+from . import agents, distributions, formulas, kernels, results, schema, stats
 from .distributions import FDM
 from .experiment import Experiment, Run
 
@@ -23,4 +23,16 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from a source tree without metadata
     from ._core import __version__
 
-__all__ = ["FDM", "Experiment", "Run", "__version__", "agents", "distributions", "formulas", "kernels", "stats"]
+__all__ = [
+    "FDM",
+    "Experiment",
+    "Run",
+    "__version__",
+    "agents",
+    "distributions",
+    "formulas",
+    "kernels",
+    "results",
+    "schema",
+    "stats",
+]

@@ -14,17 +14,40 @@ from ._fileio import write_atomic
 from .experiment import Experiment, Run
 from .tables import print_table, summary_frame, to_markdown
 
-#: One representative setting per algorithm (cheap enough for a minute on 2 cores).
-QUICK_AGENTS: tuple[agents.AgentSpec, ...] = (
-    agents.Random(),
-    agents.EGreedy(epsilon=0.1),
-    agents.SoftMax(tau=1.0),
-    agents.BEB(beta=1.0),
-    agents.SBOSS(epsilon=1e-3, delta=7.0),
-    agents.PSRL(),
-    agents.OPPSDS(formula_set=2, n_draws=200),
-    agents.Optimal(),
-)
+#: One representative setting per kind, cheap enough for a minute or two on 2 cores.
+QUICK_SETTINGS: dict[str, dict[str, object]] = {
+    "random": {},
+    "egreedy": {"epsilon": 0.1},
+    "softmax": {"tau": 1.0},
+    "beb": {"beta": 1.0},
+    "bamcp": {"k": 10, "depth": 15},
+    "bfs3": {"k": 10, "c": 2, "depth": 15},
+    "sboss": {"epsilon": 1e-3, "delta": 7.0},
+    "psrl": {},
+    "optimal": {},
+    "oppsds": {"formula_set": 2, "n_draws": 200},
+}
+#: Kinds of :func:`bbrl.agents.kinds` that are not an algorithm of their own, and why.
+NOT_IN_QUICK: dict[str, str] = {
+    "formula": "a fixed index formula is what OPPS-DS chooses offline; OPPS-DS stands for it",
+}
+
+
+def quick_agents() -> tuple[agents.AgentSpec, ...]:
+    """One agent per kind of the registry (:func:`bbrl.agents.kinds`), in its order.
+
+    Raises:
+        ValueError: a kind has neither a quick setting nor a reason to be left out (a new agent).
+    """
+    chosen = []
+    for kind in agents.kinds():
+        if kind in NOT_IN_QUICK:
+            continue
+        if kind not in QUICK_SETTINGS:
+            raise ValueError(f"agent kind {kind!r} has no setting in bbrl.quick.QUICK_SETTINGS")
+        chosen.append(agents.create(kind, QUICK_SETTINGS[kind]))
+    return tuple(chosen)
+
 
 #: (test distribution, prior) pairs: the accurate and the inaccurate (uniform) case of each problem.
 QUICK_CASES: tuple[tuple[str, str], ...] = (
@@ -38,17 +61,19 @@ QUICK_CASES: tuple[tuple[str, str], ...] = (
 
 
 def run_quick(args: argparse.Namespace, console: Console) -> list[Run]:
-    """Runs every quick agent on every case; writes summary.csv, table.md, returns.parquet, scores.png."""
+    """Runs every algorithm (:func:`quick_agents`) on every case; writes summary.csv, table.md,
+    returns.parquet and scores.png."""
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     runs: list[Run] = []
+    chosen = quick_agents()
     experiments: dict[str, Experiment] = {}
     for test, prior in QUICK_CASES:
         if test not in experiments:
             experiments[test] = Experiment(
                 test, n_mdps=args.n_mdps, gamma=args.gamma, horizon=args.horizon, seed=args.seed
             )
-        for agent in QUICK_AGENTS:
+        for agent in chosen:
             runs.append(experiments[test].run(agent, prior=prior, threads=args.threads, progress=console.is_terminal))
     frame = summary_frame(runs)
     print_table(frame, console, title=f"bbrl quick: N = {args.n_mdps} MDPs, gamma = {args.gamma}, seed = {args.seed}")

@@ -22,7 +22,7 @@ from urllib.parse import quote
 import numpy as np
 import polars as pl
 
-from . import __version__
+from . import __version__, agents
 from ._fileio import write_atomic
 from .results import Results, load, returns_matrix
 from .stats import best_per_algorithm, best_under_bounds
@@ -36,20 +36,9 @@ FIGURES = (
     ("bounds", "Best algorithms w.r.t. offline/online time bounds"),
 )
 
-#: Stable colours: an algorithm has the same colour in every figure and report.
-_ORDER = (
-    "Random",
-    "e-Greedy",
-    "Soft-max",
-    "OPPS-DS",
-    "BAMCP",
-    "BFS3",
-    "SBOSS",
-    "BEB",
-    "PSRL",
-    "Formula",
-    "Optimal (oracle)",
-)
+#: Stable colours: an algorithm has the same colour in every figure and report, by its place in the
+#: registry of agent kinds (:func:`bbrl.agents.kinds`).
+_ORDER = tuple(cls.display for cls in agents.kinds().values())
 _MARKERS = "os^vD<>phX*P"
 #: Agents that see the true MDP: drawn as reference levels, left out of the best-algorithm map.
 ORACLE_KINDS = ("optimal",)
@@ -85,14 +74,32 @@ def _slug(experiment: str, prior: str) -> str:
     return quote(f"{experiment}-{prior}", safe="-_.").replace("%", "_")
 
 
+_UNITS = (("d", 86400.0), ("h", 3600.0), ("min", 60.0), ("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9))
+
+
+def _duration_parts(seconds: float) -> tuple[str, str]:
+    """(number, unit) of a duration in its largest fitting unit among d, h, min, s, ms, µs, ns."""
+    for unit, size in _UNITS[:-1]:
+        if seconds >= size:
+            return f"{seconds / size:.3g}", unit
+    return f"{seconds / 1e-9:.3g}", "ns"
+
+
 def format_duration(seconds: float) -> str:
-    """A duration in its largest fitting unit among d, h, min, s, ms, us, ns (as the original's tables)."""
+    """A duration in its largest fitting unit among d, h, min, s, ms, µs, ns; "-" if unknown."""
     if not math.isfinite(seconds):
         return "-"
-    for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0), ("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= size:
-            return f"{seconds / size:.3g} {unit}"
-    return f"{seconds / 1e-9:.3g} ns"
+    number, unit = _duration_parts(seconds)
+    return f"{number} {unit}"
+
+
+def latex_duration(seconds: float) -> str:
+    """A duration for LaTeX: a thin space between number and unit, µ as ``\\textmu``."""
+    if not math.isfinite(seconds):
+        return "--"
+    number, unit = _duration_parts(seconds)
+    unit = unit.replace("µ", r"\textmu{}")
+    return number + r"\," + unit
 
 
 def _table_rows(cells: pl.DataFrame) -> tuple[list[dict], set[str]]:
@@ -160,8 +167,8 @@ def table_latex(cells: pl.DataFrame, caption: str) -> str:
         cols = [
             _latex_escape(row["algorithm"]),
             _latex_escape(row["label"]),
-            "~" + _latex_escape(format_duration(row["offline_seconds"])),
-            "~" + _latex_escape(format_duration(row["online_seconds_per_step"])),
+            latex_duration(row["offline_seconds"]),
+            latex_duration(row["online_seconds_per_step"]),
             f"${row['mean']:.2f} \\pm {row['ci95']:.2f}$",
         ]
         if row["cell_id"] in best:

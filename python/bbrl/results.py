@@ -9,30 +9,15 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
+from .schema import CELL_COLUMNS as _FILE_COLUMNS
 from .stats import Z_95_TWO_SIDED
 
 __all__ = ["CELL_COLUMNS", "Results", "load"]
 
+#: Per-MDP columns of a cell file; every other column is constant within a cell.
+_PER_MDP = ("mdp", "return", "online_seconds")
 #: Columns that are constant within a cell file (everything but the per-MDP ones).
-CELL_COLUMNS = (
-    "cell_id",
-    "cell_index",
-    "experiment",
-    "test",
-    "prior",
-    "block",
-    "kind",
-    "algorithm",
-    "label",
-    "params",
-    "details",
-    "n_mdps",
-    "gamma",
-    "horizon",
-    "seed",
-    "offline_seconds",
-    "bbrl_version",
-)
+CELL_COLUMNS = tuple(c for c in _FILE_COLUMNS if c not in _PER_MDP)
 
 
 class Results(NamedTuple):
@@ -51,12 +36,22 @@ def load(out: str | os.PathLike[str]) -> Results:
     ``horizon``, ``seed``, ``bbrl_version``): ``mean``, ``ci95`` (half-width, 1.96 s / sqrt(N)),
     ``offline_seconds``, ``online_seconds_per_trajectory`` and ``online_seconds_per_step`` (means
     over the MDPs). Rows are in the order of the configuration (``cell_index``).
+
+    Raises:
+        FileNotFoundError: no cell file in ``out``.
+        bbrl.grid.CellFileError: a cell file is damaged or truncated (the message names it).
     """
+    from .grid.store import check_cell_file
+
     folder = Path(out) / "cells"
     files = sorted(folder.rglob("*.parquet")) if folder.is_dir() else []
     if not files:
         raise FileNotFoundError(f"no finished cells in {str(Path(out))!r} (run `bbrl grid run CONFIG --out DIR` first)")
-    returns = pl.concat([pl.read_parquet(f) for f in files], how="vertical_relaxed").sort(["cell_index", "mdp"])
+    frames = []
+    for file in files:
+        check_cell_file(file)  # a clear error naming a damaged file, not a bare polars one
+        frames.append(pl.read_parquet(file))
+    returns = pl.concat(frames, how="diagonal_relaxed").sort(["cell_index", "mdp"])
     cells = (
         returns.group_by("cell_id", maintain_order=True)
         .agg(

@@ -1,0 +1,238 @@
+"""The grid runner: trains (or loads) each unfinished cell's agent, runs it on the experiment's test
+MDPs and writes the cell's file atomically, one cell after another.
+
+A cell whose agent fails is recorded with its error (``<params>.failed.json``) and the run goes on
+with the others; the failures are listed at the end. Ctrl-C stops the run: finished cells stay on
+disk, the cell in progress is lost, and the next run resumes.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import __version__, agents
+from .._fileio import write_atomic
+from ..schema import CELL_COLUMNS, per_mdp_frame
+from .config import Cell, GridConfig, select_shard
+from .display import open_display
+from .store import (
+    CellFileError,
+    agent_path,
+    cell_path,
+    check_cell_file,
+    check_settings,
+    failure_path,
+    record_config,
+    stale_temp_files,
+    write_failure,
+)
+
+__all__ = ["GridRun", "run_cell", "run_grid"]
+
+
+def _json(value: Any) -> str:
+    return json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in value.items()}, sort_keys=False)
+
+
+def in_thread(work: Callable[[], Any], on_poll: Callable[[], None] | None = None) -> Any:
+    """Runs ``work`` (a Rust call with the GIL released) in a worker thread so that this thread
+    stays responsive to signals: Python runs signal handlers only in the main thread, between
+    bytecodes, so a long call made from the main thread would hold a Ctrl-C until it returns."""
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=target, name="bbrl-grid", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(timeout=0.1)
+        if on_poll is not None:
+            on_poll()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
+
+
+def _trained(out: Path, cell: Cell) -> agents.TrainedAgent:
+    """The cell's agent trained on its prior, from the cache or trained now (and cached)."""
+    assert cell.spec is not None
+    e = cell.experiment
+    path = agent_path(out, cell)
+    if path.is_file():
+        try:
+            trained = agents.load(path)
+            if (
+                trained.spec == cell.spec
+                and trained.prior == e.prior_fdm
+                and (trained.gamma, trained.horizon, trained.seed) == (e.gamma, e.horizon, e.seed)
+            ):
+                return trained
+        except (ValueError, OSError, KeyError):
+            pass  # unreadable or from another version: train again
+    spec = cell.spec
+    trained = in_thread(lambda: spec.train(e.prior_fdm, e.gamma, e.horizon, e.seed))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    trained.save(path)
+    return trained
+
+
+def run_cell(out: Path, cell: Cell, threads: int | None = None, on_mdps: Callable[[int], None] | None = None) -> Path:
+    """Trains (or loads) the cell's agent, runs it on the experiment's MDPs and writes the cell's
+    Parquet file atomically. Returns the file."""
+    from .. import _core
+    from ..experiment import Experiment
+
+    if cell.spec is None:
+        raise ValueError(f"cell {cell.id}: agent {cell.kind!r} is not known to this installation")
+    e = cell.experiment
+    trained = _trained(out, cell)
+    experiment = Experiment(e.test_fdm, n_mdps=e.n_mdps, gamma=e.gamma, horizon=e.horizon, seed=e.seed, name=e.name)
+    counter = _core.Progress()
+    if isinstance(cell.spec, agents.Agent):
+        # A Python agent holds the GIL: it runs on worker processes through Experiment.run.
+        result = experiment.run(trained, threads=threads)
+        returns, online = result.returns, result.online_seconds
+    else:
+        try:
+            returns, online = in_thread(
+                lambda: experiment._core.run(trained._core, threads, counter),
+                (lambda: on_mdps(counter.done())) if on_mdps else None,
+            )
+        except BaseException:
+            counter.cancel()
+            raise
+    values = {
+        "cell_id": cell.id,
+        "cell_index": cell.index,
+        "experiment": e.name,
+        "test": e.test,
+        "prior": e.prior,
+        "agent": cell.label,
+        "block": cell.block,
+        "kind": cell.kind,
+        "algorithm": cell.algorithm,
+        "label": cell.label,
+        "params": _json(cell.spec.params),
+        "details": json.dumps(trained.details),
+        "n_mdps": e.n_mdps,
+        "gamma": e.gamma,
+        "horizon": e.horizon,
+        "seed": e.seed,
+        "offline_seconds": trained.offline_seconds,
+        "bbrl_version": __version__,
+        "mdp": _arange(e.n_mdps),
+        "return": returns,
+        "online_seconds": online,
+    }
+    frame = per_mdp_frame(CELL_COLUMNS, values, e.n_mdps)
+    buffer = io.BytesIO()
+    frame.write_parquet(buffer)
+    path = cell_path(out, cell)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_atomic(path, buffer.getvalue())
+
+
+def _arange(n: int) -> Any:
+    import numpy as np
+
+    return np.arange(n, dtype=np.int64)
+
+
+@dataclass
+class GridRun:
+    """What a call of :func:`run_grid` did.
+
+    Attributes:
+        ran: cells run and written now.
+        skipped: cells already done (their file reads back whole).
+        seconds: wall time of the run.
+        failed: cells whose agent failed, with the error (recorded beside the cell's file).
+    """
+
+    ran: list[Cell]
+    skipped: list[Cell]
+    seconds: float
+    failed: list[tuple[Cell, str]] = field(default_factory=list)
+
+
+def _is_done(folder: Path, cell: Cell) -> bool:
+    path = cell_path(folder, cell)
+    if not path.is_file():
+        return False
+    try:
+        check_cell_file(path, cell.experiment.n_mdps)
+    except CellFileError:
+        return False
+    return True
+
+
+def run_grid(
+    config: GridConfig,
+    out: str | os.PathLike[str],
+    shard: tuple[int, int] | None = None,
+    threads: int | None = None,
+    console: Any = None,
+) -> GridRun:
+    """Runs every unfinished cell of ``config`` (or of one shard) into ``out``.
+
+    Finished cells (a file that reads back with one row per test MDP) are skipped; a damaged or
+    short file and a recorded failure are run again. Each new cell is written atomically as soon
+    as it finishes, so an interrupted run loses at most the cell in progress. A cell whose agent
+    raises is recorded as failed and the run continues; ``GridRun.failed`` lists them. Temporary
+    files left by killed writers of this host are removed first.
+    """
+    from rich.console import Console
+
+    console = console or Console()
+    folder = Path(out)
+    for cell in config.cells:
+        if cell.spec is None:
+            raise ValueError(f"cell {cell.id}: agent {cell.kind!r} is not known to this installation")
+    folder.mkdir(parents=True, exist_ok=True)
+    check_settings(folder, config)
+    record_config(folder, config)
+    for tmp in stale_temp_files(folder):
+        tmp.unlink(missing_ok=True)
+    for skipped_agent in config.skipped_agents:
+        console.print(f"skipping optional agent {skipped_agent}: not available in this installation")
+    selected = select_shard(config.cells, shard)
+    finished = {c.index for c in selected if _is_done(folder, c)}
+    todo = [c for c in selected if c.index not in finished]
+    skipped = [c for c in selected if c.index in finished]
+    started = time.perf_counter()
+    if skipped:
+        console.print(f"{len(skipped)} of {len(selected)} cells already done in {folder}; running {len(todo)}")
+    if not todo:
+        return GridRun([], skipped, 0.0)
+    ran: list[Cell] = []
+    failed: list[tuple[Cell, str]] = []
+    with open_display(console, len(selected), len(skipped)) as display:
+        for cell in todo:
+            display.start(cell)
+            t0 = time.perf_counter()
+            try:
+                path = run_cell(folder, cell, threads, display.mdps)
+            except Exception as exc:  # an agent's failure: record it and go on with the other cells
+                details = "".join(traceback.format_exception(exc)[-12:])
+                write_failure(folder, cell, exc, details)
+                message = f"{type(exc).__name__}: {exc}"
+                failed.append((cell, message))
+                display.fail(cell, message)
+                continue
+            failure_path(folder, cell).unlink(missing_ok=True)
+            ran.append(cell)
+            display.finish(cell, path, time.perf_counter() - t0)
+    return GridRun(ran, skipped, time.perf_counter() - started, failed)

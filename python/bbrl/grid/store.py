@@ -1,0 +1,237 @@
+"""The cell store: where an output folder keeps each cell's result, failure record and trained
+agent, which of them are complete, and the settings and configuration a folder was run with.
+
+Layout of an output folder ``DIR``:
+
+* ``DIR/cells/<experiment>/<prior>/<kind>/<params>.parquet``: a finished cell (one row per test
+  MDP), written atomically; ``<params>.failed.json`` beside it records a cell whose agent failed.
+* ``DIR/agents/...json``: trained agents, cached per (prior, agent, parameters, gamma, horizon, seed).
+* ``DIR/config.toml``: the configuration last run; ``DIR/source.json``: the folder its relative
+  files (distributions, Python agents) are read from.
+* ``DIR/experiments.json``: each experiment's settings, so that a folder never mixes two settings.
+
+A cell counts as done only when its file reads back with one row per test MDP: a file cut short
+(a full disk, a copy interrupted) is reported as broken and run again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import polars as pl
+
+from .._fileio import write_atomic
+from .config import Cell, GridConfig, load_config
+
+__all__ = [
+    "CellFileError",
+    "GridStatus",
+    "agent_path",
+    "cell_path",
+    "check_cell_file",
+    "failure_path",
+    "load_output_config",
+    "read_failure",
+    "stale_temp_files",
+    "status",
+]
+
+#: Columns every cell file has (the schema is :data:`bbrl.schema.CELL_SCHEMA`).
+_REQUIRED = ("cell_id", "mdp", "return", "online_seconds")
+
+
+class CellFileError(ValueError):
+    """A cell file that cannot be read back whole; the message names the file."""
+
+
+def _safe(component: str) -> str:
+    """A file-name-safe, reversible spelling of one id component (percent-encoding)."""
+    encoded = quote(component, safe="=,.+-_")
+    return "%2E" + encoded[1:] if encoded.startswith(".") else encoded
+
+
+def cell_path(out: Path, cell: Cell) -> Path:
+    """``out/cells/<experiment>/<prior>/<kind>/<params>.parquet``, each part percent-encoded."""
+    parts = [cell.experiment.name, cell.experiment.prior, cell.kind]
+    tail = cell.params_id
+    folder = out / "cells" / Path(*[_safe(p) for p in parts])
+    return folder.parent / f"{folder.name}.parquet" if not tail else folder / f"{_safe(tail)}.parquet"
+
+
+def failure_path(out: Path, cell: Cell) -> Path:
+    """The failure record of a cell, beside where its result would be: ``<params>.failed.json``."""
+    path = cell_path(out, cell)
+    return path.with_name(path.name[: -len(".parquet")] + ".failed.json")
+
+
+def agent_path(out: Path, cell: Cell) -> Path:
+    """Cache file of the trained agent: the key is (prior, kind, parameters, gamma, horizon, seed)."""
+    e = cell.experiment
+    setting = f"gamma={e.gamma!r},horizon={e.horizon},seed={e.seed}"
+    name = f"{cell.params_id},{setting}" if cell.params_id else setting
+    return out / "agents" / _safe(e.prior) / _safe(cell.kind) / f"{_safe(name)}.json"
+
+
+def check_cell_file(path: Path, n_mdps: int | None = None) -> int:
+    """The number of rows of a cell file, after checking that it reads back whole.
+
+    Reads the Parquet footer and the required columns (a truncated file fails either), and, with
+    ``n_mdps``, that there is one row per test MDP.
+
+    Raises:
+        CellFileError: naming the file and what is wrong with it.
+    """
+    try:
+        frame = pl.read_parquet(path, columns=list(_REQUIRED))
+    except Exception as exc:  # polars raises several error types for a damaged file
+        raise CellFileError(
+            f"cell file {str(path)!r} is damaged or truncated ({type(exc).__name__}: {exc}); "
+            "run `bbrl grid run` again to redo it"
+        ) from None
+    if n_mdps is not None and frame.height != n_mdps:
+        raise CellFileError(
+            f"cell file {str(path)!r} has {frame.height} rows, expected one per test MDP ({n_mdps}); "
+            "run `bbrl grid run` again to redo it"
+        )
+    return frame.height
+
+
+def read_failure(path: Path) -> str:
+    """The error message of a failure record (the file's text if it is not ours)."""
+    try:
+        return str(json.loads(path.read_text())["error"])
+    except (ValueError, KeyError, TypeError, OSError):
+        return "unreadable failure record"
+
+
+def write_failure(out: Path, cell: Cell, error: BaseException, details: str) -> Path:
+    """Records that ``cell`` failed: its id, the error and the tail of the traceback (JSON)."""
+    path = failure_path(out, cell)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {"cell_id": cell.id, "error": f"{type(error).__name__}: {error}", "traceback": details}
+    return write_atomic(path, (json.dumps(record, indent=1) + "\n").encode())
+
+
+_TAG = re.compile(r"\.w-(?P<host>[^.]+)-(?P<pid>\d+)-[^.]*\.tmp$")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stale_temp_files(out: Path) -> list[Path]:
+    """Temporary files left by writers of this host that no longer run (e.g. after ``kill -9``)."""
+    host = socket.gethostname().replace(".", "-")
+    stale = []
+    for folder in (out / "cells", out / "agents"):
+        if not folder.is_dir():
+            continue
+        for tmp in folder.rglob(".*.tmp"):
+            match = _TAG.search(tmp.name)
+            if match and match.group("host") == host and not _pid_alive(int(match.group("pid"))):
+                stale.append(tmp)
+    return stale
+
+
+def check_settings(out: Path, config: GridConfig) -> None:
+    """Refuses to mix results of an experiment run with other settings under the same name."""
+    file = out / "experiments.json"
+    recorded: dict[str, Any] = json.loads(file.read_text()) if file.is_file() else {}
+    changed = False
+    for experiment in config.experiments:
+        settings = experiment.settings()
+        old = recorded.get(experiment.key)
+        if old is None:
+            recorded[experiment.key] = settings
+            changed = True
+        elif old != settings:
+            diff = ", ".join(f"{k} {old.get(k)!r} there, {v!r} here" for k, v in settings.items() if old.get(k) != v)
+            raise ValueError(
+                f"{out} holds results of experiment {experiment.key!r} with other settings ({diff}); "
+                "use another --out folder or another experiment name"
+            )
+    if changed:
+        write_atomic(file, (json.dumps(recorded, indent=1) + "\n").encode())
+
+
+def record_config(out: Path, config: GridConfig) -> None:
+    """Keeps a copy of the configuration in ``out`` and the folder its relative files come from,
+    so that ``bbrl grid status OUT`` reads the copy as the original was read."""
+    write_atomic(out / "config.toml", config.text.encode())
+    base = config.base if config.base is not None else (config.path.resolve().parent if config.path else None)
+    source = {"config": str(config.path.resolve()) if config.path else None, "base": str(base) if base else None}
+    write_atomic(out / "source.json", (json.dumps(source, indent=1) + "\n").encode())
+
+
+def load_output_config(out: Path, check_agents: bool = False) -> GridConfig:
+    """The configuration an output folder was last run with (its ``config.toml``), its relative
+    files read from the original configuration's folder."""
+    config_file = out / "config.toml"
+    if not config_file.is_file():
+        raise FileNotFoundError(f"{out} has no config.toml: is it the output folder of `bbrl grid run`?")
+    base: str | None = None
+    source = out / "source.json"
+    if source.is_file():
+        try:
+            base = json.loads(source.read_text()).get("base")
+        except (ValueError, AttributeError):
+            base = None
+    return load_config(config_file, check_agents=check_agents, base=base)
+
+
+@dataclass
+class GridStatus:
+    """What is done in an output folder for a configuration.
+
+    Attributes:
+        done: cells whose file reads back whole.
+        missing: cells with no result yet (neither a file nor a failure record).
+        failed: cells whose last run failed, with the recorded error.
+        broken: cells whose file is damaged or short, with what is wrong (run again by the runner).
+        stale_temp_files: temporary files of writers of this host that no longer run.
+    """
+
+    done: list[Cell]
+    missing: list[Cell]
+    stale_temp_files: list[Path]
+    failed: list[tuple[Cell, str]]
+    broken: list[tuple[Cell, str]]
+
+    @property
+    def total(self) -> int:
+        return len(self.done) + len(self.missing) + len(self.failed) + len(self.broken)
+
+
+def status(config: GridConfig, out: str | os.PathLike[str]) -> GridStatus:
+    """Which cells of ``config`` are done, failed, broken or missing in ``out``."""
+    folder = Path(out)
+    done: list[Cell] = []
+    missing: list[Cell] = []
+    failed: list[tuple[Cell, str]] = []
+    broken: list[tuple[Cell, str]] = []
+    for cell in config.cells:
+        path = cell_path(folder, cell)
+        if path.is_file():
+            try:
+                check_cell_file(path, cell.experiment.n_mdps)
+                done.append(cell)
+            except CellFileError as exc:
+                broken.append((cell, str(exc)))
+        elif failure_path(folder, cell).is_file():
+            failed.append((cell, read_failure(failure_path(folder, cell))))
+        else:
+            missing.append(cell)
+    return GridStatus(done, missing, stale_temp_files(folder), failed, broken)
