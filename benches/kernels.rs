@@ -2,6 +2,9 @@
 //! whole trajectories of the four basic agents (throughput in decisions).
 //!
 //! Run: `cargo bench -p bbrl-benches --bench kernels` (add `-- --quick` for a fast pass).
+//!
+//! The solver benches run every vector path this CPU has (`solve_mean_model/<routine>/<path>/<problem>`);
+//! the whole-trajectory benches run the process's path, which `BBRL_SIMD=scalar|avx2|avx512` forces.
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 
@@ -10,12 +13,13 @@ use bbrl::experiment::Experiment;
 use bbrl::model::CountModel;
 use bbrl::problems;
 use bbrl::rng::stream;
-use bbrl::solve::{QIterationWorkspace, ValueIterationWorkspace, BBRL_Q_ACCURACY, GUEZ_VI_EPSILON};
+use bbrl::solve::{QIterationWorkspace, SimdPath, ValueIterationWorkspace, BBRL_Q_ACCURACY, GUEZ_VI_EPSILON};
 
 const PROBLEMS: [&str; 3] = ["GC", "GDL", "Grid"];
 const SETTING: Setting = Setting { gamma: 0.95, horizon: 250 };
 
 fn sampling(c: &mut Criterion) {
+    bbrl_benches::print_machine();
     let mut group = c.benchmark_group("sample_mdp");
     for name in PROBLEMS {
         let fdm = problems::by_name(name).unwrap();
@@ -26,21 +30,25 @@ fn sampling(c: &mut Criterion) {
 }
 
 fn solvers(c: &mut Criterion) {
+    bbrl_benches::print_machine();
     let mut group = c.benchmark_group("solve_mean_model");
     for name in PROBLEMS {
         let fdm = problems::by_name(name).unwrap();
         let model = CountModel::from_prior(&fdm);
         let (ns, na) = (fdm.n_states(), fdm.n_actions());
-        let mut ws = QIterationWorkspace::new(ns, na);
-        let mut q = vec![0.0; ns * na];
-        group.bench_function(BenchmarkId::new("bbrl_q_iteration", name), |b| {
-            b.iter(|| ws.solve(model.view(), 0.95, 250, BBRL_Q_ACCURACY, &mut q))
-        });
-        let (mut v, mut pi) = (vec![0.0; ns], vec![0; ns]);
-        let mut vi = ValueIterationWorkspace::new(ns, na);
-        group.bench_function(BenchmarkId::new("guez_value_iteration", name), |b| {
-            b.iter(|| vi.solve(model.view(), None, 0.95, GUEZ_VI_EPSILON, &mut v, &mut pi))
-        });
+        for path in SimdPath::ALL.into_iter().filter(|p| p.is_available()) {
+            let mut ws = QIterationWorkspace::with_path(ns, na, path);
+            assert_eq!(ws.path(), path, "{name}: the {path} path does not serve this model");
+            let mut q = vec![0.0; ns * na];
+            group.bench_function(BenchmarkId::new(format!("bbrl_q_iteration/{path}"), name), |b| {
+                b.iter(|| ws.solve(model.view(), 0.95, 250, BBRL_Q_ACCURACY, &mut q))
+            });
+            let (mut v, mut pi) = (vec![0.0; ns], vec![0; ns]);
+            let mut vi = ValueIterationWorkspace::with_path(ns, na, path);
+            group.bench_function(BenchmarkId::new(format!("guez_value_iteration/{path}"), name), |b| {
+                b.iter(|| vi.solve(model.view(), None, 0.95, GUEZ_VI_EPSILON, &mut v, &mut pi))
+            });
+        }
     }
     group.finish();
 }
@@ -58,6 +66,7 @@ fn step(c: &mut Criterion) {
 }
 
 fn trajectories(c: &mut Criterion) {
+    bbrl_benches::print_machine();
     let agents: [(&str, Params); 4] = [
         ("random", Params::new()),
         ("egreedy", Params::from([("epsilon".into(), ParamValue::Float(0.1))])),

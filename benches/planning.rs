@@ -47,6 +47,7 @@ fn agents() -> Vec<(&'static str, Box<dyn Agent>)> {
 }
 
 fn planning(c: &mut Criterion) {
+    bbrl_benches::print_machine();
     let problems: [(&str, Fdm); 3] = [("GC", gc()), ("GDL", gdl()), ("Grid", grid())];
     let mut group = c.benchmark_group("planning");
     group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(10));

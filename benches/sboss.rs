@@ -30,6 +30,7 @@ fn load(short: &str) -> Fdm {
 }
 
 fn per_decision(c: &mut Criterion) {
+    bbrl_benches::print_machine();
     let mut group = c.benchmark_group("per_decision");
     group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(4));
     for short in ["GC", "GDL", "Grid"] {

@@ -17,6 +17,7 @@ pub mod error;
 pub mod experiment;
 pub mod fdm;
 pub mod formula;
+mod lanes256;
 mod lanes512;
 pub mod mdp;
 pub mod model;

@@ -1,6 +1,10 @@
 //! The two dynamic-programming routines of the original (SPEC 2.1 and 2.2), writing into
 //! caller-owned buffers so that agents re-solve their model at every step without allocating.
 
+use std::sync::OnceLock;
+
+#[cfg(target_arch = "x86_64")]
+use crate::lanes256::{self, Lanes256};
 #[cfg(target_arch = "x86_64")]
 use crate::lanes512::{self, Lanes512};
 use crate::sparse::RowSupports;
@@ -188,7 +192,15 @@ pub struct QIterationWorkspace {
 }
 
 impl QIterationWorkspace {
+    /// A workspace on the process's vector path ([`SimdPath::selected`]).
     pub fn new(n_states: usize, n_actions: usize) -> Self {
+        Self::with_path(n_states, n_actions, SimdPath::selected())
+    }
+
+    /// A workspace on `path`, or on the scalar sweeps if this CPU cannot run `path` or `path`
+    /// does not serve models of this size ([`Self::path`] says which was taken). For tests and
+    /// benches: every path gives bit-identical results.
+    pub fn with_path(n_states: usize, n_actions: usize, path: SimdPath) -> Self {
         Self {
             n_states,
             n_actions,
@@ -196,15 +208,13 @@ impl QIterationWorkspace {
             current: vec![0.0; n_states * n_actions],
             previous: vec![0.0; n_states * n_actions],
             state_values: vec![0.0; n_states],
-            vectorised: Vectorised::new(n_states, n_actions),
+            vectorised: Vectorised::new(n_states, n_actions, path),
         }
     }
 
-    /// Turns the vectorised sweeps off (tests compare both paths bit for bit).
-    #[cfg(test)]
-    pub(crate) fn scalar_only(mut self) -> Self {
-        self.vectorised = Vectorised::default();
-        self
+    /// The vector path this workspace's sweeps take.
+    pub fn path(&self) -> SimdPath {
+        self.vectorised.path()
     }
 
     /// The (S, A) shape the workspace was sized for.
@@ -223,10 +233,18 @@ impl QIterationWorkspace {
         q: &mut [f64],
     ) -> usize {
         assert_eq!((model.n_states, model.n_actions), (self.n_states, self.n_actions));
-        #[cfg(target_arch = "x86_64")]
-        if let Some(vectorised) = self.vectorised.get() {
-            vectorised.pack(model, None);
-            return vectorised.q_iteration(gamma, max_sweeps, accuracy, q);
+        match &mut self.vectorised {
+            Vectorised::Scalar => {}
+            #[cfg(target_arch = "x86_64")]
+            Vectorised::Avx2(lanes) => {
+                lanes.pack(model, None);
+                return lanes.q_iteration(gamma, max_sweeps, accuracy, q);
+            }
+            #[cfg(target_arch = "x86_64")]
+            Vectorised::Avx512(lanes) => {
+                lanes.pack(model, None);
+                return lanes.q_iteration(gamma, max_sweeps, accuracy, q);
+            }
         }
         self.packed.pack(model, None);
         let na = self.n_actions;
@@ -248,33 +266,169 @@ impl QIterationWorkspace {
     }
 }
 
-/// A workspace's AVX-512 sweeps ([`crate::lanes512`]), present for models of up to 32 states on
-/// CPUs that have AVX-512F (bit-identical to the scalar sweeps, several times faster on these
-/// small models); always absent on other architectures.
-#[derive(Clone, Debug, Default)]
-struct Vectorised(#[cfg(target_arch = "x86_64")] Option<Box<Lanes512>>);
+/// The sweeps a solver workspace runs: the portable scalar row loops, or one of the x86-64
+/// vector paths, all bit-identical (same IEEE operations in the same order).
+///
+/// The process-wide choice ([`SimdPath::selected`]) is the fastest path the CPU runs, unless the
+/// environment variable `BBRL_SIMD` (`scalar`, `avx2`, `avx512` or `auto`) asks for another, for
+/// tests and benches. A workspace falls back to slower paths for models a vector path does not
+/// serve (more than 32 states).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SimdPath {
+    /// The row-by-row loops of [`PackedRows`]: every CPU, every model size.
+    Scalar,
+    /// AVX2 sweeps (`lanes256.rs`): x86-64 CPUs since 2013, models of up to 32 states.
+    Avx2,
+    /// AVX-512F sweeps (`lanes512.rs`): models of up to 32 states.
+    Avx512,
+}
 
-impl Vectorised {
-    fn new(n_states: usize, n_actions: usize) -> Self {
-        #[cfg(target_arch = "x86_64")]
-        {
-            Self(
-                (lanes512::available() && (1..=lanes512::MAX_STATES).contains(&n_states) && n_actions > 0)
-                    .then(|| Box::new(Lanes512::new(n_states, n_actions))),
-            )
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            let _ = (n_states, n_actions);
-            Self()
+/// The environment variable that forces a vector path.
+pub const SIMD_ENV_VAR: &str = "BBRL_SIMD";
+
+impl SimdPath {
+    /// Every path, slowest first.
+    pub const ALL: [SimdPath; 3] = [SimdPath::Scalar, SimdPath::Avx2, SimdPath::Avx512];
+
+    /// The name `BBRL_SIMD` takes: `scalar`, `avx2` or `avx512`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SimdPath::Scalar => "scalar",
+            SimdPath::Avx2 => "avx2",
+            SimdPath::Avx512 => "avx512",
         }
     }
 
-    /// The vectorised sweeps, if this workspace has them.
+    /// The path of a name (`scalar`, `avx2`, `avx512`, any case).
+    pub fn from_name(name: &str) -> Option<SimdPath> {
+        Self::ALL.into_iter().find(|p| p.name().eq_ignore_ascii_case(name.trim()))
+    }
+
+    /// Whether this CPU runs the path.
+    pub fn is_available(self) -> bool {
+        match self {
+            SimdPath::Scalar => true,
+            #[cfg(target_arch = "x86_64")]
+            SimdPath::Avx2 => lanes256::available(),
+            #[cfg(target_arch = "x86_64")]
+            SimdPath::Avx512 => lanes512::available(),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// Whether the path serves models of this shape (vector paths: 1 to 32 states).
+    pub fn serves(self, n_states: usize, n_actions: usize) -> bool {
+        let max_states = match self {
+            SimdPath::Scalar => return true,
+            #[cfg(target_arch = "x86_64")]
+            SimdPath::Avx2 => lanes256::MAX_STATES,
+            #[cfg(target_arch = "x86_64")]
+            SimdPath::Avx512 => lanes512::MAX_STATES,
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => 0,
+        };
+        (1..=max_states).contains(&n_states) && n_actions > 0
+    }
+
+    /// The fastest path at most `self` that this CPU runs and that serves the shape.
+    pub fn best_at_most(self, n_states: usize, n_actions: usize) -> SimdPath {
+        Self::ALL
+            .into_iter()
+            .rev()
+            .find(|&p| p <= self && p.is_available() && p.serves(n_states, n_actions))
+            .unwrap_or(SimdPath::Scalar)
+    }
+
+    /// The fastest path this CPU runs.
+    pub fn fastest_available() -> SimdPath {
+        Self::ALL.into_iter().rev().find(|p| p.is_available()).unwrap_or(SimdPath::Scalar)
+    }
+
+    /// The process's path: `BBRL_SIMD` if set to a path this CPU runs, else the fastest
+    /// available. A value that is not a path name, or names a path this CPU cannot run, is
+    /// reported once on stderr and replaced by `auto` (respectively the fastest path below the
+    /// one asked for). Read once per process.
+    pub fn selected() -> SimdPath {
+        static SELECTED: OnceLock<SimdPath> = OnceLock::new();
+        *SELECTED.get_or_init(|| {
+            let (path, warning) = Self::resolve(std::env::var(SIMD_ENV_VAR).ok().as_deref());
+            if let Some(warning) = warning {
+                eprintln!("bbrl: {warning}");
+            }
+            path
+        })
+    }
+
+    /// The path a value of `BBRL_SIMD` selects (`None`: unset), and a warning when the value
+    /// cannot be honoured as written.
+    fn resolve(value: Option<&str>) -> (SimdPath, Option<String>) {
+        let fastest = Self::fastest_available();
+        let Some(value) = value.map(str::trim).filter(|v| !v.is_empty() && !v.eq_ignore_ascii_case("auto")) else {
+            return (fastest, None);
+        };
+        match Self::from_name(value) {
+            Some(path) if path.is_available() => (path, None),
+            Some(path) => {
+                let fallback = Self::ALL.into_iter().rev().find(|p| *p < path && p.is_available());
+                let fallback = fallback.unwrap_or(SimdPath::Scalar);
+                let warning = format!(
+                    "{SIMD_ENV_VAR}={value}: this CPU cannot run the {} path; using {}",
+                    path.name(),
+                    fallback.name()
+                );
+                (fallback, Some(warning))
+            }
+            None => (
+                fastest,
+                Some(format!(
+                    "{SIMD_ENV_VAR}={value} is not a vector path (scalar, avx2, avx512 or auto); using {}",
+                    fastest.name()
+                )),
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for SimdPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A workspace's vector sweeps ([`crate::lanes256`], [`crate::lanes512`]), or none: the scalar
+/// loops. Boxed, so that a workspace on the scalar path carries no vector buffers.
+#[derive(Clone, Debug)]
+enum Vectorised {
+    Scalar,
     #[cfg(target_arch = "x86_64")]
-    #[inline]
-    fn get(&mut self) -> Option<&mut Lanes512> {
-        self.0.as_deref_mut()
+    Avx2(Box<Lanes256>),
+    #[cfg(target_arch = "x86_64")]
+    Avx512(Box<Lanes512>),
+}
+
+impl Vectorised {
+    /// The sweeps of the fastest path at most `path` that this CPU runs and that serves the shape.
+    fn new(n_states: usize, n_actions: usize, path: SimdPath) -> Self {
+        match path.best_at_most(n_states, n_actions) {
+            SimdPath::Scalar => Vectorised::Scalar,
+            #[cfg(target_arch = "x86_64")]
+            SimdPath::Avx2 => Vectorised::Avx2(Box::new(Lanes256::new(n_states, n_actions))),
+            #[cfg(target_arch = "x86_64")]
+            SimdPath::Avx512 => Vectorised::Avx512(Box::new(Lanes512::new(n_states, n_actions))),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => Vectorised::Scalar,
+        }
+    }
+
+    fn path(&self) -> SimdPath {
+        match self {
+            Vectorised::Scalar => SimdPath::Scalar,
+            #[cfg(target_arch = "x86_64")]
+            Vectorised::Avx2(_) => SimdPath::Avx2,
+            #[cfg(target_arch = "x86_64")]
+            Vectorised::Avx512(_) => SimdPath::Avx512,
+        }
     }
 }
 
@@ -320,21 +474,27 @@ pub struct ValueIterationWorkspace {
 }
 
 impl ValueIterationWorkspace {
+    /// A workspace on the process's vector path ([`SimdPath::selected`]).
     pub fn new(n_states: usize, n_actions: usize) -> Self {
+        Self::with_path(n_states, n_actions, SimdPath::selected())
+    }
+
+    /// A workspace on `path`, or on the scalar sweeps if this CPU cannot run `path` or `path`
+    /// does not serve models of this size ([`Self::path`] says which was taken). For tests and
+    /// benches: every path gives bit-identical results.
+    pub fn with_path(n_states: usize, n_actions: usize, path: SimdPath) -> Self {
         Self {
             n_states,
             n_actions,
             packed: PackedRows::new(n_states, n_actions),
             row_values: vec![0.0; n_states * n_actions],
-            vectorised: Vectorised::new(n_states, n_actions),
+            vectorised: Vectorised::new(n_states, n_actions, path),
         }
     }
 
-    /// Turns the vectorised sweeps off (tests compare both paths bit for bit).
-    #[cfg(test)]
-    pub(crate) fn scalar_only(mut self) -> Self {
-        self.vectorised = Vectorised::default();
-        self
+    /// The vector path this workspace's sweeps take.
+    pub fn path(&self) -> SimdPath {
+        self.vectorised.path()
     }
 
     /// Solves `model` into `values` and `policy` (`S` entries each). Returns the number of sweeps.
@@ -348,10 +508,18 @@ impl ValueIterationWorkspace {
         policy: &mut [usize],
     ) -> usize {
         assert_eq!((model.n_states, model.n_actions), (self.n_states, self.n_actions));
-        #[cfg(target_arch = "x86_64")]
-        if let Some(vectorised) = self.vectorised.get() {
-            vectorised.pack(model, row_bonus);
-            return vectorised.value_iteration(gamma, epsilon, GUEZ_VI_MAX_SWEEPS, values, policy);
+        match &mut self.vectorised {
+            Vectorised::Scalar => {}
+            #[cfg(target_arch = "x86_64")]
+            Vectorised::Avx2(lanes) => {
+                lanes.pack(model, row_bonus);
+                return lanes.value_iteration(gamma, epsilon, GUEZ_VI_MAX_SWEEPS, values, policy);
+            }
+            #[cfg(target_arch = "x86_64")]
+            Vectorised::Avx512(lanes) => {
+                lanes.pack(model, row_bonus);
+                return lanes.value_iteration(gamma, epsilon, GUEZ_VI_MAX_SWEEPS, values, policy);
+            }
         }
         self.packed.pack(model, row_bonus);
         let na = self.n_actions;
@@ -557,9 +725,22 @@ mod tests {
         Mdp::from_parts(n_states, n_actions, p, r.into(), Some(0))
     }
 
+    /// The vector paths this machine runs (the property test checks each against the scalar
+    /// loops); the others are named on stderr, so that a run on a smaller CPU says what it could
+    /// not check.
+    fn runnable_vector_paths() -> Vec<SimdPath> {
+        let (runnable, missing): (Vec<_>, Vec<_>) =
+            SimdPath::ALL.into_iter().filter(|&p| p != SimdPath::Scalar).partition(|p| p.is_available());
+        for path in missing {
+            eprintln!("this CPU cannot run the {path} path: its bit-identity is not checked here");
+        }
+        runnable
+    }
+
     proptest::proptest! {
-        /// The vectorised sweeps (taken on CPUs that have them) give bit for bit the values,
-        /// policies and sweep counts of the scalar row loops, for every model size they serve.
+        /// Every vectorised path this CPU runs gives bit for bit the values, policies and sweep
+        /// counts of the scalar row loops, for every model size (larger models fall back to the
+        /// scalar loops, which the test also checks by asking for each path at every size).
         #[test]
         fn vectorised_sweeps_are_bit_identical_to_the_scalar_loops(
             n_states in 1usize..40, n_actions in 1usize..6, seed in 0u64..u64::MAX,
@@ -567,40 +748,78 @@ mod tests {
         ) {
             let mdp = random_model(n_states, n_actions, seed);
             let (ns, na) = (n_states, n_actions);
-            let (mut q_fast, mut q_slow) = (vec![0.0; ns * na], vec![0.0; ns * na]);
-            let sweeps_fast = QIterationWorkspace::new(ns, na).solve(mdp.view(), gamma, 250, 1e-2, &mut q_fast);
-            let sweeps_slow =
-                QIterationWorkspace::new(ns, na).scalar_only().solve(mdp.view(), gamma, 250, 1e-2, &mut q_slow);
-            proptest::prop_assert_eq!(sweeps_fast, sweeps_slow);
-            proptest::prop_assert_eq!(q_fast.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-                q_slow.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
-
             let row_bonus: Option<Vec<f64>> = bonus.map(|b| (0..ns * na).map(|row| b / (2.0 + row as f64)).collect());
-            let (mut v_fast, mut v_slow) = (vec![0.0; ns], vec![0.0; ns]);
-            let (mut pi_fast, mut pi_slow) = (vec![0; ns], vec![0; ns]);
-            let sweeps_fast = ValueIterationWorkspace::new(ns, na)
-                .solve(mdp.view(), row_bonus.as_deref(), gamma, 1e-4, &mut v_fast, &mut pi_fast);
-            let sweeps_slow = ValueIterationWorkspace::new(ns, na)
-                .scalar_only()
+            let bits = |x: &[f64]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+
+            let mut q_slow = vec![0.0; ns * na];
+            let mut scalar_q = QIterationWorkspace::with_path(ns, na, SimdPath::Scalar);
+            proptest::prop_assert_eq!(scalar_q.path(), SimdPath::Scalar);
+            let q_sweeps_slow = scalar_q.solve(mdp.view(), gamma, 250, 1e-2, &mut q_slow);
+            let (mut v_slow, mut pi_slow) = (vec![0.0; ns], vec![0; ns]);
+            let vi_sweeps_slow = ValueIterationWorkspace::with_path(ns, na, SimdPath::Scalar)
                 .solve(mdp.view(), row_bonus.as_deref(), gamma, 1e-4, &mut v_slow, &mut pi_slow);
-            proptest::prop_assert_eq!(sweeps_fast, sweeps_slow);
-            proptest::prop_assert_eq!(pi_fast, pi_slow);
-            proptest::prop_assert_eq!(v_fast.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-                v_slow.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+
+            for path in runnable_vector_paths() {
+                let mut q_fast = vec![0.0; ns * na];
+                let mut ws = QIterationWorkspace::with_path(ns, na, path);
+                let expected = if ns <= 32 { path } else { SimdPath::Scalar };
+                proptest::prop_assert_eq!(ws.path(), expected);
+                let sweeps = ws.solve(mdp.view(), gamma, 250, 1e-2, &mut q_fast);
+                proptest::prop_assert_eq!(sweeps, q_sweeps_slow, "{} Q-iteration sweeps", path);
+                proptest::prop_assert_eq!(bits(&q_fast), bits(&q_slow), "{} Q-iteration values", path);
+
+                let (mut v_fast, mut pi_fast) = (vec![0.0; ns], vec![0; ns]);
+                let mut ws = ValueIterationWorkspace::with_path(ns, na, path);
+                proptest::prop_assert_eq!(ws.path(), expected);
+                let sweeps = ws.solve(mdp.view(), row_bonus.as_deref(), gamma, 1e-4, &mut v_fast, &mut pi_fast);
+                proptest::prop_assert_eq!(sweeps, vi_sweeps_slow, "{} value-iteration sweeps", path);
+                proptest::prop_assert_eq!(&pi_fast, &pi_slow, "{} greedy policy", path);
+                proptest::prop_assert_eq!(bits(&v_fast), bits(&v_slow), "{} value-iteration values", path);
+            }
         }
     }
 
     #[test]
-    fn vectorised_sweeps_serve_the_benchmark_problems_where_the_cpu_allows() {
+    fn each_path_serves_the_benchmark_problems_where_the_cpu_allows() {
         // Not a speed test: the wiring, without which the bit-identity property test would
         // compare the scalar path with itself.
-        let gc = crate::problems::by_name("GC").unwrap();
-        #[cfg(target_arch = "x86_64")]
-        {
-            let mut ws = QIterationWorkspace::new(gc.n_states(), gc.n_actions());
-            assert_eq!(ws.vectorised.get().is_some(), crate::lanes512::available());
+        for name in ["GC", "GDL", "Grid"] {
+            let fdm = crate::problems::by_name(name).unwrap();
+            let (ns, na) = (fdm.n_states(), fdm.n_actions());
+            for path in SimdPath::ALL {
+                // Every benchmark problem fits the vector registers: only the CPU limits the path.
+                let expected = path.best_at_most(ns, na);
+                assert!(expected == path || !path.is_available(), "{name} {path}");
+                assert_eq!(QIterationWorkspace::with_path(ns, na, path).path(), expected, "{name} {path}");
+                assert_eq!(ValueIterationWorkspace::with_path(ns, na, path).path(), expected, "{name} {path}");
+            }
         }
-        let _ = gc;
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(SimdPath::Avx2.is_available(), std::arch::is_x86_feature_detected!("avx2"));
+        // A model too large for the vector registers takes the scalar loops.
+        assert_eq!(QIterationWorkspace::with_path(33, 2, SimdPath::Avx512).path(), SimdPath::Scalar);
+    }
+
+    #[test]
+    fn the_environment_variable_names_a_path_or_is_reported() {
+        let fastest = SimdPath::fastest_available();
+        assert_eq!(SimdPath::resolve(None), (fastest, None));
+        assert_eq!(SimdPath::resolve(Some("auto")), (fastest, None));
+        assert_eq!(SimdPath::resolve(Some(" ")), (fastest, None));
+        assert_eq!(SimdPath::resolve(Some("scalar")), (SimdPath::Scalar, None));
+        assert_eq!(SimdPath::resolve(Some("SCALAR")), (SimdPath::Scalar, None));
+        for path in SimdPath::ALL {
+            let (chosen, warning) = SimdPath::resolve(Some(path.name()));
+            if path.is_available() {
+                assert_eq!((chosen, warning), (path, None));
+            } else {
+                assert!(chosen < path && chosen.is_available());
+                assert!(warning.unwrap().contains("cannot run"));
+            }
+        }
+        let (chosen, warning) = SimdPath::resolve(Some("sse9"));
+        assert_eq!(chosen, fastest);
+        assert!(warning.unwrap().contains("BBRL_SIMD=sse9 is not a vector path"));
     }
 
     #[test]

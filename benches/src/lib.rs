@@ -17,3 +17,33 @@ pub fn gdl() -> Fdm {
 pub fn grid() -> Fdm {
     bbrl::problems::grid()
 }
+
+/// The CPU model (`model name` of /proc/cpuinfo, "unknown" elsewhere).
+pub fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|line| line.starts_with("model name"))
+                .and_then(|line| line.split_once(':'))
+                .map(|(_, name)| name.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Prints, once per bench binary, the CPU model, the vector paths it runs and the one the
+/// solvers take (`BBRL_SIMD` forces it), so that every saved bench log names its machine.
+pub fn print_machine() {
+    static PRINTED: std::sync::Once = std::sync::Once::new();
+    PRINTED.call_once(|| {
+        use bbrl::solve::SimdPath;
+        let runnable: Vec<&str> = SimdPath::ALL.iter().filter(|p| p.is_available()).map(|p| p.name()).collect();
+        eprintln!(
+            "machine: CPU {}, {} logical CPUs, runs {}; solvers take the {} path",
+            cpu_model(),
+            std::thread::available_parallelism().map_or(0, |n| n.get()),
+            runnable.join("/"),
+            SimdPath::selected(),
+        );
+    });
+}
