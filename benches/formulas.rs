@@ -13,9 +13,10 @@ use bbrl_benches::gc;
 
 /// OPPS-DS offline learning on GC (gamma 0.95, T 250): pulls per second.
 /// * `one formula, 1 variable`: `X0`, every pull sequential after the first (UCB phase);
-/// * `one formula, 3 variables`: `max(Q0, max(Q1, Q2))`, all three Q-variables solved per step;
+/// * `one formula, 3 variables`: `max(QMean, max(QSelf, QUniform))`, all three Q-variables solved per step;
 /// * `F2, initial round`: 12 pulls, one per formula, in parallel over the cores.
 fn opps_pulls(c: &mut Criterion) {
+    bbrl_benches::print_machine();
     let prior = gc();
     let setting = Setting { gamma: 0.95, horizon: 250 };
     let mut group = c.benchmark_group("opps_pulls_gc");

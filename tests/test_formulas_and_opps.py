@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,10 +17,32 @@ from bbrl import agents, formulas
 
 def test_parse_both_forms_and_render() -> None:
     f = formulas.parse("X0 X2 ABS MAX2")
-    assert f.rpn == "X0 X2 ABS MAX2" and f.infix == "max(Q0, |Q2|)" and f.n_tokens == 4
+    assert f.rpn == "X0 X2 ABS MAX2" and f.infix == "max(QMean, |QUniform|)" and f.n_tokens == 4
+    assert f.paper_infix == "max(Q2, |Q0|)"
     assert formulas.parse(f.infix) == f
+    assert formulas.parse(f.paper_infix, paper_names=True) == f
     assert f(1.0, 0.0, -3.0) == 3.0
-    assert formulas.parse("Q2 / Q0").rpn == "X2 X0 DIV"
+    assert formulas.parse("QUniform / QMean").rpn == "X2 X0 DIV"
+    assert formulas.parse("quniform / X0").rpn == "X2 X0 DIV"
+
+
+# The paper's numbering, the reverse of bbrl's X indices (docs/formulas.md): Q0 = QUniform = X2,
+# Q1 = QSelf = X1, Q2 = QMean = X0.
+@pytest.mark.parametrize(
+    ("paper", "rpn"),
+    [("Q0", "X2"), ("Q1", "X1"), ("Q2", "X0"), ("Q2 / Q0", "X0 X2 DIV"), ("max(Q1, Q2) - Q0", "X1 X0 MAX2 X2 SUB")],
+)
+def test_the_papers_names_need_the_explicit_option(paper: str, rpn: str) -> None:
+    assert formulas.parse(paper, paper_names=True).rpn == rpn
+    with pytest.raises(ValueError, match=r"is ambiguous.*write (QMean|QSelf|QUniform) \(or X[012]\)"):
+        formulas.parse(paper)
+    # RPN is never affected by the option.
+    assert formulas.parse(rpn, paper_names=True).rpn == rpn
+
+
+def test_paper_names_must_be_a_bool() -> None:
+    with pytest.raises(TypeError, match="paper_names must be a bool"):
+        formulas.parse("Q0", paper_names=1)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -64,7 +89,7 @@ def test_write_formula_set_reproduces_the_shipped_f4(tmp_path: Path) -> None:
 
 def test_formula_agent_and_bad_parameters() -> None:
     exp = bbrl.Experiment("GC", n_mdps=20, horizon=100, seed=0)
-    run = exp.run(agents.Formula("max(Q0, Q2)"))
+    run = exp.run(agents.Formula("max(QMean, QUniform)"))
     assert run.returns.shape == (20,) and run.agent == "Formula (formula=X0 X2 MAX2)"
     with pytest.raises(ValueError):
         agents.Formula("X0 X1")
@@ -90,7 +115,7 @@ def test_opps_picks_the_clearly_best_formula() -> None:
     """On GC, the greedy-on-mean index QMean beats its opposite by far; UCB1 must pick it."""
     trained = agents.OPPSDS(["X0 OPP", "X0"], n_draws=60, c=5.0).train("GC", 0.95, 100, 0)
     assert trained.formula == "X0"
-    assert trained.details["formula_infix"] == "Q0"
+    assert trained.details["formula_infix"] == "QMean"
 
 
 def test_trained_agent_round_trip_gives_identical_returns(tmp_path: Path) -> None:
@@ -120,3 +145,15 @@ def test_agent_file_errors(tmp_path: Path) -> None:
     bad.write_text('{"format": "something"}')
     with pytest.raises(ValueError, match="not a bbrl agent file"):
         agents.load(bad)
+
+
+def test_the_command_line_reads_the_papers_names_only_when_asked() -> None:
+    exe = shutil.which("bbrl")
+    command = [exe] if exe else [sys.executable, "-m", "bbrl"]
+    base = [*command, "run", "--experiment", "GC", "--agent", "formula", "--param", "formula=Q2 / Q0"]
+    small = ["--n-mdps", "5", "--horizon", "20", "--seed", "0"]
+    out = subprocess.run([*base, "--paper-names", *small], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "formula=X0 X2 DIV" in out.stdout
+    out = subprocess.run([*base, *small], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 2 and "'Q2' is ambiguous" in out.stderr and "Traceback" not in out.stderr

@@ -304,7 +304,8 @@ class Formula(AgentSpec):
     """Acts by the argmax over actions of an index formula of the Q-variables (SPEC 4.9.3).
 
     Args:
-        formula: RPN (``"X2 X0 DIV"``) or infix (``"Q2 / Q0"``); stored as RPN.
+        formula: RPN (``"X2 X0 DIV"``) or infix (``"QUniform / QMean"``); stored as RPN. The paper's
+            names (Q0 = QUniform, Q1 = QSelf, Q2 = QMean) need ``formulas.parse(text, paper_names=True)``.
         compat: abort the run when the formula cannot be evaluated (LN of a value <= 0, division by
             zero...), as the original; by default such an action's index counts as -inf.
     """

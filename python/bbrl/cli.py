@@ -18,6 +18,7 @@ from rich.console import Console
 
 from . import __version__, agents, distributions
 from .experiment import Experiment
+from .formulas import parse as parse_formula
 from .tables import print_table, summary_frame
 
 #: Subcommands defined in their own modules: each module has ``register(commands)``, which adds its
@@ -101,6 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
     who.add_argument("--agent-file", type=Path, help="a trained agent saved with --save-agent (no retraining)")
     run.add_argument("--save-agent", type=Path, default=None, help="save the trained agent to this file")
     run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="agent parameter (repeat)")
+    run.add_argument(
+        "--paper-names",
+        action="store_true",
+        help="read an infix formula=... with the paper's variable names: Q0 = QUniform, Q1 = QSelf, Q2 = QMean",
+    )
     run.add_argument("--csv", type=Path, default=None, help="also write the per-MDP results to this CSV file")
     _add_protocol_options(run, 500)
     run.set_defaults(handler=_command_run)
@@ -208,7 +214,10 @@ def _command_run(args: argparse.Namespace, console: Console) -> int:
             raise ValueError("--agent-file brings its parameters and prior: drop --param and --prior")
         agent: agents.AgentSpec | agents.TrainedAgent = agents.load(args.agent_file)
     else:
-        spec = agents.create(args.agent, _parse_params(args.param))
+        params = _parse_params(args.param)
+        if args.paper_names and isinstance(params.get("formula"), str):
+            params["formula"] = parse_formula(params["formula"], paper_names=True).rpn
+        spec = agents.create(args.agent, params)
         prior = test if args.prior is None else distributions.get(args.prior)
         agent = spec.train(prior, experiment.gamma, experiment.horizon, experiment.seed)
         if args.save_agent is not None:

@@ -1,10 +1,15 @@
 """The formula language of OPPS-DS (SPEC 4.9): index formulas over three Q-variables.
 
-A formula is written in reverse Polish notation (``X2 X0 DIV``) or infix (``Q2 / Q0``) over
-X0 = QMean (the posterior-mean model's Q), X1 = QSelf (a model where each state only reaches
+A formula is written in reverse Polish notation (``X2 X0 DIV``) or infix (``QUniform / QMean``)
+over X0 = QMean (the posterior-mean model's Q), X1 = QSelf (a model where each state only reaches
 itself, plus the observed counts) and X2 = QUniform (a Laplace-smoothed empirical model), with
 the unary operators ABS, LN, SQRT, INV (1/x), OPP (-x), the binary SUB, DIV, ADD2, MUL2, MIN2,
 MAX2, and numeric constants. An agent acts by the argmax over actions of the formula.
+
+The paper numbers the variables the other way round: its Q0 is QUniform (X2), Q1 is QSelf (X1)
+and Q2 is QMean (X0) (docs/formulas.md gives the evidence). Infix ``Q0``, ``Q1``, ``Q2`` are
+therefore read only with ``parse(text, paper_names=True)``; otherwise they are an error that
+names the unambiguous spelling.
 """
 
 from __future__ import annotations
@@ -24,10 +29,13 @@ SHIPPED_SIZES = range(2, 7)
 
 @dataclass(frozen=True)
 class Formula:
-    """A parsed, valid formula."""
+    """A parsed, valid formula: its RPN, its infix with bbrl's names (``QMean``, ``QSelf``,
+    ``QUniform``), its infix with the paper's names (``Q2``, ``Q1``, ``Q0`` respectively) and its
+    number of tokens."""
 
     rpn: str
     infix: str
+    paper_infix: str
     n_tokens: int
 
     def __call__(self, qmean: float, qself: float, quniform: float) -> float:
@@ -39,12 +47,17 @@ class Formula:
         return self.infix
 
 
-def parse(text: str) -> Formula:
-    """Parses RPN (``X0 X2 MAX2``) or infix (``max(Q0, Q2)``); ``ValueError`` names the problem."""
+def parse(text: str, paper_names: bool = False) -> Formula:
+    """Parses RPN (``X0 X2 MAX2``) or infix (``max(QMean, QUniform)``); ``ValueError`` names the
+    problem. With ``paper_names=True``, infix ``Q0``, ``Q1``, ``Q2`` are the paper's variables
+    (QUniform, QSelf, QMean: ``max(Q2, Q0)`` is the formula above); without it they are refused
+    as ambiguous."""
     if not isinstance(text, str):
         raise TypeError(f"a formula must be a string, got {type(text).__name__}")
-    rpn, infix, n_tokens = _core.formula_parse(text)
-    return Formula(rpn, infix, n_tokens)
+    if not isinstance(paper_names, bool):
+        raise TypeError(f"paper_names must be a bool, got {type(paper_names).__name__}")
+    rpn, infix, paper_infix, n_tokens = _core.formula_parse(text, paper_names)
+    return Formula(rpn, infix, paper_infix, n_tokens)
 
 
 def formula_set(max_size: int, seed: int | None = None, n_points: int = 1000) -> list[Formula]:

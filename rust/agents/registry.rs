@@ -111,7 +111,7 @@ impl Reader<'_> {
 
 /// Builds an untrained agent of `kind` (see [`AGENT_KINDS`]) from `params`.
 ///
-/// * `formula`: `formula` (string, RPN such as `X2 X0 DIV` or infix such as `Q2 / Q0`), `compat`
+/// * `formula`: `formula` (string, RPN such as `X2 X0 DIV` or infix such as `QUniform / QMean`), `compat`
 ///   (bool, default false: formula errors count as -inf instead of aborting the run).
 /// * `oppsds`: `formulas` (string: `F2`..`F6` for a shipped set, or RPN formulas separated by
 ///   newlines or `;`), `n_draws` (integer >= 1), `c` (>= 0, default 660), `compat` (bool).
@@ -221,7 +221,7 @@ mod tests {
     #[test]
     fn builds_formula_agents_and_names_errors() {
         let text = |s: &str| ParamValue::Text(s.to_string());
-        let a = build("formula", &params(&[("formula", text("Q2 / Q0"))])).unwrap();
+        let a = build("formula", &params(&[("formula", text("QUniform / QMean"))])).unwrap();
         assert_eq!(a.name(), "Formula (X2 X0 DIV)");
         let a = build("formula", &params(&[("formula", text("X0 X1 MAX2")), ("compat", ParamValue::Bool(true))]));
         assert_eq!(a.unwrap().name(), "Formula (X0 X1 MAX2, compat)");

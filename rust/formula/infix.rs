@@ -1,6 +1,7 @@
 //! The readable infix form of a formula, and its parser back to RPN.
 //!
-//! Rendering (`Q0 = X0 = QMean`, `Q1 = X1 = QSelf`, `Q2 = X2 = QUniform`):
+//! Rendering: the variables by name (`QMean` = X0, `QSelf` = X1, `QUniform` = X2, or under
+//! [`VariableNames::Paper`] the paper's `Q2`, `Q1`, `Q0`, in that order: see docs/formulas.md),
 //! `|a|`, `ln(a)`, `sqrt(a)`, `1/a` (INV), `-a` (OPP), `a - b`, `a / b`, `a + b`, `a * b`,
 //! `min(a, b)`, `max(a, b)`, numbers as Rust prints them (shortest exact form).
 //!
@@ -12,15 +13,36 @@
 //!         | '1/' prefix                       INV: the literal "1/" with no space between 1 and /
 //!         | atom
 //! atom   := number | '-'number                "-3" (no space) is the constant -3; "-(3)" is OPP 3
-//!         | Q0 | Q1 | Q2 | X0 | X1 | X2
+//!         | QMean | QSelf | QUniform | X0 | X1 | X2      (names of any case)
+//!         | Q0 | Q1 | Q2                             only under VariableNames::Paper
 //!         | '(' expr ')' | '|' expr '|'
 //!         | ln(expr) | sqrt(expr) | abs(expr) | inv(expr) | min(expr, expr) | max(expr, expr)
 //! ```
-//! So `1/Q1` is `X1 INV` while `1 / Q1` is `1 X1 DIV`. Prefix operators bind tighter than `*`;
-//! the renderer adds the parentheses that make every formula read back to the same RPN tokens
-//! (`a - (b - c)`, `(-Q0) * Q1`, `Q0 + (1/Q1)`), which the round-trip property test checks.
+//! So `1/QSelf` is `X1 INV` while `1 / QSelf` is `1 X1 DIV`. Prefix operators bind tighter than
+//! `*`; the renderer adds the parentheses that make every formula read back to the same RPN
+//! tokens (`a - (b - c)`, `(-QMean) * QSelf`, `QMean + (1/QSelf)`), which the round-trip property
+//! test checks.
+//!
+//! `Q0`, `Q1`, `Q2` are refused under bbrl's names: the paper numbers the variables in the other
+//! order (its Q0 is QUniform), and bbrl's infix once read `Q0` as QMean, so a bare `Q0` is
+//! ambiguous; the error names the unambiguous spelling.
 
-use super::{Binary, Formula, FormulaError, Token, Unary};
+use super::{Binary, Formula, FormulaError, Token, Unary, VariableNames};
+
+/// bbrl's names of X0, X1, X2.
+const BBRL_NAMES: [&str; 3] = ["QMean", "QSelf", "QUniform"];
+/// The paper's names of X0, X1, X2: its Q0 is QUniform, its Q2 QMean.
+const PAPER_NAMES: [&str; 3] = ["Q2", "Q1", "Q0"];
+
+impl VariableNames {
+    /// The names of X0, X1, X2 in this convention.
+    fn of_variables(self) -> [&'static str; 3] {
+        match self {
+            VariableNames::Bbrl => BBRL_NAMES,
+            VariableNames::Paper => PAPER_NAMES,
+        }
+    }
+}
 
 enum Node {
     Var(u8),
@@ -84,9 +106,10 @@ fn paren(s: String, wrap: bool) -> String {
     }
 }
 
-fn show(node: &Node) -> String {
+fn show(node: &Node, names: [&str; 3]) -> String {
+    let show = |node: &Node| show(node, names);
     match node {
-        Node::Var(i) => format!("Q{i}"),
+        Node::Var(i) => names[*i as usize].to_string(),
         Node::Const(v) => format!("{v}"),
         Node::Un(u, a) => {
             let inner = show(a);
@@ -124,15 +147,16 @@ fn show(node: &Node) -> String {
     }
 }
 
-/// The infix text of a valid token sequence.
-pub(super) fn render(tokens: &[Token]) -> String {
-    show(&tree(tokens))
+/// The infix text of a valid token sequence, with the variables named as `names` says.
+pub(super) fn render(tokens: &[Token], names: VariableNames) -> String {
+    show(&tree(tokens), names.of_variables())
 }
 
 struct Parser<'a> {
     text: &'a [u8],
     pos: usize,
     out: Vec<Token>,
+    names: VariableNames,
 }
 
 type Parsed = Result<(), FormulaError>;
@@ -277,18 +301,35 @@ impl Parser<'_> {
                 {
                     self.pos += 1;
                 }
-                let name = std::str::from_utf8(&self.text[start..self.pos]).unwrap_or("").to_ascii_lowercase();
+                let written = String::from_utf8_lossy(&self.text[start..self.pos]).into_owned();
+                let name = written.to_ascii_lowercase();
                 let unknown = || FormulaError::Infix {
                     message: format!(
-                        "unknown name '{}' (variables Q0 Q1 Q2 or X0 X1 X2; functions ln sqrt abs inv min max)",
-                        String::from_utf8_lossy(&self.text[start..self.pos])
+                        "unknown name '{written}' (variables QMean QSelf QUniform or X0 X1 X2; \
+                         functions ln sqrt abs inv min max)"
                     ),
                     position: start,
                 };
+                let paper = |index: u8| match self.names {
+                    VariableNames::Paper => Ok(Token::Var(index)),
+                    VariableNames::Bbrl => Err(FormulaError::Infix {
+                        message: format!(
+                            "'{written}' is ambiguous: the paper's {written} is {} (X{index}), while bbrl's infix \
+                             once read Q0, Q1, Q2 as X0, X1, X2; write {} (or X{index}) for the paper's meaning, \
+                             or parse with the paper's names (paper_names=True, --paper-names)",
+                            BBRL_NAMES[index as usize], BBRL_NAMES[index as usize]
+                        ),
+                        position: start,
+                    }),
+                };
                 match name.as_str() {
-                    "q0" | "x0" => self.out.push(Token::Var(0)),
-                    "q1" | "x1" => self.out.push(Token::Var(1)),
-                    "q2" | "x2" => self.out.push(Token::Var(2)),
+                    "qmean" | "x0" => self.out.push(Token::Var(0)),
+                    "qself" | "x1" => self.out.push(Token::Var(1)),
+                    "quniform" | "x2" => self.out.push(Token::Var(2)),
+                    // The paper's numbering (docs/formulas.md): Q0 = QUniform, Q2 = QMean.
+                    "q0" => self.out.push(paper(2)?),
+                    "q1" => self.out.push(paper(1)?),
+                    "q2" => self.out.push(paper(0)?),
                     "ln" | "sqrt" | "abs" | "inv" => {
                         let u = match name.as_str() {
                             "ln" => Unary::Ln,
@@ -318,9 +359,9 @@ impl Parser<'_> {
     }
 }
 
-/// Parses the infix form into a formula.
-pub(super) fn parse(text: &str) -> Result<Formula, FormulaError> {
-    let mut p = Parser { text: text.as_bytes(), pos: 0, out: Vec::new() };
+/// Parses the infix form into a formula, reading variable names as `names` says.
+pub(super) fn parse(text: &str, names: VariableNames) -> Result<Formula, FormulaError> {
+    let mut p = Parser { text: text.as_bytes(), pos: 0, out: Vec::new(), names };
     if p.peek().is_none() {
         return Err(FormulaError::Empty);
     }
@@ -343,31 +384,31 @@ mod tests {
     #[test]
     fn renders_readably() {
         for (r, i) in [
-            ("X0 X2 ABS MAX2", "max(Q0, |Q2|)"),
-            ("X1 INV", "1/Q1"),
-            ("X0 OPP", "-Q0"),
-            ("X0 LN", "ln(Q0)"),
-            ("X0 SQRT", "sqrt(Q0)"),
-            ("X0 X1 SUB", "Q0 - Q1"),
-            ("X0 X1 DIV", "Q0 / Q1"),
-            ("X0 X1 ADD2", "Q0 + Q1"),
-            ("X0 X1 MUL2", "Q0 * Q1"),
-            ("X0 X1 MIN2", "min(Q0, Q1)"),
-            ("1 X1 DIV", "1 / Q1"),
-            ("X0 X1 X2 SUB SUB", "Q0 - (Q1 - Q2)"),
-            ("X0 X1 SUB X2 SUB", "Q0 - Q1 - Q2"),
-            ("X0 X1 ADD2 X2 MUL2", "(Q0 + Q1) * Q2"),
-            ("X0 X1 X2 MUL2 ADD2", "Q0 + Q1 * Q2"),
-            ("X0 OPP X1 MUL2", "(-Q0) * Q1"),
-            ("X0 OPP X1 ADD2", "-Q0 + Q1"),
-            ("X1 X0 OPP ADD2", "Q1 + (-Q0)"),
-            ("X0 X1 ADD2 INV", "1/(Q0 + Q1)"),
-            ("X0 OPP OPP", "-(-Q0)"),
-            ("X0 INV ABS", "|1/Q0|"),
+            ("X0 X2 ABS MAX2", "max(QMean, |QUniform|)"),
+            ("X1 INV", "1/QSelf"),
+            ("X0 OPP", "-QMean"),
+            ("X0 LN", "ln(QMean)"),
+            ("X0 SQRT", "sqrt(QMean)"),
+            ("X0 X1 SUB", "QMean - QSelf"),
+            ("X0 X1 DIV", "QMean / QSelf"),
+            ("X0 X1 ADD2", "QMean + QSelf"),
+            ("X0 X1 MUL2", "QMean * QSelf"),
+            ("X0 X1 MIN2", "min(QMean, QSelf)"),
+            ("1 X1 DIV", "1 / QSelf"),
+            ("X0 X1 X2 SUB SUB", "QMean - (QSelf - QUniform)"),
+            ("X0 X1 SUB X2 SUB", "QMean - QSelf - QUniform"),
+            ("X0 X1 ADD2 X2 MUL2", "(QMean + QSelf) * QUniform"),
+            ("X0 X1 X2 MUL2 ADD2", "QMean + QSelf * QUniform"),
+            ("X0 OPP X1 MUL2", "(-QMean) * QSelf"),
+            ("X0 OPP X1 ADD2", "-QMean + QSelf"),
+            ("X1 X0 OPP ADD2", "QSelf + (-QMean)"),
+            ("X0 X1 ADD2 INV", "1/(QMean + QSelf)"),
+            ("X0 OPP OPP", "-(-QMean)"),
+            ("X0 INV ABS", "|1/QMean|"),
             ("3 OPP", "-(3)"),
             ("-3", "-3"),
-            ("X0 -2.5 SUB", "Q0 - (-2.5)"),
-            ("X2 X2 DIV", "Q2 / Q2"),
+            ("X0 -2.5 SUB", "QMean - (-2.5)"),
+            ("X2 X2 DIV", "QUniform / QUniform"),
         ] {
             let f = rpn(r);
             assert_eq!(f.to_infix(), i, "{r}");
@@ -376,24 +417,60 @@ mod tests {
     }
 
     #[test]
+    fn the_papers_names_map_q0_to_quniform_and_q2_to_qmean() {
+        // The mapping of docs/formulas.md: paper Q0 = X2 (QUniform), Q1 = X1 (QSelf), Q2 = X0 (QMean).
+        let paper = VariableNames::Paper;
+        for (text, expected) in [
+            ("Q0", "X2"),
+            ("Q1", "X1"),
+            ("Q2", "X0"),
+            ("Q2 / Q0", "X0 X2 DIV"),
+            ("max(Q1, Q2) - Q0", "X1 X0 MAX2 X2 SUB"),
+            ("q0 * QMean", "X2 X0 MUL2"),
+        ] {
+            assert_eq!(Formula::parse_infix_with(text, paper).unwrap(), rpn(expected), "{text}");
+        }
+        assert_eq!(rpn("X0 X2 DIV").to_infix_with(paper), "Q2 / Q0");
+        assert_eq!(rpn("X1 INV X2 MAX2").to_infix_with(paper), "max(1/Q1, Q0)");
+        assert_eq!(rpn("X1 INV X2 MAX2").to_infix_with(VariableNames::Bbrl), "max(1/QSelf, QUniform)");
+    }
+
+    #[test]
+    fn bare_q_numbers_are_refused_under_bbrls_names_with_the_new_spelling() {
+        for (text, position, spelling) in
+            [("Q0", 0, "QUniform (or X2)"), ("QMean + q1", 8, "QSelf (or X1)"), ("max(Q2, 1)", 4, "QMean (or X0)")]
+        {
+            let e = Formula::parse_infix(text).unwrap_err();
+            let FormulaError::Infix { message, position: at } = &e else { panic!("{text}: {e:?}") };
+            assert_eq!(*at, position, "{text}");
+            assert!(message.contains("is ambiguous") && message.contains(spelling), "{text}: {message}");
+            assert!(message.contains("paper_names=True"), "{message}");
+            // Through parse_any too: RPN fails, and the infix reason is the ambiguity.
+            assert!(Formula::parse_any(text).unwrap_err().to_string().contains("is ambiguous"), "{text}");
+        }
+    }
+
+    #[test]
     fn parses_variants_and_names_errors() {
         assert_eq!(Formula::parse_infix("abs(X0)").unwrap(), rpn("X0 ABS"));
-        assert_eq!(Formula::parse_infix("inv(q1)").unwrap(), rpn("X1 INV"));
-        assert_eq!(Formula::parse_infix(" ( Q0 )*-Q1 ").unwrap(), rpn("X0 X1 OPP MUL2"));
-        assert_eq!(Formula::parse_infix("||Q0||").unwrap(), rpn("X0 ABS ABS"));
-        assert_eq!(Formula::parse_infix("Q0-3").unwrap(), rpn("X0 3 SUB"));
-        assert_eq!(Formula::parse_infix("1e-3 * Q0").unwrap(), rpn("0.001 X0 MUL2"));
-        let e = Formula::parse_infix("Q0 +").unwrap_err();
+        assert_eq!(Formula::parse_infix("inv(qself)").unwrap(), rpn("X1 INV"));
+        assert_eq!(Formula::parse_infix(" ( QMEAN )*-QSelf ").unwrap(), rpn("X0 X1 OPP MUL2"));
+        assert_eq!(Formula::parse_infix("||X0||").unwrap(), rpn("X0 ABS ABS"));
+        assert_eq!(Formula::parse_infix("QMean-3").unwrap(), rpn("X0 3 SUB"));
+        assert_eq!(Formula::parse_infix("1e-3 * QMean").unwrap(), rpn("0.001 X0 MUL2"));
+        let e = Formula::parse_infix("QMean +").unwrap_err();
         assert!(e.to_string().contains("expected an operand"), "{e}");
-        let e = Formula::parse_infix("foo(Q0)").unwrap_err();
+        let e = Formula::parse_infix("foo(QMean)").unwrap_err();
         assert!(e.to_string().contains("unknown name 'foo'"), "{e}");
         let e = Formula::parse_infix("Q3").unwrap_err();
         assert!(e.to_string().contains("'Q3'"), "{e}");
-        let e = Formula::parse_infix("max(Q0)").unwrap_err();
+        let e = Formula::parse_infix_with("Q3", VariableNames::Paper).unwrap_err();
+        assert!(e.to_string().contains("unknown name 'Q3'"), "{e}");
+        let e = Formula::parse_infix("max(QMean)").unwrap_err();
         assert!(e.to_string().contains("expected ','"), "{e}");
-        let e = Formula::parse_infix("(Q0").unwrap_err();
+        let e = Formula::parse_infix("(QMean").unwrap_err();
         assert!(e.to_string().contains("expected ')'"), "{e}");
-        let e = Formula::parse_infix("Q0 Q1").unwrap_err();
+        let e = Formula::parse_infix("QMean QSelf").unwrap_err();
         assert!(e.to_string().contains("unexpected 'Q'"), "{e}");
         let e = Formula::parse_infix("1e999").unwrap_err();
         assert!(e.to_string().contains("not finite"), "{e}");
@@ -446,6 +523,9 @@ mod tests {
             }
             prop_assert_eq!(&Formula::parse_rpn(&f.to_rpn()).unwrap(), &f);
             prop_assert_eq!(&Formula::parse_any(&infix).unwrap(), &f);
+            // The paper's names round-trip too, to the same tokens.
+            let paper = f.to_infix_with(VariableNames::Paper);
+            prop_assert_eq!(&Formula::parse_infix_with(&paper, VariableNames::Paper).unwrap(), &f, "paper infix {}", paper);
         }
     }
 }

@@ -10,8 +10,11 @@
 //! value < 0, `INV(0)` and a division by 0 are typed [`EvalError`]s, as the original's
 //! `TokenException`s; infinite and NaN results are not errors (as in the original).
 //!
-//! [`Formula::to_infix`] renders a readable form (`max(Q0, |Q2|)`, `1/Q1`, `Q0 - Q1`, ...) and
-//! [`Formula::parse_infix`] reads it back to the same RPN; [`Formula::parse_any`] accepts both.
+//! [`Formula::to_infix`] renders a readable form (`max(QMean, |QUniform|)`, `1/QSelf`,
+//! `QMean - QSelf`, ...) and [`Formula::parse_infix`] reads it back to the same RPN;
+//! [`Formula::parse_any`] accepts both. The paper writes the variables Q0 = QUniform (X2),
+//! Q1 = QSelf (X1), Q2 = QMean (X0): those names are read and written only under
+//! [`VariableNames::Paper`] (docs/formulas.md gives the evidence for the mapping).
 
 mod infix;
 pub mod set;
@@ -28,6 +31,18 @@ pub use set::{
 
 /// Number of variables (X0 = QMean, X1 = QSelf, X2 = QUniform).
 pub const N_VARIABLES: usize = 3;
+
+/// How the infix form names the three variables (RPN always says X0, X1, X2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum VariableNames {
+    /// `QMean` (X0), `QSelf` (X1), `QUniform` (X2); `X0`..`X2` are also read. `Q0`..`Q2` are
+    /// refused as ambiguous, with an error that names the spelling to use.
+    #[default]
+    Bbrl,
+    /// The paper's `Q0` = QUniform (X2), `Q1` = QSelf (X1), `Q2` = QMean (X0); the names of
+    /// [`VariableNames::Bbrl`] are also read.
+    Paper,
+}
 
 /// The deepest stack a formula may need: evaluation uses a fixed array of this size.
 pub const MAX_STACK: usize = 64;
@@ -299,16 +314,27 @@ impl Formula {
         Self::new(tokens)
     }
 
-    /// Reads the infix form of [`Formula::to_infix`] (see the `infix` module for the grammar).
+    /// Reads the infix form of [`Formula::to_infix`] (see the `infix` module for the grammar),
+    /// with bbrl's variable names.
     pub fn parse_infix(text: &str) -> Result<Self, FormulaError> {
-        infix::parse(text)
+        infix::parse(text, VariableNames::Bbrl)
+    }
+
+    /// Reads the infix form with the variable names of `names`.
+    pub fn parse_infix_with(text: &str, names: VariableNames) -> Result<Self, FormulaError> {
+        infix::parse(text, names)
     }
 
     /// Reads either form: RPN first, then infix; if both fail, the error gives both reasons.
     pub fn parse_any(text: &str) -> Result<Self, FormulaError> {
+        Self::parse_any_with(text, VariableNames::Bbrl)
+    }
+
+    /// Reads either form, infix with the variable names of `names` (RPN is always X0, X1, X2).
+    pub fn parse_any_with(text: &str, names: VariableNames) -> Result<Self, FormulaError> {
         match Self::parse_rpn(text) {
             Ok(f) => Ok(f),
-            Err(rpn) => match Self::parse_infix(text) {
+            Err(rpn) => match Self::parse_infix_with(text, names) {
                 Ok(f) => Ok(f),
                 Err(infix) => {
                     if matches!(rpn, FormulaError::Empty) {
@@ -345,9 +371,14 @@ impl Formula {
         self.to_string()
     }
 
-    /// The readable infix form, e.g. `max(Q0, |Q2|)`.
+    /// The readable infix form with bbrl's variable names, e.g. `max(QMean, |QUniform|)`.
     pub fn to_infix(&self) -> String {
-        infix::render(&self.tokens)
+        infix::render(&self.tokens, VariableNames::Bbrl)
+    }
+
+    /// The infix form with the variable names of `names`, e.g. `max(Q2, |Q0|)` for the paper's.
+    pub fn to_infix_with(&self, names: VariableNames) -> String {
+        infix::render(&self.tokens, names)
     }
 
     /// Evaluates the formula at `x = (X0, X1, X2)` on a fixed-size stack (no allocation).
@@ -472,7 +503,10 @@ mod tests {
     #[test]
     fn parse_any_reads_both_forms() {
         assert_eq!(Formula::parse_any("X2 X0 DIV").unwrap(), f("X2 X0 DIV"));
-        assert_eq!(Formula::parse_any("Q2 / Q0").unwrap(), f("X2 X0 DIV"));
-        assert_eq!("max(Q0, |Q2|)".parse::<Formula>().unwrap(), f("X0 X2 ABS MAX2"));
+        assert_eq!(Formula::parse_any("QUniform / QMean").unwrap(), f("X2 X0 DIV"));
+        assert_eq!("max(QMean, |QUniform|)".parse::<Formula>().unwrap(), f("X0 X2 ABS MAX2"));
+        assert_eq!(Formula::parse_any_with("Q0 / Q2", VariableNames::Paper).unwrap(), f("X2 X0 DIV"));
+        let e = Formula::parse_any("Q2 / Q0").unwrap_err();
+        assert!(e.to_string().contains("'Q2' is ambiguous"), "{e}");
     }
 }

@@ -5,11 +5,15 @@ use pyo3::prelude::*;
 
 use super::to_py;
 
-/// Parses a formula (RPN or infix): (RPN, infix, number of tokens).
+/// Parses a formula (RPN or infix; infix Q0/Q1/Q2 are the paper's only with `paper_names`):
+/// (RPN, infix with bbrl's names, infix with the paper's names, number of tokens).
 #[pyfunction]
-fn formula_parse(text: &str) -> PyResult<(String, String, usize)> {
-    let f = crate::formula::Formula::parse_any(text).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok((f.to_rpn(), f.to_infix(), f.len()))
+#[pyo3(signature = (text, paper_names = false))]
+fn formula_parse(text: &str, paper_names: bool) -> PyResult<(String, String, String, usize)> {
+    use crate::formula::{Formula, VariableNames};
+    let names = if paper_names { VariableNames::Paper } else { VariableNames::Bbrl };
+    let f = Formula::parse_any_with(text, names).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((f.to_rpn(), f.to_infix(), f.to_infix_with(VariableNames::Paper), f.len()))
 }
 
 /// Evaluates a formula at (X0, X1, X2); evaluation errors (LN of a non-positive value, SQRT of a
