@@ -27,6 +27,16 @@ pub mod purpose {
     pub const FORMULA_POINTS: u64 = 16;
     /// The i-th pull of OPPS-DS's offline bandit, seeded from the offline stream (index i).
     pub const OPPS_PULL: u64 = 17;
+
+    /// The purposes a front end needs to state the rule (Python agents' NumPy Generators use the
+    /// same triples), by name.
+    pub const NAMED: &[(&str, u64)] = &[
+        ("test_mdp", TEST_MDP),
+        ("environment", ENVIRONMENT),
+        ("agent_online", AGENT_ONLINE),
+        ("agent_offline", AGENT_OFFLINE),
+        ("kernel", KERNEL),
+    ];
 }
 
 /// SplitMix64's output function: a bijective 64-bit mixer.

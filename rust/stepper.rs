@@ -130,15 +130,29 @@ impl Stepper {
 
     /// Everything the future depends on: the agent (private planning streams included) and the
     /// handle's stream.
-    pub fn snapshot(&self) -> Snapshot {
-        Snapshot { agent: self.agent.clone_box(), rng: self.rng.clone(), in_task: self.in_task }
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        Ok(Snapshot { agent: self.agent.snapshot()?, rng: self.rng.clone(), in_task: self.in_task })
     }
 
     /// Goes back to `snapshot`, which stays usable for further restores.
-    pub fn restore(&mut self, snapshot: &Snapshot) {
-        self.agent = snapshot.agent.clone_box();
+    pub fn restore(&mut self, snapshot: &Snapshot) -> Result<()> {
+        self.agent = snapshot.agent.snapshot()?;
         self.rng = snapshot.rng.clone();
         self.in_task = snapshot.in_task;
+        Ok(())
+    }
+
+    /// An independent handle in the same state as this one but with the random stream `rng`: how
+    /// an evaluator repeats a run under other seeds (in parallel, one fork per run).
+    pub fn fork(&self, rng: Rng) -> Result<Stepper> {
+        Ok(Stepper {
+            agent: self.agent.snapshot()?,
+            rng,
+            n_states: self.n_states,
+            n_actions: self.n_actions,
+            setting: self.setting,
+            in_task: self.in_task,
+        })
     }
 
     /// One trajectory of the benchmark protocol on test MDP `mdp` (index `mdp_index`, for error
@@ -219,7 +233,7 @@ mod tests {
         for kind in ["random", "egreedy", "softmax", "beb", "psrl", "bamcp", "bfs3"] {
             let mut h = trained(kind);
             h.start_task().unwrap();
-            let snap = h.snapshot();
+            let snap = h.snapshot().unwrap();
             let run = |h: &mut Stepper| {
                 let mut env = stream(9, purpose::ENVIRONMENT, 0);
                 let mdp = problems::by_name("GC").unwrap().sample_mdp(&mut stream(9, purpose::TEST_MDP, 0));
@@ -235,7 +249,7 @@ mod tests {
                     .collect::<Vec<_>>()
             };
             let first = run(&mut h);
-            h.restore(&snap);
+            h.restore(&snap).unwrap();
             assert_eq!(first, run(&mut h), "{kind}");
         }
     }

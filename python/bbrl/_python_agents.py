@@ -5,7 +5,7 @@ an agent that calls its methods (with the GIL), so the same trajectory loop, the
 the same environment random streams serve built-in and Python agents, and Python executes no
 per-step code except the agent's own.
 
-Randomness (the seed rule of :mod:`bbrl`, stream ``(seed, purpose, index)``):
+Randomness (the seed rule of :mod:`bbrl.seeds`, stream ``(seed, purpose, index)``):
 
 * offline: ``learn_offline`` gets ``numpy.random.default_rng([seed, 4, 0])`` (purpose 4, AGENT_OFFLINE);
 * online: on test MDP ``i``, ``act`` gets ``numpy.random.default_rng([seed, 3, i])`` (purpose 3,
@@ -35,44 +35,41 @@ import numpy as np
 
 from . import _core
 from .agents import TrainedAgent, training_arguments
+from .seeds import generator
 
 if TYPE_CHECKING:
     from .distributions import FDM
     from .experiment import Experiment
 
-#: Purposes of the seed rule (rust/rng.rs); never renumber.
-ENVIRONMENT = 2
-AGENT_ONLINE = 3
-AGENT_OFFLINE = 4
-
 __all__ = ["Agent", "AgentError", "TrainedPythonAgent", "offline_rng", "online_rng"]
 
 
-class AgentError(RuntimeError):
-    """An agent failed during a run (the message names the agent, the MDP and the step)."""
+#: An agent failed (built-in or Python): the message names the agent and, in a run, the MDP and
+#: the step; a Python agent's own exception is chained as the cause.
+AgentError = _core.AgentError
 
 
 def offline_rng(seed: int) -> np.random.Generator:
     """The Generator a Python agent's ``learn_offline`` receives: ``default_rng([seed, 4, 0])``."""
-    return np.random.default_rng([int(seed), AGENT_OFFLINE, 0])
+    return generator(seed, "agent_offline", 0)
 
 
 def online_rng(seed: int, mdp_index: int) -> np.random.Generator:
     """The Generator a Python agent's ``act`` receives on test MDP ``mdp_index``:
     ``default_rng([seed, 3, mdp_index])``."""
-    return np.random.default_rng([int(seed), AGENT_ONLINE, int(mdp_index)])
+    return generator(seed, "agent_online", mdp_index)
 
 
 class Agent:
     """Base class of agents written in Python: same life cycle as the built-in (Rust) agents.
 
-    Subclass it and override :meth:`act` (and usually :meth:`learn_offline`, :meth:`reset` and
-    :meth:`observe`)::
+    Subclass it and override :meth:`act` (and usually :meth:`learn_offline`, :meth:`start_task`
+    and :meth:`observe`)::
 
         class Greedy(bbrl.agents.Agent):
             def learn_offline(self, prior, gamma, horizon, rng):
                 super().learn_offline(prior, gamma, horizon, rng)   # keeps prior, gamma, horizon
-            def reset(self):
+            def start_task(self):
                 self.posterior = bbrl.kernels.Posterior(self.prior)
             def act(self, state, rng):
                 _, policy = bbrl.kernels.value_iteration(self.posterior.mean(), self.prior.rewards, self.gamma)
@@ -82,10 +79,15 @@ class Agent:
 
         run = bbrl.Experiment("GC", n_mdps=50).run(Greedy(), prior="UGC")
 
-    Life cycle: :meth:`learn_offline` once on the prior (timed: the offline time), then for every
-    test MDP a fresh deep copy of the trained agent gets :meth:`reset`, then ``T`` times
-    :meth:`act` and :meth:`observe` (the online time is the wall time of the reset and the T
-    decisions, as for the built-ins).
+    Life cycle (the same for every evaluator, see :class:`bbrl.Stepper`): :meth:`learn_offline`
+    once on the prior (timed: the offline time); :meth:`start_task` for every new unknown MDP
+    (posterior := prior); :meth:`start_episode` for a new episode of the same task (knowledge
+    kept); :meth:`act` and :meth:`observe`, where ``observe`` may follow an action the agent did
+    not choose (replay feeds logged actions); :meth:`action_probabilities` is a pure query;
+    :meth:`snapshot`/:meth:`restore` capture and bring back the agent's whole state. In the
+    benchmark protocol, every test MDP gets a fresh copy of the trained agent, :meth:`start_task`,
+    then ``T`` times :meth:`act` and :meth:`observe` (the online time is the wall time of the task
+    start and the T decisions, as for the built-ins).
 
     Rules, checked at the boundary: ``act`` returns an ``int`` (NumPy integers are fine) in
     ``0..A``; all randomness comes from the ``rng`` arguments (so a seed reproduces a run); an
@@ -104,6 +106,11 @@ class Agent:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if "reset" in cls.__dict__ and "start_task" not in cls.__dict__:
+            raise TypeError(
+                f"{cls.__name__}.reset() is now called start_task(): rename the method "
+                "(start_episode(state) is the new per-episode hook)"
+            )
         if "kind" not in cls.__dict__:
             cls.kind = cls.__name__
         if "display" not in cls.__dict__:
@@ -135,8 +142,12 @@ class Agent:
         self.n_states = prior.n_states
         self.n_actions = prior.n_actions
 
-    def reset(self) -> None:
-        """Start of a trajectory on a new test MDP (e.g. posterior := prior)."""
+    def start_task(self) -> None:
+        """A new unknown MDP: forget what was learned online (e.g. posterior := prior)."""
+
+    def start_episode(self, state: int) -> None:
+        """A new episode of the same task, starting in ``state``: keep what was learned (e.g. draw
+        new posterior models here). The default does nothing."""
 
     def act(self, state: int, rng: np.random.Generator) -> int:
         """The action to take in ``state``, an int in ``0..A``."""
@@ -149,6 +160,16 @@ class Agent:
         """Optional: pi(a | state) given the agent's current knowledge, shape (A,), summing to 1.
         Must agree with the distribution of :meth:`act` (checked by :func:`bbrl.testing.check_agent`)."""
         raise NotImplementedError
+
+    def snapshot(self) -> Any:
+        """Everything the agent's future depends on (the default: a deep copy of its attributes).
+        Override with :meth:`restore` for a cheaper copy of a large agent."""
+        return copy.deepcopy(self.__dict__)
+
+    def restore(self, snapshot: Any) -> None:
+        """Brings back a :meth:`snapshot`, which stays usable for further restores."""
+        self.__dict__.clear()
+        self.__dict__.update(copy.deepcopy(snapshot))
 
     def details(self) -> dict[str, str]:
         """Optional: what offline learning decided, for result tables (e.g. ``{"formula": ...}``)."""

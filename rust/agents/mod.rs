@@ -11,8 +11,9 @@
 //!   (replay feeds logged actions);
 //! - `action_probabilities` is a pure query: it changes no future action, no random stream and no
 //!   learned quantity, however often it is called between steps;
-//! - `clone_box` is the snapshot: together with the caller-held random stream it captures
-//!   everything the agent's future depends on (private planning streams included).
+//! - `snapshot` (a deep copy) together with the caller-held random stream captures everything the
+//!   agent's future depends on (private planning streams included): restore it, replay the same
+//!   inputs, get the same actions.
 
 mod bamcp;
 mod beb;
@@ -133,6 +134,14 @@ pub trait Agent: Send + Sync {
 
     /// A deep copy (the trained agent is cloned for every test MDP and thread).
     fn clone_box(&self) -> Box<dyn Agent>;
+
+    /// A copy that captures everything the agent's future depends on (private planning streams
+    /// included), for [`crate::stepper::Stepper::snapshot`]. Built-in agents are plain data, so
+    /// this is [`Agent::clone_box`]; an agent written in Python copies itself through its own
+    /// `snapshot`/`restore`, which can fail.
+    fn snapshot(&self) -> Result<Box<dyn Agent>> {
+        Ok(self.clone_box())
+    }
 
     /// For agents that can be saved (OPPS-DS): a text from which [`load_text`] rebuilds the agent,
     /// trained or not. `None` for the others.

@@ -1,15 +1,14 @@
 //! `Agent`: a built-in agent by kind and parameters, its offline learning and saved form.
 
-use numpy::{IntoPyArray, PyArray1};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 
 use super::distribution::PyFdm;
 use super::to_py;
-use crate::agents::{self, Agent, ParamValue, Params, Setting, TaskContext, Transition};
+use crate::agents::{self, Agent, ParamValue, Params, Setting};
 use crate::experiment::check_setting;
-use crate::rng::{purpose, stream, Rng};
+use crate::rng::{purpose, stream};
 
 /// Converts a Python dict of agent parameters.
 fn params_from(dict: &Bound<'_, PyDict>) -> PyResult<Params> {
@@ -35,29 +34,14 @@ fn params_from(dict: &Bound<'_, PyDict>) -> PyResult<Params> {
     Ok(params)
 }
 
-/// A Rust agent. Besides the protocol, it can be stepped by hand (reset/act/observe), which is
-/// what conformance tests and replay evaluators need.
+/// A built-in agent: built from its kind and parameters, trained offline, saved. It is stepped
+/// through a `Stepper` (see stepper.rs), like every agent.
 #[pyclass(name = "Agent", module = "bbrl._core")]
 pub(super) struct PyAgent {
     pub(super) inner: Box<dyn Agent>,
     /// (S, A) once trained.
     pub(super) shape: Option<(usize, usize)>,
-    /// The stream used by the hand-stepping methods.
-    pub(super) rng: Rng,
     pub(super) setting: Option<Setting>,
-}
-
-impl PyAgent {
-    fn trained_shape(&self) -> PyResult<(usize, usize)> {
-        self.shape.ok_or_else(|| PyValueError::new_err("the agent has not learned offline yet"))
-    }
-    fn check_state(&self, state: usize) -> PyResult<()> {
-        let (s, _) = self.trained_shape()?;
-        if state >= s {
-            return Err(PyValueError::new_err(format!("state {state} is out of range 0..{s}")));
-        }
-        Ok(())
-    }
 }
 
 #[pymethods]
@@ -65,7 +49,7 @@ impl PyAgent {
     #[new]
     fn new(kind: &str, params: &Bound<'_, PyDict>) -> PyResult<Self> {
         let inner = agents::build(kind, &params_from(params)?).map_err(to_py)?;
-        Ok(Self { inner, shape: None, rng: stream(0, purpose::KERNEL, 0), setting: None })
+        Ok(Self { inner, shape: None, setting: None })
     }
 
     #[getter]
@@ -95,40 +79,6 @@ impl PyAgent {
         Ok(seconds)
     }
 
-    /// Starts a hand-stepped trajectory with its own random stream (seed, AGENT_ONLINE, 0).
-    fn start_task(&mut self, seed: u64) -> PyResult<()> {
-        self.trained_shape()?;
-        if self.inner.is_oracle() {
-            return Err(PyValueError::new_err("an oracle agent needs the true MDP: run it through an Experiment"));
-        }
-        let setting = self.setting.ok_or_else(|| PyValueError::new_err("the agent has not learned offline yet"))?;
-        self.rng = stream(seed, purpose::AGENT_ONLINE, 0);
-        self.inner.start_task(&TaskContext { setting, true_mdp: None }, &mut self.rng).map_err(to_py)
-    }
-
-    fn act(&mut self, state: usize) -> PyResult<usize> {
-        self.check_state(state)?;
-        self.inner.act(state, &mut self.rng).map_err(to_py)
-    }
-
-    fn observe(&mut self, state: usize, action: usize, reward: f64, next_state: usize) -> PyResult<()> {
-        self.check_state(state)?;
-        self.check_state(next_state)?;
-        let (_, a) = self.trained_shape()?;
-        if action >= a {
-            return Err(PyValueError::new_err(format!("action {action} is out of range 0..{a}")));
-        }
-        self.inner.observe(Transition { state, action, reward, next_state }, &mut self.rng).map_err(to_py)
-    }
-
-    fn action_probabilities<'py>(&mut self, py: Python<'py>, state: usize) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        self.check_state(state)?;
-        let (_, a) = self.trained_shape()?;
-        let mut out = vec![0.0; a];
-        self.inner.action_probabilities(state, &mut out).map_err(to_py)?;
-        Ok(out.into_pyarray(py))
-    }
-
     /// What offline learning decided (e.g. OPPS-DS's chosen formula), as a dict of strings.
     #[getter]
     fn details(&self) -> std::collections::BTreeMap<String, String> {
@@ -147,17 +97,7 @@ impl PyAgent {
         let setting = Setting { gamma, horizon };
         check_setting(setting).map_err(to_py)?;
         let inner = agents::load_text(text).map_err(to_py)?;
-        Ok(Self {
-            inner,
-            shape: Some((n_states, n_actions)),
-            rng: stream(0, purpose::KERNEL, 0),
-            setting: Some(setting),
-        })
-    }
-
-    /// A deep copy, random stream included: the copy's future is identical to the original's.
-    fn copy(&self) -> Self {
-        Self { inner: self.inner.clone_box(), shape: self.shape, rng: self.rng.clone(), setting: self.setting }
+        Ok(Self { inner, shape: Some((n_states, n_actions)), setting: Some(setting) })
     }
 }
 

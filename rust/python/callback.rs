@@ -2,8 +2,9 @@
 //! that a Python agent runs through the same trajectory loop (`simulate::run_trajectory`), the
 //! same test MDPs and the same environment streams as the built-in agents.
 //!
-//! The Python object's `reset()`, `act(state, rng)` and `observe(state, action, reward,
-//! next_state)` are called with the GIL held; `rng` is a NumPy `Generator` seeded with
+//! The Python object's `start_task()`, `start_episode(state)`, `act(state, rng)`, `observe(state,
+//! action, reward, next_state)`, `action_probabilities(state)` and `snapshot()`/`restore(s)` are
+//! called with the GIL held; `rng` is a NumPy `Generator` seeded with
 //! `numpy.random.default_rng([seed, AGENT_ONLINE, mdp_index])` (the seed rule's triple), made before
 //! the trajectory's timer starts. Whatever `act` returns is checked here, at the boundary: an int
 //! (or NumPy integer) in `0..A`; anything else, and any exception raised by the agent, fails the run
@@ -23,12 +24,15 @@ use crate::error::{BbrlError, Result};
 use crate::fdm::Fdm;
 use crate::rng::{purpose, Rng};
 
+/// Where a Python agent leaves the exception behind its last failure, for the caller to chain.
+pub(super) type ErrorSlot = Arc<Mutex<Option<PyErr>>>;
+
 /// A core agent that forwards every call to a Python object.
-struct PyCallbackAgent {
+pub(super) struct PyCallbackAgent {
     name: String,
     n_actions: usize,
     object: Py<PyAny>,
-    reset: Py<PyAny>,
+    start_task: Py<PyAny>,
     act: Py<PyAny>,
     observe: Py<PyAny>,
     /// The NumPy Generator handed to `act` during this trajectory.
@@ -37,24 +41,31 @@ struct PyCallbackAgent {
     index: Py<PyAny>,
     /// The Python exception behind the last failure, re-raised as the cause of the run's error;
     /// shared with the caller, which hands the agent itself to a `Stepper`.
-    error: Arc<Mutex<Option<PyErr>>>,
+    error: ErrorSlot,
 }
 
 impl PyCallbackAgent {
-    fn new(object: &Bound<'_, PyAny>, name: String, n_actions: usize, rng: Py<PyAny>) -> PyResult<Self> {
+    /// Wraps the Python agent `object` (an instance of `bbrl.agents.Agent`), whose `act` gets the
+    /// NumPy Generator `rng`.
+    pub(super) fn new(object: &Bound<'_, PyAny>, name: String, n_actions: usize, rng: Py<PyAny>) -> PyResult<Self> {
         let py = object.py();
         let method = |name: &str| -> PyResult<Py<PyAny>> { Ok(object.getattr(name)?.unbind()) };
         Ok(Self {
             name,
             n_actions,
             object: object.clone().unbind(),
-            reset: method("reset")?,
+            start_task: method("start_task")?,
             act: method("act")?,
             observe: method("observe")?,
             rng,
             index: py.import("operator")?.getattr("index")?.unbind(),
             error: Arc::default(),
         })
+    }
+
+    /// The slot this agent (and no copy of it) records its failures in.
+    pub(super) fn error_slot(&self) -> ErrorSlot {
+        Arc::clone(&self.error)
     }
 
     /// Records the Python exception and describes it for the located core error.
@@ -105,9 +116,16 @@ impl Agent for PyCallbackAgent {
     }
 
     fn start_task(&mut self, _context: &TaskContext<'_>, _rng: &mut Rng) -> Result<()> {
-        Python::attach(|py| match self.reset.call0(py) {
+        Python::attach(|py| match self.start_task.call0(py) {
             Ok(_) => Ok(()),
             Err(e) => Err(self.failed(py, "", e)),
+        })
+    }
+
+    fn start_episode(&mut self, state: usize, _rng: &mut Rng) -> Result<()> {
+        Python::attach(|py| match self.object.call_method1(py, intern!(py, "start_episode"), (state,)) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.failed(py, "start_episode", e)),
         })
     }
 
@@ -148,16 +166,70 @@ impl Agent for PyCallbackAgent {
     }
 
     fn clone_box(&self) -> Box<dyn Agent> {
-        // Not used by the Python runner (it deep-copies in Python, where a failure is an error);
-        // kept correct for completeness: a deep copy, generator included.
+        // Not on any hot path (the Python runner copies agents in Python). A copy that cannot be
+        // made becomes an agent that fails with the reason on first use: an error, never a panic.
+        self.snapshot().unwrap_or_else(|e| Box::new(FailedCopy { name: self.name.clone(), reason: e.to_string() }))
+    }
+
+    /// A new object `copy.copy(agent)` given `agent.snapshot()` through its `restore`, and a deep
+    /// copy of the Generator: the agent's own definition of its state, so an agent that overrides
+    /// `snapshot`/`restore` is copied the way it says.
+    fn snapshot(&self) -> Result<Box<dyn Agent>> {
         Python::attach(|py| {
-            let copy = py.import("copy").and_then(|m| m.getattr("deepcopy")).expect("the copy module");
-            let object = copy.call1((self.object.bind(py),)).expect("a Python agent that copy.deepcopy accepts");
-            let rng = copy.call1((self.rng.bind(py),)).expect("a NumPy Generator can be deep-copied");
-            let agent =
-                Self::new(&object, self.name.clone(), self.n_actions, rng.unbind()).expect("the agent's methods");
-            Box::new(agent) as Box<dyn Agent>
+            let copy = |what: &str, e: PyErr| {
+                let message = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
+                let kind = e.get_type(py).name().map(|n| n.to_string()).unwrap_or_default();
+                BbrlError::Agent(format!("agent '{}' could not be copied: {what} raised {kind}: {message}", self.name))
+            };
+            let module = py.import("copy").map_err(|e| copy("import copy", e))?;
+            let object = self.object.bind(py);
+            let state = object.call_method0(intern!(py, "snapshot")).map_err(|e| copy("snapshot()", e))?;
+            let clone = module.call_method1("copy", (object,)).map_err(|e| copy("copy.copy", e))?;
+            clone.call_method1(intern!(py, "restore"), (state,)).map_err(|e| copy("restore()", e))?;
+            let rng = module.call_method1("deepcopy", (self.rng.bind(py),)).map_err(|e| copy("deepcopy(rng)", e))?;
+            let mut agent =
+                Self::new(&clone, self.name.clone(), self.n_actions, rng.unbind()).map_err(|e| copy("init", e))?;
+            // Copies report into the same slot, so a handle restored from a snapshot still
+            // chains the agent's own exception.
+            agent.error = Arc::clone(&self.error);
+            Ok(Box::new(agent) as Box<dyn Agent>)
         })
+    }
+}
+
+/// What [`PyCallbackAgent::clone_box`] returns when the Python agent cannot be copied.
+struct FailedCopy {
+    name: String,
+    reason: String,
+}
+
+impl FailedCopy {
+    fn fail<T>(&self) -> Result<T> {
+        Err(BbrlError::Agent(self.reason.clone()))
+    }
+}
+
+impl Agent for FailedCopy {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    fn learn_offline(&mut self, _: &Fdm, _: Setting, _: &mut Rng) -> Result<()> {
+        self.fail()
+    }
+    fn start_task(&mut self, _: &TaskContext<'_>, _: &mut Rng) -> Result<()> {
+        self.fail()
+    }
+    fn act(&mut self, _: usize, _: &mut Rng) -> Result<usize> {
+        self.fail()
+    }
+    fn observe(&mut self, _: Transition, _: &mut Rng) -> Result<()> {
+        self.fail()
+    }
+    fn action_probabilities(&mut self, _: usize, _: &mut [f64]) -> Result<()> {
+        self.fail()
+    }
+    fn clone_box(&self) -> Box<dyn Agent> {
+        Box::new(Self { name: self.name.clone(), reason: self.reason.clone() })
     }
 }
 

@@ -12,17 +12,26 @@ use crate::mdp::Mdp;
 mod agent;
 mod callback;
 mod distribution;
+mod env;
 mod experiment;
 mod formulas;
 mod kernels;
+mod stepper;
 
 use experiment::PyExperiment;
+
+pyo3::create_exception!(
+    bbrl._core,
+    AgentError,
+    PyRuntimeError,
+    "An agent failed (built-in or Python); the message names the agent and, in a run, the MDP and the step."
+);
 
 pub(super) fn to_py(e: BbrlError) -> PyErr {
     match e {
         BbrlError::InvalidArgument(m) => PyValueError::new_err(m),
         BbrlError::Cancelled => PyKeyboardInterrupt::new_err("run cancelled"),
-        other => PyRuntimeError::new_err(other.to_string()),
+        other @ (BbrlError::Agent(_) | BbrlError::AgentFailure { .. }) => AgentError::new_err(other.to_string()),
     }
 }
 
@@ -72,10 +81,14 @@ pub(super) fn table<'py>(py: Python<'py>, data: &[f64], s: usize, a: usize) -> B
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     agent::register(m)?;
     distribution::register(m)?;
+    env::register(m)?;
     experiment::register(m)?;
     kernels::register(m)?;
     formulas::register(m)?;
+    stepper::register(m)?;
+    m.add("AgentError", m.py().get_type::<AgentError>())?;
     m.add_function(wrap_pyfunction!(callback::run_python_agent, m)?)?;
+    m.add("PURPOSES", crate::rng::purpose::NAMED.iter().copied().collect::<std::collections::BTreeMap<_, _>>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

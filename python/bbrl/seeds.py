@@ -1,0 +1,31 @@
+"""The seed rule, stated once: every random stream is identified by ``(seed, purpose, index)``.
+
+The Rust core derives a Xoshiro256++ generator from the triple (rust/rng.rs); Python code that
+needs randomness of its own (a Python agent's Generator, a test's environment) uses
+``numpy.random.default_rng([seed, purpose, index])`` with the *same* triple, so the purposes below
+come from the core and are never restated by hand.
+
+* ``test_mdp``: drawing test MDP ``i`` of an experiment;
+* ``environment``: the transitions of test MDP ``i`` (the same for every agent: common random numbers);
+* ``agent_online``: an agent's own randomness on test MDP ``i`` (a Python agent's ``act`` Generator);
+* ``agent_offline``: offline learning (index 0);
+* ``kernel``: free-standing kernel calls (index 0).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _core
+
+#: Purpose numbers by name, from the core (never renumbered).
+PURPOSES: dict[str, int] = dict(_core.PURPOSES)
+
+__all__ = ["PURPOSES", "generator"]
+
+
+def generator(seed: int, purpose: str, index: int = 0) -> np.random.Generator:
+    """The NumPy Generator of stream ``(seed, purpose, index)``: ``default_rng([seed, p, index])``."""
+    if purpose not in PURPOSES:
+        raise ValueError(f"unknown purpose {purpose!r}; known: {', '.join(PURPOSES)}")
+    return np.random.default_rng([int(seed), PURPOSES[purpose], int(index)])
