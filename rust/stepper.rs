@@ -97,9 +97,8 @@ impl Stepper {
         let action = self.agent.act(state, &mut self.rng)?;
         if action >= self.n_actions {
             return Err(BbrlError::Agent(format!(
-                "agent '{}' chose action {action}, but actions are 0..{} (at most {})",
+                "agent '{}' chose action {action}, not one of the actions 0 to {}",
                 self.agent.name(),
-                self.n_actions,
                 self.n_actions - 1
             )));
         }

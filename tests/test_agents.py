@@ -1,4 +1,4 @@
-"""Agent parameters, the hand-stepping interface, probabilities and cloning."""
+"""Agent parameters, the stepping handle, probabilities, snapshots and the training setting."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import bbrl
 from bbrl import _core, agents, distributions
 
 BUILT_INS = [
@@ -55,16 +56,13 @@ def test_labels_and_create() -> None:
     assert {k for k, _ in _core.agent_kinds()} >= set(agents.kinds())
 
 
-def _trained(spec: agents.AgentSpec, name: str = "GC") -> _core.Agent:
-    agent = spec._build()
-    agent.learn_offline(distributions.get(name)._core, 0.95, 250, 0)
-    return agent
+def _trained(spec: agents.AgentSpec, name: str = "GC", seed: int = 0) -> bbrl.Stepper:
+    return bbrl.Stepper(spec, prior=name, gamma=0.95, horizon=250, seed=seed)
 
 
 @pytest.mark.parametrize("spec", BUILT_INS, ids=lambda s: s.label)
-def test_probabilities_sum_to_one_and_clone_has_identical_future(spec: agents.AgentSpec) -> None:
-    agent = _trained(spec)
-    agent.reset(5)
+def test_probabilities_sum_to_one_and_snapshot_has_identical_future(spec: agents.AgentSpec) -> None:
+    agent = _trained(spec, seed=5)
     mdp = distributions.get("GC").sample(3)
     rng = np.random.default_rng(0)
     state = 0
@@ -76,16 +74,19 @@ def test_probabilities_sum_to_one_and_clone_has_identical_future(spec: agents.Ag
         nxt = int(rng.choice(5, p=mdp[state, action]))
         agent.observe(state, action, 0.0, nxt)
         state = nxt
-    twin = agent.copy()
+    snapshot = agent.snapshot()
     future = [agent.act(s) for s in range(5)]
+    agent.restore(snapshot)
+    assert [agent.act(s) for s in range(5)] == future
+    twin = agent.fork(seed=5)
+    twin.restore(snapshot)
     assert [twin.act(s) for s in range(5)] == future
 
 
 @pytest.mark.parametrize("spec", BUILT_INS, ids=lambda s: s.label)
 def test_deterministic_for_a_seed(spec: agents.AgentSpec) -> None:
     def actions() -> list[int]:
-        agent = _trained(spec)
-        agent.reset(9)
+        agent = _trained(spec, seed=9)
         return [agent.act(s % 5) for s in range(30)]
 
     assert actions() == actions()
@@ -93,32 +94,66 @@ def test_deterministic_for_a_seed(spec: agents.AgentSpec) -> None:
 
 def test_empirical_frequencies_match_probabilities() -> None:
     agent = _trained(agents.SoftMax(tau=5.0))
-    agent.reset(0)
     agent.observe(0, 1, 0.0, 1)
     p = agent.action_probabilities(0)
     n = 20_000
-    twin = agent.copy()
-    counts = np.bincount([twin.act(0) for _ in range(n)], minlength=3)
-    # 5 standard errors of each frequency.
+    counts = np.bincount([agent.act(0) for _ in range(n)], minlength=3)
+    # 5 standard errors of each frequency (a Binomial(n, p) count).
     assert np.all(np.abs(counts / n - p) < 5 * np.sqrt(p * (1 - p) / n) + 1e-12)
 
 
-def test_hand_stepping_errors() -> None:
-    untrained = agents.Random()._build()
-    with pytest.raises(ValueError, match="not learned offline"):
-        untrained.act(0)
+def test_stepper_errors() -> None:
     agent = _trained(agents.EGreedy(0.1))
-    agent.reset(0)
     with pytest.raises(ValueError, match="state 7 is out of range"):
         agent.act(7)
     with pytest.raises(ValueError, match="action 3 is out of range"):
         agent.observe(0, 3, 0.0, 1)
+    with pytest.raises(ValueError, match="reward NaN is not finite"):
+        agent.observe(0, 1, float("nan"), 1)
+    with pytest.raises(TypeError, match="state must be an int"):
+        agent.act(1.0)
+    with pytest.raises(ValueError, match="must be trained: pass the prior"):
+        bbrl.Stepper(agents.Random())
+    with pytest.raises(TypeError, match="restore needs a Snapshot"):
+        agent.restore("snapshot")
+
+
+def test_start_task_forgets_and_start_episode_keeps() -> None:
+    """e-Greedy's probabilities depend only on its counts: a new task gives the fresh ones back,
+    a new episode keeps what was learned."""
+    agent = _trained(agents.EGreedy(0.0))
+    fresh = agent.action_probabilities(0)
+    for _ in range(30):
+        agent.observe(0, int(np.argmax(fresh)), 0.0, 4)  # the greedy action leads nowhere good
+    learned = agent.action_probabilities(0)
+    assert not np.array_equal(fresh, learned)
+    agent.start_episode(0)
+    assert np.array_equal(agent.action_probabilities(0), learned)
+    agent.start_task()
+    assert np.array_equal(agent.action_probabilities(0), fresh)
+
+
+def test_trained_agents_carry_their_setting_and_pickle() -> None:
+    import pickle
+
+    trained = agents.EGreedy(0.1).train("UGC", gamma=0.9, horizon=40, seed=3)
+    assert trained.training == {"prior": "UGC", "gamma": 0.9, "horizon": 40, "seed": 3}
+    exp = bbrl.Experiment("GC", n_mdps=4, gamma=0.95, horizon=40, seed=0)
+    with pytest.raises(ValueError, match=r"trained with gamma = 0.9, but this run uses gamma = 0.95"):
+        exp.run(trained)
+    run = exp.run(trained, allow_transfer=True)
+    assert run.training == trained.training
+    back = pickle.loads(pickle.dumps(trained))
+    assert back.training == trained.training and back.label == trained.label
+    again = bbrl.Experiment("GC", n_mdps=4, gamma=0.9, horizon=40, seed=3)
+    assert np.array_equal(again.run(back).returns, again.run(trained).returns)
+    with pytest.raises(ValueError, match="trained with horizon = 40"):
+        bbrl.Stepper(trained, horizon=50)
 
 
 @given(epsilon=st.floats(0.0, 1.0), state=st.integers(0, 4))
 def test_egreedy_probabilities(epsilon: float, state: int) -> None:
     agent = _trained(agents.EGreedy(epsilon))
-    agent.reset(0)
     p = agent.action_probabilities(state)
     assert p.sum() == pytest.approx(1.0)
     assert p.min() >= epsilon / 3 - 1e-12

@@ -181,7 +181,7 @@ from bbrl import agents
 class Stubborn(agents.Agent):
     action: int = 0
 
-    def reset(self):
+    def start_task(self):
         pass
 
     def act(self, state, rng):

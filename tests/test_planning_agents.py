@@ -37,10 +37,8 @@ def test_optimal_is_an_upper_reference() -> None:
 
 
 def test_optimal_cannot_be_stepped_by_hand() -> None:
-    core = agents.Optimal()._build()
-    core.learn_offline(bbrl.distributions.get("GC")._core, 0.95, 10, 0)
-    with pytest.raises(ValueError, match="true MDP"):
-        core.reset(0)
+    with pytest.raises(ValueError, match="oracle: it must be shown the true MDP"):
+        bbrl.Stepper(agents.Optimal(), prior="GC")
 
 
 @pytest.mark.parametrize(
@@ -62,8 +60,6 @@ def test_bad_parameters(factory, match: str) -> None:  # type: ignore[no-untyped
 
 
 def test_psrl_mixture_probabilities() -> None:
-    core = agents.PSRL(k=4)._build()
-    core.learn_offline(bbrl.distributions.get("UGC")._core, 0.95, 50, 0)
-    core.reset(1)
+    core = bbrl.Stepper(agents.PSRL(k=4), prior="UGC", gamma=0.95, horizon=50, seed=1)
     p = core.action_probabilities(0)
     assert p.sum() == pytest.approx(1.0) and np.all(np.isin(np.round(p * 8), np.arange(9)))

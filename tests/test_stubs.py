@@ -15,5 +15,7 @@ def test_core_stub_matches_the_native_module() -> None:
     assert Path(bbrl.__file__).with_name("py.typed").is_file(), "the wheel must ship py.typed"
     tree = ast.parse(stub.read_text())
     declared = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    declared |= {node.target.id for node in tree.body if isinstance(node, ast.AnnAssign)}
+    declared.discard("__version__")
     exported = {name for name in dir(_core) if not name.startswith("_")}
     assert declared == exported

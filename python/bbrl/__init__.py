@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import agents, distributions, formulas, kernels, results, schema, stats
+from . import agents, distributions, envs, formulas, kernels, results, schema, seeds, stats
+from ._core import AgentError
 from .distributions import FDM
 from .experiment import Experiment, Run
+from .stepper import Snapshot, Stepper
 
 try:
     __version__ = version("bbrl-bench")
@@ -25,14 +27,19 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 
 __all__ = [
     "FDM",
+    "AgentError",
     "Experiment",
     "Run",
+    "Snapshot",
+    "Stepper",
     "__version__",
     "agents",
     "distributions",
+    "envs",
     "formulas",
     "kernels",
     "results",
     "schema",
+    "seeds",
     "stats",
 ]

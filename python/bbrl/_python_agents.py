@@ -8,8 +8,8 @@ per-step code except the agent's own.
 Randomness (the seed rule of :mod:`bbrl.seeds`, stream ``(seed, purpose, index)``):
 
 * offline: ``learn_offline`` gets ``numpy.random.default_rng([seed, 4, 0])`` (purpose 4, AGENT_OFFLINE);
-* online: on test MDP ``i``, ``act`` gets ``numpy.random.default_rng([seed, 3, i])`` (purpose 3,
-  AGENT_ONLINE), one Generator for the whole trajectory;
+* online: on test MDP ``i``, ``act`` gets ``numpy.random.default_rng(k)``, ``k`` the first draw of
+  the agent's online stream ``(seed, 3, i)`` (purpose 3, AGENT_ONLINE), one Generator per task;
 * the environment of MDP ``i`` uses the core's stream ``(seed, 2, i)``, as for every built-in agent.
 
 Parallelism: a Python agent holds the GIL, so MDPs run in worker *processes* (``threads=`` of
@@ -35,7 +35,7 @@ import numpy as np
 
 from . import _core
 from .agents import TrainedAgent, training_arguments
-from .seeds import generator
+from .seeds import first_draw, generator
 
 if TYPE_CHECKING:
     from .distributions import FDM
@@ -55,9 +55,10 @@ def offline_rng(seed: int) -> np.random.Generator:
 
 
 def online_rng(seed: int, mdp_index: int) -> np.random.Generator:
-    """The Generator a Python agent's ``act`` receives on test MDP ``mdp_index``:
-    ``default_rng([seed, 3, mdp_index])``."""
-    return generator(seed, "agent_online", mdp_index)
+    """The Generator a Python agent's ``act`` receives on test MDP ``mdp_index`` of an experiment
+    with ``seed``: ``default_rng(k)``, ``k`` the first 64-bit draw of the agent's online stream
+    ``(seed, agent_online, mdp_index)`` (a new one at every task start, drawn from that stream)."""
+    return np.random.default_rng(first_draw(seed, "agent_online", mdp_index))
 
 
 class Agent:
@@ -343,7 +344,7 @@ def _dispatch(
     n = experiment.n_mdps
     if workers == 1:
         for chunk in _chunks(n, max(1, min(n, 50))):
-            r, s = _core.run_python_agent(experiment._core, trained.agent, trained.label, chunk, AgentError)
+            r, s = _core.run_python_agent(experiment._core, trained.agent, trained.label, chunk)
             store(chunk, r, s)
         return
     import multiprocessing
@@ -466,4 +467,4 @@ def _worker_run(indices: list[int]) -> tuple[np.ndarray, np.ndarray]:
                 "define its class in an importable module (or a script guarded by if __name__ == '__main__'), "
                 "or pass threads=1"
             ) from None
-    return _core.run_python_agent(_WORKER["experiment"], _WORKER["agent"], _WORKER["label"], indices, AgentError)
+    return _core.run_python_agent(_WORKER["experiment"], _WORKER["agent"], _WORKER["label"], indices)

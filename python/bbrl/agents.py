@@ -412,6 +412,61 @@ class TrainedAgent:
         return self.spec.label
 
     @property
+    def training(self) -> dict[str, Any]:
+        """The setting it was trained in: prior name, gamma, horizon (steps) and seed."""
+        return {"prior": self.prior.name, "gamma": self.gamma, "horizon": self.horizon, "seed": self.seed}
+
+    def check_setting(
+        self, prior: Any = None, gamma: float | None = None, horizon: int | None = None, allow_transfer: bool = False
+    ) -> None:
+        """Refuses a use in another setting than the training one: another prior always; another
+        gamma or horizon unless ``allow_transfer`` (a deliberate transfer study).
+
+        Raises:
+            ValueError: naming both values.
+        """
+        from .distributions import get
+
+        if prior is not None:
+            other = get(prior) if isinstance(prior, str) else prior
+            if other != self.prior:
+                name = getattr(other, "name", repr(other))
+                raise ValueError(
+                    f"agent {self.label!r} was trained on prior {self.prior.name!r}, not {name!r}; train it on that "
+                    "prior instead"
+                )
+        if allow_transfer:
+            return
+        for what, trained_value, value in (("gamma", self.gamma, gamma), ("horizon", self.horizon, horizon)):
+            if value is not None and value != trained_value:
+                raise ValueError(
+                    f"agent {self.label!r} was trained with {what} = {trained_value}, but this run uses {what} = "
+                    f"{value}; retrain it, or pass allow_transfer=True for a deliberate transfer study"
+                )
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The core agent is rebuilt on unpickling: from its saved form (OPPS-DS's search result) or
+        # by retraining from the recorded seed, which is deterministic (as agents.load does).
+        state = dict(self.__dict__)
+        core = state.pop("_core")
+        state["_saved_text"] = core.saved_text() if core is not None else None
+        state["_has_core"] = core is not None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        text, has_core = state.pop("_saved_text"), state.pop("_has_core")
+        self.__dict__.update(state)
+        if not has_core:
+            self._core = None  # a Python agent: the trained object itself was pickled
+        elif text is not None:
+            p = self.prior
+            self._core = _core.Agent.load(text, p.n_states, p.n_actions, self.gamma, self.horizon)
+        else:
+            self._core = self.spec._build()
+            self._core.learn_offline(self.prior._core, self.gamma, self.horizon, self.seed)
+
+    @property
     def kind(self) -> str:
         """The agent's kind, e.g. ``"egreedy"`` (a Python agent's ``kind``)."""
         return self.spec.kind

@@ -56,6 +56,9 @@ class Run:
     offline_seconds: float = 0.0
     online_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     details: dict[str, str] = field(default_factory=dict)
+    #: The setting the agent was trained in (prior, gamma, horizon, seed): the experiment's own
+    #: unless a trained agent was run with ``allow_transfer=True``.
+    training: dict[str, Any] = field(default_factory=dict)
 
     @property
     def mean(self) -> float:
@@ -189,6 +192,7 @@ class Experiment:
         prior: FDM | str | None = None,
         threads: int | None = None,
         progress: bool = False,
+        allow_transfer: bool = False,
     ) -> Run:
         """Trains ``agent`` offline on ``prior`` (timed), then runs one trajectory per test MDP.
 
@@ -202,10 +206,13 @@ class Experiment:
             threads: worker threads; ``None`` uses every core. Results do not depend on it. For a
                 Python agent, the number of worker processes (1: run in this process).
             progress: show a progress bar on the terminal.
+            allow_transfer: run a trained agent although it was trained with another gamma or
+                horizon than this experiment's (a deliberate transfer study); otherwise refused.
         """
         if isinstance(agent, TrainedAgent):
-            if prior is not None and _distribution(prior, "prior") != agent.prior:
-                raise ValueError(f"agent was trained on prior {agent.prior.name!r}; do not pass another prior")
+            if prior is not None:
+                _distribution(prior, "prior")
+            agent.check_setting(prior, self.gamma, self.horizon, allow_transfer=allow_transfer)
             spec, prior_fdm = agent.spec, agent.prior
         elif isinstance(agent, (AgentSpec, Agent)):
             spec, prior_fdm = agent, self.test if prior is None else _distribution(prior, "prior")
@@ -229,14 +236,16 @@ class Experiment:
                 else agent.train(prior_fdm, self.gamma, self.horizon, self.seed)
             )
             returns, online = _python_agents.run_trajectories(self, trained, threads, progress)
-            return self._result(spec, prior_fdm, returns, trained.offline_seconds, online, trained.details)
+            training = trained.training
+            return self._result(spec, prior_fdm, returns, trained.offline_seconds, online, trained.details, training)
         if isinstance(agent, TrainedAgent):
-            core_agent, offline = agent._core, agent.offline_seconds
+            core_agent, offline, training = agent._core, agent.offline_seconds, agent.training
         else:
             core_agent = spec._build()
             offline = self._core.learn_offline(core_agent, prior_fdm._core)
+            training = {"prior": prior_fdm.name, "gamma": self.gamma, "horizon": self.horizon, "seed": self.seed}
         returns, online = self._run_trajectories(core_agent, threads, progress, spec.label)
-        return self._result(spec, prior_fdm, returns, offline, online, dict(core_agent.details))
+        return self._result(spec, prior_fdm, returns, offline, online, dict(core_agent.details), training)
 
     def _result(
         self,
@@ -246,6 +255,7 @@ class Experiment:
         offline: float,
         online: np.ndarray,
         details: dict[str, str],
+        training: dict[str, Any],
     ) -> Run:
         return Run(
             experiment=self.name,
@@ -261,6 +271,7 @@ class Experiment:
             offline_seconds=offline,
             online_seconds=online,
             details=details,
+            training=training,
         )
 
     def _run_trajectories(

@@ -7,7 +7,8 @@ come from the core and are never restated by hand.
 
 * ``test_mdp``: drawing test MDP ``i`` of an experiment;
 * ``environment``: the transitions of test MDP ``i`` (the same for every agent: common random numbers);
-* ``agent_online``: an agent's own randomness on test MDP ``i`` (a Python agent's ``act`` Generator);
+* ``agent_online``: an agent's own randomness on test MDP ``i`` (a Python agent's ``act`` Generator
+  is ``default_rng(first_draw(seed, "agent_online", i))``);
 * ``agent_offline``: offline learning (index 0);
 * ``kernel``: free-standing kernel calls (index 0).
 """
@@ -21,7 +22,7 @@ from . import _core
 #: Purpose numbers by name, from the core (never renumbered).
 PURPOSES: dict[str, int] = dict(_core.PURPOSES)
 
-__all__ = ["PURPOSES", "generator"]
+__all__ = ["PURPOSES", "first_draw", "generator"]
 
 
 def generator(seed: int, purpose: str, index: int = 0) -> np.random.Generator:
@@ -29,3 +30,11 @@ def generator(seed: int, purpose: str, index: int = 0) -> np.random.Generator:
     if purpose not in PURPOSES:
         raise ValueError(f"unknown purpose {purpose!r}; known: {', '.join(PURPOSES)}")
     return np.random.default_rng([int(seed), PURPOSES[purpose], int(index)])
+
+
+def first_draw(seed: int, purpose: str, index: int = 0) -> int:
+    """The first 64-bit draw of the core's stream ``(seed, purpose, index)``: what seeds a Python
+    agent's Generator when a task starts on that stream."""
+    if purpose not in PURPOSES:
+        raise ValueError(f"unknown purpose {purpose!r}; known: {', '.join(PURPOSES)}")
+    return int(_core.first_draw(int(seed), PURPOSES[purpose], int(index)))

@@ -19,6 +19,9 @@ pub struct FiniteEnv {
     discount: f64,
     time_limit: Option<usize>,
     reward_bounds: (f64, f64),
+    /// The start law is uniform over every state: drawn as [`Mdp::initial_state`] draws it, so
+    /// an episode on test MDP `i` with the environment stream of MDP `i` is the protocol's.
+    uniform_start: bool,
 }
 
 impl FiniteEnv {
@@ -45,7 +48,8 @@ impl FiniteEnv {
         let (p, r) = (mdp.transitions(), mdp.rewards());
         let reachable = p.iter().zip(r).filter(|(p, _)| **p > 0.0).map(|(_, r)| *r);
         let reward_bounds = reachable.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| (lo.min(r), hi.max(r)));
-        Ok(Self { name: name.to_string(), mdp, start, discount, time_limit, reward_bounds })
+        let uniform_start = start.iter().all(|&p| p == 1.0 / s as f64);
+        Ok(Self { name: name.to_string(), mdp, start, discount, time_limit, reward_bounds, uniform_start })
     }
 
     /// The underlying MDP.
@@ -82,8 +86,15 @@ impl Env for FiniteEnv {
     }
 
     fn reset(&self, rng: &mut Rng) -> usize {
-        // The first state whose cumulative probability exceeds u; rounding falls back to the last
+        if self.uniform_start {
+            return rng.random_range(0..self.start.len());
+        }
+        // A single start state costs no draw (as a fixed initial state in the protocol); otherwise
+        // the first state whose cumulative probability exceeds u; rounding falls back to the last
         // state with positive probability.
+        if let Some(s) = self.start.iter().position(|&p| p == 1.0) {
+            return s;
+        }
         let u: f64 = rng.random();
         let mut cumul = 0.0;
         let mut last = 0;

@@ -4,11 +4,13 @@
 //!
 //! The Python object's `start_task()`, `start_episode(state)`, `act(state, rng)`, `observe(state,
 //! action, reward, next_state)`, `action_probabilities(state)` and `snapshot()`/`restore(s)` are
-//! called with the GIL held; `rng` is a NumPy `Generator` seeded with
-//! `numpy.random.default_rng([seed, AGENT_ONLINE, mdp_index])` (the seed rule's triple), made before
-//! the trajectory's timer starts. Whatever `act` returns is checked here, at the boundary: an int
-//! (or NumPy integer) in `0..A`; anything else, and any exception raised by the agent, fails the run
-//! with the agent's name, the MDP index and the step (the Python exception is chained as the cause).
+//! called with the GIL held. `rng` is a NumPy `Generator` made at every task start as
+//! `numpy.random.default_rng(k)`, `k` the next 64-bit draw of the agent's online stream (for test
+//! MDP `i` of an experiment, stream `(seed, AGENT_ONLINE, i)`): so a Python agent's randomness
+//! follows the seed rule exactly as a built-in agent's, through any handle, fork or snapshot.
+//! Whatever `act` returns is checked here, at the boundary: an int (or NumPy integer) in `0..A`;
+//! anything else, and any exception raised by the agent, fails the run with the agent's name, the
+//! MDP index and the step (the Python exception is chained as the cause).
 
 use std::sync::{Arc, Mutex};
 
@@ -16,13 +18,14 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::PyException;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyList};
+use pyo3::types::{PyBool, PyFloat, PyInt};
+use rand::RngCore as _;
 
-use super::{ArrayPair, PyExperiment};
+use super::{AgentError, ArrayPair, PyExperiment};
 use crate::agents::{Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
 use crate::fdm::Fdm;
-use crate::rng::{purpose, Rng};
+use crate::rng::Rng;
 
 /// Where a Python agent leaves the exception behind its last failure, for the caller to chain.
 pub(super) type ErrorSlot = Arc<Mutex<Option<PyErr>>>;
@@ -35,7 +38,7 @@ pub(super) struct PyCallbackAgent {
     start_task: Py<PyAny>,
     act: Py<PyAny>,
     observe: Py<PyAny>,
-    /// The NumPy Generator handed to `act` during this trajectory.
+    /// The NumPy Generator handed to `act` during this task (None before the first task).
     rng: Py<PyAny>,
     /// `operator.index`, for NumPy integer actions.
     index: Py<PyAny>,
@@ -45,9 +48,13 @@ pub(super) struct PyCallbackAgent {
 }
 
 impl PyCallbackAgent {
-    /// Wraps the Python agent `object` (an instance of `bbrl.agents.Agent`), whose `act` gets the
-    /// NumPy Generator `rng`.
-    pub(super) fn new(object: &Bound<'_, PyAny>, name: String, n_actions: usize, rng: Py<PyAny>) -> PyResult<Self> {
+    /// Wraps the Python agent `object` (an instance of `bbrl.agents.Agent`).
+    pub(super) fn new(object: &Bound<'_, PyAny>, name: String, n_actions: usize) -> PyResult<Self> {
+        Self::with_generator(object, name, n_actions, object.py().None())
+    }
+
+    /// As [`PyCallbackAgent::new`], with the Generator of the current task (for copies).
+    fn with_generator(object: &Bound<'_, PyAny>, name: String, n_actions: usize, rng: Py<PyAny>) -> PyResult<Self> {
         let py = object.py();
         let method = |name: &str| -> PyResult<Py<PyAny>> { Ok(object.getattr(name)?.unbind()) };
         Ok(Self {
@@ -115,7 +122,19 @@ impl Agent for PyCallbackAgent {
         Err(BbrlError::Agent("a Python agent learns offline in Python (bbrl.agents.Agent.train)".into()))
     }
 
-    fn start_task(&mut self, _context: &TaskContext<'_>, _rng: &mut Rng) -> Result<()> {
+    fn start_task(&mut self, _context: &TaskContext<'_>, rng: &mut Rng) -> Result<()> {
+        let key = rng.next_u64();
+        Python::attach(|py| {
+            let generator = py
+                .import("numpy.random")
+                .and_then(|m| m.getattr("default_rng"))
+                .and_then(|default_rng| default_rng.call1((key,)));
+            self.rng = match generator {
+                Ok(g) => g.unbind(),
+                Err(e) => return Err(self.failed(py, "numpy.random.default_rng", e)),
+            };
+            Ok(())
+        })?;
         Python::attach(|py| match self.start_task.call0(py) {
             Ok(_) => Ok(()),
             Err(e) => Err(self.failed(py, "", e)),
@@ -187,8 +206,8 @@ impl Agent for PyCallbackAgent {
             let clone = module.call_method1("copy", (object,)).map_err(|e| copy("copy.copy", e))?;
             clone.call_method1(intern!(py, "restore"), (state,)).map_err(|e| copy("restore()", e))?;
             let rng = module.call_method1("deepcopy", (self.rng.bind(py),)).map_err(|e| copy("deepcopy(rng)", e))?;
-            let mut agent =
-                Self::new(&clone, self.name.clone(), self.n_actions, rng.unbind()).map_err(|e| copy("init", e))?;
+            let mut agent = Self::with_generator(&clone, self.name.clone(), self.n_actions, rng.unbind())
+                .map_err(|e| copy("init", e))?;
             // Copies report into the same slot, so a handle restored from a snapshot still
             // chains the agent's own exception.
             agent.error = Arc::clone(&self.error);
@@ -235,10 +254,11 @@ impl Agent for FailedCopy {
 
 /// Runs the trained Python `agent` on the test MDPs `indices` (in that order), one trajectory each,
 /// with a fresh `copy.deepcopy` of `agent` per MDP (the core clones built-in agents the same way),
-/// and the streams of the seed rule: MDP `i` gets the environment stream `(seed, ENVIRONMENT, i)` and
-/// the Generator `numpy.random.default_rng([seed, AGENT_ONLINE, i])`. Returns (returns, online
-/// seconds) for those MDPs. On the first failure, raises `error_type(message)` (the message names
-/// the agent, the MDP and the step) with the agent's own exception as its cause; no partial result.
+/// through the experiment's handle for each MDP (`Experiment::run_one`), so MDP `i` gets the
+/// environment stream `(seed, ENVIRONMENT, i)` and the agent stream `(seed, AGENT_ONLINE, i)` as
+/// every built-in agent does. Returns (returns, online seconds) for those MDPs. On the first
+/// failure, raises `AgentError` (the message names the agent, the MDP and the step) with the
+/// agent's own exception as its cause; no partial result.
 #[pyfunction]
 pub(super) fn run_python_agent<'py>(
     py: Python<'py>,
@@ -246,12 +266,10 @@ pub(super) fn run_python_agent<'py>(
     agent: &Bound<'py, PyAny>,
     name: String,
     indices: Vec<usize>,
-    error_type: &Bound<'py, PyAny>,
 ) -> PyResult<ArrayPair<'py, f64, f64>> {
     let exp = &experiment.inner;
     let n_actions = exp.test_distribution().n_actions();
     let deepcopy = py.import("copy")?.getattr("deepcopy")?;
-    let default_rng = py.import("numpy.random")?.getattr("default_rng")?;
     let mut returns = Vec::with_capacity(indices.len());
     let mut seconds = Vec::with_capacity(indices.len());
     for &i in &indices {
@@ -262,9 +280,7 @@ pub(super) fn run_python_agent<'py>(
             )));
         }
         let local = deepcopy.call1((agent,))?;
-        let entropy = PyList::new(py, [exp.seed(), purpose::AGENT_ONLINE, i as u64])?;
-        let rng = default_rng.call1((entropy,))?.unbind();
-        let callback = PyCallbackAgent::new(&local, name.clone(), n_actions, rng)?;
+        let callback = PyCallbackAgent::new(&local, name.clone(), n_actions)?;
         let error = Arc::clone(&callback.error);
         match exp.run_one(Box::new(callback), i) {
             Ok(outcome) => {
@@ -279,7 +295,7 @@ pub(super) fn run_python_agent<'py>(
                         return Err(cause.clone_ref(py));
                     }
                 }
-                let err = PyErr::from_value(error_type.call1((e.to_string(),))?);
+                let err = AgentError::new_err(e.to_string());
                 err.set_cause(py, cause);
                 return Err(err);
             }

@@ -35,6 +35,13 @@ impl PyFdm {
         let mdp = self.inner.sample_mdp(&mut stream(seed, purpose::KERNEL, 0));
         table(py, mdp.transitions(), self.inner.n_states(), self.inner.n_actions())
     }
+
+    /// The transition table (S, A, S) of test MDP `index` of an experiment with `seed`: stream
+    /// (seed, TEST_MDP, index).
+    fn sample_test_mdp<'py>(&self, py: Python<'py>, seed: u64, index: u64) -> Bound<'py, PyArray3<f64>> {
+        let mdp = self.inner.sample_mdp(&mut stream(seed, purpose::TEST_MDP, index));
+        table(py, mdp.transitions(), self.inner.n_states(), self.inner.n_actions())
+    }
 }
 
 /// theta, rewards and the initial state (-1: random) of a distribution.

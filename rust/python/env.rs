@@ -118,7 +118,8 @@ impl PyFiniteEnv {
         self.state
     }
 
-    /// Starts an episode; with a seed, the stream becomes `(seed, ENVIRONMENT, index)` first.
+    /// Starts an episode; with a seed, the stream becomes `(seed, ENVIRONMENT, index)` first (the
+    /// stream the protocol steps test MDP `index` with).
     #[pyo3(signature = (seed=None, index=0))]
     fn reset(&mut self, seed: Option<u64>, index: u64) -> usize {
         if let Some(seed) = seed {

@@ -125,6 +125,14 @@ fn evaluate_policy<'py>(
     Ok(solve::evaluate_policy_finite(mdp.view(), &pi, gamma, horizon).into_pyarray(py))
 }
 
+/// The first 64-bit draw of stream `(seed, purpose, index)`: what seeds a Python agent's NumPy
+/// Generator at the start of a task on that stream.
+#[pyfunction]
+fn first_draw(seed: u64, purpose: u64, index: u64) -> u64 {
+    use rand::RngCore as _;
+    stream(seed, purpose, index).next_u64()
+}
+
 /// Adds this file's classes and functions to the module.
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sample_dirichlet, m)?)?;
@@ -132,5 +140,6 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(q_iteration, m)?)?;
     m.add_function(wrap_pyfunction!(value_iteration, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate_policy, m)?)?;
+    m.add_function(wrap_pyfunction!(first_draw, m)?)?;
     Ok(())
 }

@@ -5,7 +5,6 @@
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyList;
 
 use super::agent::PyAgent;
 use super::callback::{ErrorSlot, PyCallbackAgent};
@@ -46,7 +45,7 @@ impl PyStepper {
         }
     }
 
-    /// The handle on a Python agent: its `act` gets `default_rng([seed, AGENT_ONLINE, index])`.
+    /// The handle on a Python agent, with stream `(seed, AGENT_ONLINE, index)`.
     pub(super) fn python_agent(
         agent: &Bound<'_, PyAny>,
         name: String,
@@ -56,10 +55,7 @@ impl PyStepper {
         index: u64,
     ) -> PyResult<Self> {
         check_setting(setting).map_err(to_py)?;
-        let py = agent.py();
-        let entropy = PyList::new(py, [seed, purpose::AGENT_ONLINE, index])?;
-        let rng = py.import("numpy.random")?.getattr("default_rng")?.call1((entropy,))?.unbind();
-        let callback = PyCallbackAgent::new(agent, name, shape.1, rng)?;
+        let callback = PyCallbackAgent::new(agent, name, shape.1)?;
         let slot = callback.error_slot();
         let rng = stream(seed, purpose::AGENT_ONLINE, index);
         let inner = Stepper::new(Box::new(callback), shape.0, shape.1, setting, rng);
@@ -82,8 +78,9 @@ impl PyStepper {
         Ok(Self { inner: Stepper::new(agent.inner.clone_box(), shape.0, shape.1, setting, rng), python_error: None })
     }
 
-    /// A handle on a trained Python agent (used in place: pass a copy), whose `act` gets the
-    /// Generator `numpy.random.default_rng([seed, AGENT_ONLINE, index])`.
+    /// A handle on a trained Python agent (used in place: pass a copy), with stream
+    /// `(seed, AGENT_ONLINE, index)`; its `act` gets a NumPy Generator seeded from that stream at
+    /// every task start.
     #[staticmethod]
     #[pyo3(signature = (agent, name, n_states, n_actions, gamma, horizon, seed, index=0))]
     #[allow(clippy::too_many_arguments)]

@@ -31,7 +31,7 @@ class MyPSRL(agents.Agent):
     def learn_offline(self, prior, gamma, horizon, rng):
         super().learn_offline(prior, gamma, horizon, rng)  # keeps self.prior, self.gamma, self.n_actions...
 
-    def reset(self):
+    def start_task(self):
         self.posterior = kernels.Posterior(self.prior)  # counts := prior theta
         self.policy = None  # the greedy policy of the current posterior draw
 
