@@ -101,10 +101,14 @@ def test_an_episode_on_a_test_mdp_is_the_protocols() -> None:
 gymnasium = pytest.importorskip("gymnasium")
 
 
-@pytest.mark.parametrize("env_id", ["bbrl/GC-v0", "bbrl/GDL-v0", "bbrl/Grid-v0", "bbrl/SixArms-v0", "bbrl/RiverSwim-v0"])
+GYM_IDS = ["bbrl/GC-v0", "bbrl/GDL-v0", "bbrl/Grid-v0", "bbrl/SixArms-v0", "bbrl/RiverSwim-v0"]
+
+
+@pytest.mark.parametrize("env_id", GYM_IDS)
 def test_gymnasium_environments_pass_the_checker(env_id: str) -> None:
-    import bbrl.gym  # noqa: F401 - registers the environments
     from gymnasium.utils.env_checker import check_env
+
+    import bbrl.gym  # noqa: F401 - registers the environments
 
     env = gymnasium.make(env_id)
     check_env(env.unwrapped)
@@ -113,7 +117,7 @@ def test_gymnasium_environments_pass_the_checker(env_id: str) -> None:
 
 
 def test_gymnasium_distribution_envs_draw_mdps_and_fix_one() -> None:
-    import bbrl.gym  # noqa: F401
+    import bbrl.gym
 
     env = gymnasium.make("bbrl/GC-v0").unwrapped
     env.reset(seed=1)

@@ -193,7 +193,7 @@ def test_trained_python_agent_has_the_trained_agent_interface(tmp_path: Path) ->
     loaded = agents.load(trained.save(tmp_path / "agent.json"))
     assert isinstance(loaded, agents.TrainedPythonAgent) and loaded.label == trained.label
     assert np.array_equal(exp.run(loaded, threads=1).returns, before.returns)
-    with pytest.raises(ValueError, match="was trained on prior .UGC., not .GC."):
+    with pytest.raises(ValueError, match=r"was trained on prior .UGC., not .GC."):
         exp.run(trained, prior="GC")
     with pytest.raises(TypeError, match="not picklable"):
         Unpicklable().train("GC").save(tmp_path / "nope.json")
@@ -280,7 +280,8 @@ def test_builtin_agents_pass_the_conformance_suite(kind: str) -> None:
 
 
 def test_python_agents_pass_the_conformance_suite() -> None:
-    assert check_agent(Uniform()) == ["actions", "determinism", "probabilities", "pure queries", "snapshot", "experiment"]
+    every_rule = ["actions", "determinism", "probabilities", "pure queries", "snapshot", "experiment"]
+    assert check_agent(Uniform()) == every_rule
     assert "probabilities" in check_agent(NoisyGreedy(), prior="UGDL")
     assert "probabilities" not in check_agent(AlwaysZero())
 

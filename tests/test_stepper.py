@@ -99,7 +99,7 @@ def test_python_agent_errors_are_agent_errors_with_the_cause() -> None:
 def test_old_reset_method_is_refused_with_the_new_name() -> None:
     with pytest.raises(TypeError, match=r"reset\(\) is now called start_task\(\)"):
 
-        class Old(agents.Agent):  # noqa: F841 - defining it is the error
+        class Old(agents.Agent):
             def reset(self):
                 pass
 
@@ -111,5 +111,5 @@ def test_trained_agents_and_handles() -> None:
     assert [a.act(s % 5) for s in range(6)] == [b.act(s % 5) for s in range(6)]
     with pytest.raises(ValueError, match="trained on prior 'UGC', not 'GC'"):
         bbrl.Stepper(trained, prior="GC")
-    with pytest.raises(TypeError, match="agent must be one of bbrl.agents"):
+    with pytest.raises(TypeError, match=r"agent must be one of bbrl\.agents"):
         bbrl.Stepper("psrl")  # type: ignore[arg-type]
