@@ -148,7 +148,7 @@ from bbrl import agents
 class Sleepy(agents.Agent):
     seconds: float = 0.01
 
-    def reset(self):
+    def start_task(self):
         pass
 
     def act(self, state, rng):
@@ -306,7 +306,7 @@ from bbrl import agents
 class Fragile(agents.Agent):
     fail: bool = False
 
-    def reset(self):
+    def start_task(self):
         pass
 
     def act(self, state, rng):
@@ -380,7 +380,7 @@ def test_a_class_from_an_interactive_session_asks_for_threads_1() -> None:
     script = (
         "import bbrl\nfrom dataclasses import dataclass\nfrom bbrl import agents\n"
         "@dataclass\nclass Stub(agents.Agent):\n"
-        "    def reset(self): pass\n    def act(self, state, rng): return 0\n    def observe(self, *a): pass\n"
+        "    def start_task(self): pass\n    def act(self, state, rng): return 0\n    def observe(self, *a): pass\n"
         "exp = bbrl.Experiment('GC', n_mdps=4, horizon=5)\n"
         "try:\n    exp.run(Stub(), threads=2)\nexcept TypeError as exc:\n    print('TypeError:', exc)\n"
         "print(exp.run(Stub(), threads=1).n_mdps)\n"
@@ -395,7 +395,7 @@ def test_action_out_of_range_names_the_valid_actions() -> None:
 
     @dataclass
     class Three(agents.Agent):
-        def reset(self) -> None:
+        def start_task(self) -> None:
             pass
 
         def act(self, state: int, rng: object) -> int:

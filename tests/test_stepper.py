@@ -113,3 +113,17 @@ def test_trained_agents_and_handles() -> None:
         bbrl.Stepper(trained, prior="GC")
     with pytest.raises(TypeError, match=r"agent must be one of bbrl\.agents"):
         bbrl.Stepper("psrl")  # type: ignore[arg-type]
+
+
+def test_the_readme_stepping_example_runs() -> None:
+    from pathlib import Path
+
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    if not readme.is_file():
+        pytest.skip("README.md is not beside the tests")
+    text = readme.read_text()
+    section = text[text.index("## Step any agent yourself") :]
+    code = section[section.index("```python") + len("```python") : section.index("```", section.index("```python") + 9)]
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    assert isinstance(namespace["h"], bbrl.Stepper) and namespace["t"] == 249
