@@ -66,16 +66,21 @@ impl Stepper {
     /// A new task on the test MDP `mdp`, which only an oracle agent is shown (the protocol's
     /// no-peeking rule, held here for every evaluator).
     pub fn start_task_on(&mut self, mdp: &Mdp) -> Result<()> {
+        self.check_mdp(mdp, "the MDP")?;
+        self.begin(self.agent.is_oracle().then_some(mdp))
+    }
+
+    fn check_mdp(&self, mdp: &Mdp, what: &str) -> Result<()> {
         if (mdp.n_states(), mdp.n_actions()) != (self.n_states, self.n_actions) {
             return Err(invalid!(
-                "the MDP has {} states and {} actions; the agent was trained for {} and {}",
+                "{what} has {} states and {} actions; the agent was trained for {} and {}",
                 mdp.n_states(),
                 mdp.n_actions(),
                 self.n_states,
                 self.n_actions
             ));
         }
-        self.begin(self.agent.is_oracle().then_some(mdp))
+        Ok(())
     }
 
     fn begin(&mut self, true_mdp: Option<&Mdp>) -> Result<()> {
@@ -159,15 +164,7 @@ impl Stepper {
     /// ([`Agent::run_decisions`]), with the environment's stream `env_rng`. The task stays
     /// started afterwards, so the caller may go on stepping by hand.
     pub fn run_trajectory(&mut self, mdp: &Mdp, mdp_index: usize, env_rng: &mut Rng) -> Result<TrajectoryOutcome> {
-        if (mdp.n_states(), mdp.n_actions()) != (self.n_states, self.n_actions) {
-            return Err(invalid!(
-                "MDP {mdp_index} has {} states and {} actions; the agent was trained for {} and {}",
-                mdp.n_states(),
-                mdp.n_actions(),
-                self.n_states,
-                self.n_actions
-            ));
-        }
+        self.check_mdp(mdp, &format!("MDP {mdp_index}"))?;
         self.in_task = false;
         let outcome =
             simulate::run_trajectory(self.agent.as_mut(), mdp, mdp_index, self.setting, &mut self.rng, env_rng)?;

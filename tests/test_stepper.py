@@ -127,3 +127,56 @@ def test_the_readme_stepping_example_runs() -> None:
     namespace: dict[str, object] = {}
     exec(compile(code, "README.md", "exec"), namespace)
     assert isinstance(namespace["h"], bbrl.Stepper) and namespace["t"] == 249
+
+
+#: One agent of every built-in kind but the oracle, with small planning budgets.
+_QUERYABLE = [
+    agents.Random(),
+    agents.EGreedy(0.3),
+    agents.SoftMax(0.7),
+    agents.BEB(1.0),
+    agents.SBOSS(0.01, 1.0),
+    agents.PSRL(3),
+    agents.Formula("X0 X2 MAX2"),
+    agents.BAMCP(k=20, depth=5),
+    agents.BFS3(k=6, c=2, depth=3),
+]
+
+
+def test_the_property_covers_every_kind() -> None:
+    kinds = {a.kind for a in _QUERYABLE}
+    assert kinds == set(agents.kinds()) - {"optimal", "oppsds"}  # OPPS-DS acts as a Formula agent
+
+
+@pytest.mark.parametrize("spec", _QUERYABLE, ids=lambda a: a.kind)
+def test_queries_never_change_a_trajectory(spec: agents.AgentSpec) -> None:
+    """Property: for any seed and any pattern of action_probabilities queries interleaved into a
+    run (before acting, after observing, several times), the actions are bit-identical to the
+    run without queries."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    trained = spec.train("UGC", gamma=0.95, horizon=30, seed=0)
+
+    @settings(max_examples=15, deadline=None)
+    @given(seed=st.integers(0, 2**32), pattern=st.lists(st.integers(0, 3), min_size=25, max_size=25))
+    def check(seed: int, pattern: list[int]) -> None:
+        def run(queries: list[int]) -> list[int]:
+            h = bbrl.Stepper(trained, seed=seed)
+            env = envs.from_distribution("GC", seed=seed)
+            s, actions = env.reset(seed=seed), []
+            for n in queries:
+                for _ in range(n):
+                    h.action_probabilities(s)
+                a = h.act(s)
+                s2, r, *_ = env.step(a)
+                h.observe(s, a, r, s2)
+                if n == 3:
+                    h.action_probabilities(s2)
+                actions.append(a)
+                s = s2
+            return actions
+
+        assert run(pattern) == run([0] * len(pattern))
+
+    check()

@@ -1,10 +1,10 @@
 //! `Distribution`: a validated FDM held by the core, and the built-in distributions.
 
-use numpy::{PyArray3, PyReadonlyArray3, PyUntypedArrayMethods};
+use numpy::{PyArray3, PyReadonlyArray3};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::{cube_dims, flat, initial, table, to_py};
+use super::{flat, initial, table, table_pair_dims, to_py};
 use crate::fdm::Fdm;
 use crate::rng::{purpose, stream};
 
@@ -18,14 +18,7 @@ pub(super) struct PyFdm {
 impl PyFdm {
     #[new]
     fn new(theta: PyReadonlyArray3<'_, f64>, rewards: PyReadonlyArray3<'_, f64>, initial_state: i64) -> PyResult<Self> {
-        let (s, a) = cube_dims(theta.shape(), "theta")?;
-        if rewards.shape() != theta.shape() {
-            return Err(PyValueError::new_err(format!(
-                "rewards shape {:?} differs from theta shape {:?}",
-                rewards.shape(),
-                theta.shape()
-            )));
-        }
+        let (s, a) = table_pair_dims(&theta, "theta", &rewards)?;
         let inner = Fdm::new(s, a, flat(&theta), flat(&rewards), initial(initial_state, s)?).map_err(to_py)?;
         Ok(Self { inner })
     }

@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use numpy::{IntoPyArray, PyArray1, PyArray3, PyReadonlyArray1, PyReadonlyArray3, PyUntypedArrayMethods};
+use numpy::{IntoPyArray, PyArray1, PyArray3, PyReadonlyArray1, PyReadonlyArray3};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::{cube_dims, flat, table, to_py};
+use super::{flat, table, table_pair_dims, to_py};
 use crate::env::{river_swim, six_arms, Env, FiniteEnv, RiverSwimVariant};
 use crate::mdp::Mdp;
 use crate::rng::{purpose, stream, Rng};
@@ -40,14 +40,7 @@ impl PyFiniteEnv {
         discount: f64,
         time_limit: Option<usize>,
     ) -> PyResult<Self> {
-        let (s, a) = cube_dims(transitions.shape(), "transitions")?;
-        if rewards.shape() != transitions.shape() {
-            return Err(PyValueError::new_err(format!(
-                "rewards shape {:?} differs from transitions shape {:?}",
-                rewards.shape(),
-                transitions.shape()
-            )));
-        }
+        let (s, a) = table_pair_dims(&transitions, "transitions", &rewards)?;
         let mdp = Mdp::new(s, a, flat(&transitions), flat(&rewards), None).map_err(to_py)?;
         let start = start.as_array().iter().copied().collect();
         Ok(Self::wrap(FiniteEnv::new(name, mdp, start, discount, time_limit).map_err(to_py)?))

@@ -55,18 +55,28 @@ pub(super) fn initial(initial_state: i64, n_states: usize) -> PyResult<Option<us
     }
 }
 
+/// The (S, A) of a table `name` (S, A, S) and a rewards table of the same shape.
+pub(super) fn table_pair_dims(
+    table: &PyReadonlyArray3<'_, f64>,
+    name: &str,
+    rewards: &PyReadonlyArray3<'_, f64>,
+) -> PyResult<(usize, usize)> {
+    let dims = cube_dims(table.shape(), name)?;
+    if rewards.shape() != table.shape() {
+        return Err(PyValueError::new_err(format!(
+            "rewards shape {:?} differs from {name} shape {:?}",
+            rewards.shape(),
+            table.shape()
+        )));
+    }
+    Ok(dims)
+}
+
 pub(super) fn mdp_from_arrays(
     transitions: PyReadonlyArray3<'_, f64>,
     rewards: PyReadonlyArray3<'_, f64>,
 ) -> PyResult<Mdp> {
-    let (s, a) = cube_dims(transitions.shape(), "transitions")?;
-    if rewards.shape() != transitions.shape() {
-        return Err(PyValueError::new_err(format!(
-            "rewards shape {:?} differs from transitions shape {:?}",
-            rewards.shape(),
-            transitions.shape()
-        )));
-    }
+    let (s, a) = table_pair_dims(&transitions, "transitions", &rewards)?;
     Mdp::new(s, a, flat(&transitions), flat(&rewards), Some(0)).map_err(to_py)
 }
 
