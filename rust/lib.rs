@@ -27,6 +27,7 @@ pub mod simulate;
 pub mod solve;
 pub mod sparse;
 pub mod stepper;
+pub mod value_error;
 
 #[cfg(feature = "python")]
 mod python;

@@ -146,3 +146,37 @@ def formula_parse(text: str, paper_names: bool = False) -> tuple[str, str, str, 
 def formula_eval(text: str, x0: float, x1: float, x2: float) -> float: ...
 def formula_set(n: int, seed: int, n_points: int) -> list[str]: ...
 def shipped_formula_set(name: str) -> list[str]: ...
+
+# Value-error estimates (bbrl.value_error).
+def value_error_elementwise(
+    kind: str, v_hat: npt.NDArray[np.float64], v: npt.NDArray[np.float64], tau: float, c: float
+) -> npt.NDArray[np.float64]: ...
+def value_error_mean(
+    kind: str, v_hat: npt.NDArray[np.float64], v: npt.NDArray[np.float64], tau: float, c: float
+) -> float: ...
+def value_error_sample_size(epsilon: float, delta: float, c: float, k: int) -> int: ...
+def value_error_rollout_length(epsilon: float, tau: float, r_max: float, gamma: float) -> int: ...
+def value_error_accuracies(epsilon: float, c: float, split: str) -> tuple[float, float, float]: ...
+def value_error_guaranteed_error(m: int, delta: float, c: float, k: int, eps_bar: float) -> float: ...
+def ebgstop_array(
+    samples: npt.NDArray[np.float64],
+    epsilon: float,
+    delta: float,
+    tau: float,
+    value_range: float,
+    variant: str,
+    beta: float,
+    p: float,
+    max_samples: int,
+) -> dict[str, Any]: ...
+def ebgstop_iterator(
+    samples: Any,
+    epsilon: float,
+    delta: float,
+    tau: float,
+    value_range: float,
+    variant: str,
+    beta: float,
+    p: float,
+    max_samples: int,
+) -> dict[str, Any]: ...

@@ -17,6 +17,7 @@ mod experiment;
 mod formulas;
 mod kernels;
 mod stepper;
+mod value_error;
 
 use experiment::PyExperiment;
 
@@ -97,6 +98,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     formulas::register(m)?;
     stepper::register(m)?;
     m.add("AgentError", m.py().get_type::<AgentError>())?;
+    value_error::register(m)?;
     m.add_function(wrap_pyfunction!(callback::run_python_agent, m)?)?;
     m.add("PURPOSES", crate::rng::purpose::NAMED.iter().copied().collect::<std::collections::BTreeMap<_, _>>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
