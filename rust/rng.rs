@@ -27,6 +27,12 @@ pub mod purpose {
     pub const FORMULA_POINTS: u64 = 16;
     /// The i-th pull of OPPS-DS's offline bandit, seeded from the offline stream (index i).
     pub const OPPS_PULL: u64 = 17;
+    /// The rollouts of the i-th reference state of a value-error study (index i).
+    pub const VALUE_ERROR_ROLLOUTS: u64 = 40;
+    /// Drawing the evaluation states of a value-error study (index 0).
+    pub const VALUE_ERROR_STATES: u64 = 41;
+    /// A value-error learner's experience in run i (index i).
+    pub const VALUE_ERROR_LEARNER: u64 = 42;
 
     /// The purposes a front end needs to state the rule (Python agents' NumPy Generators use the
     /// same triples), by name.

@@ -180,3 +180,85 @@ def ebgstop_iterator(
     p: float,
     max_samples: int,
 ) -> dict[str, Any]: ...
+def value_error_references(
+    env: ValueErrorEnv,
+    policy: FixedPolicy,
+    states: npt.NDArray[Any],
+    epsilon: float,
+    delta: float,
+    tau: float,
+    c: float,
+    k: int,
+    split: str,
+    variant: str,
+    beta: float,
+    p: float,
+    max_samples: int,
+    seed: int,
+) -> dict[str, Any]: ...
+def value_error_state_values(
+    env: ValueErrorEnv,
+    policy: FixedPolicy,
+    states: npt.NDArray[Any],
+    epsilon: float,
+    delta: float,
+    tau: float,
+    value_range: float,
+    variant: str,
+    beta: float,
+    p: float,
+    max_samples: int,
+    length: int,
+    seed: int,
+) -> dict[str, Any]: ...
+def value_error_sample_returns(
+    env: ValueErrorEnv, policy: FixedPolicy, state: npt.NDArray[Any], n: int, length: int, seed: int
+) -> tuple[npt.NDArray[np.float64], int]: ...
+def value_error_learning_curve(
+    env: ValueErrorEnv,
+    policy: FixedPolicy,
+    features: SparseFeatures,
+    states: npt.NDArray[Any],
+    alpha: float,
+    lambda_: float,
+    n_steps: int,
+    eval_every: int,
+    seed: int,
+    run: int,
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float64]]: ...
+def value_error_uniform_states(env: ValueErrorEnv, m: int, seed: int) -> npt.NDArray[Any]: ...
+
+class ValueErrorEnv:
+    @staticmethod
+    def mountain_car(discount: float, time_limit: int | None = None) -> ValueErrorEnv: ...
+    @staticmethod
+    def puddle_world(discount: float, noise: float, time_limit: int | None = None) -> ValueErrorEnv: ...
+    @staticmethod
+    def finite(
+        name: str,
+        transitions: npt.NDArray[np.float64],
+        rewards: npt.NDArray[np.float64],
+        start: npt.NDArray[np.float64],
+        discount: float,
+        time_limit: int | None = None,
+    ) -> ValueErrorEnv: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def spec(self) -> tuple[int, int | None, float, tuple[float, float], int | None]: ...
+
+class FixedPolicy:
+    @staticmethod
+    def uniform(n_actions: int) -> FixedPolicy: ...
+    @staticmethod
+    def energy_pumping(random_share: float) -> FixedPolicy: ...
+    @staticmethod
+    def tabular(probabilities: npt.NDArray[np.float64]) -> FixedPolicy: ...
+    @property
+    def description(self) -> str: ...
+
+class SparseFeatures:
+    @staticmethod
+    def tiles(lo: tuple[float, float], hi: tuple[float, float], tiles: int, tilings: int) -> SparseFeatures: ...
+    @staticmethod
+    def one_hot(n_states: int) -> SparseFeatures: ...

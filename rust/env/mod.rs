@@ -8,8 +8,12 @@
 //! for continuous ones (for example `[f64; 2]`).
 
 mod finite;
+mod mountain_car;
+mod puddle_world;
 
 pub use finite::{river_swim, six_arms, FiniteEnv, RiverSwimVariant};
+pub use mountain_car::MountainCar;
+pub use puddle_world::PuddleWorld;
 
 use crate::rng::Rng;
 

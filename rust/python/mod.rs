@@ -11,6 +11,7 @@ use crate::mdp::Mdp;
 
 mod agent;
 mod callback;
+mod continuous_env;
 mod distribution;
 mod env;
 mod experiment;
@@ -98,6 +99,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     formulas::register(m)?;
     stepper::register(m)?;
     m.add("AgentError", m.py().get_type::<AgentError>())?;
+    continuous_env::register(m)?;
     value_error::register(m)?;
     m.add_function(wrap_pyfunction!(callback::run_python_agent, m)?)?;
     m.add("PURPOSES", crate::rng::purpose::NAMED.iter().copied().collect::<std::collections::BTreeMap<_, _>>())?;

@@ -12,13 +12,25 @@
 //! | `sample_size` | Algorithm 1's accuracy split, its m, the guaranteed error |
 //! | `rollout_length` | Lemma 5's truncation length |
 //! | `ebgstop` | Algorithm 2: EBGStop with the τ rule, check-point or every-sample variant |
+//! | `policy` | fixed policies: uniform, Mountain Car's energy pumping, tabular |
+//! | `references` | Algorithm 1's references in parallel over states; CMAPVE with its bound |
+//! | `tiles` | sparse binary features: grid tile coding, one-hot |
+//! | `learners` | linear TD(λ) learning curves to evaluate |
+//! | `catalog` | the closed set of environments, policies and features the bindings expose |
 
+pub mod catalog;
 pub mod ebgstop;
+pub mod learners;
 pub mod losses;
+pub mod policy;
+pub mod references;
 pub mod rollout_length;
 pub mod sample_size;
+pub mod tiles;
 
 pub use ebgstop::{ebgstop, ebgstop_slice, CheckVariant, EbgStopConfig, EbgStopOutcome, StopReason};
 pub use losses::{clipped_relative_loss, elementwise_loss, mean_loss, Loss};
+pub use policy::{EnergyPumping, Policy, TabularPolicy, UniformPolicy};
+pub use references::{cmapve, reference_values, CmapveReport, ReferenceDesign, ReferenceSettings, ReferenceValue};
 pub use rollout_length::rollout_length;
 pub use sample_size::{accuracies, guaranteed_error, sample_size, state_sampling_error, Accuracies, AccuracySplit};

@@ -9,12 +9,29 @@ certifies them::
     ve.sample_size(epsilon=0.1, delta=0.1, c=1.0, k=100)      # Algorithm 1's number of states
     ve.rollout_length(epsilon=0.01, tau=1.0, r_max=1.0, gamma=0.99)
     ve.ebgstop(samples, epsilon=0.05, delta=0.1, tau=1.0, value_range=100.0)
+
+    env, policy = ve.paper_setup("mountain-car")            # energy pumping, 60% random, gamma 0.99
+    refs = ve.reference_values(env, policy, states=100, epsilon=0.1, delta=0.1, tau=1.0, c=1.0, k=50)
+    refs.save("refs.parquet")
+    ve.cmapve(v_hat_at_states, refs)                         # estimate and guaranteed error
 """
 
 from __future__ import annotations
 
 from .budget import Accuracies, accuracies, guaranteed_error, rollout_length, sample_size
 from .ebgstop import EbgStopResult, ebgstop
+from .envs import (
+    Environment,
+    Policy,
+    energy_pumping,
+    finite_mdp,
+    mountain_car,
+    paper_setup,
+    puddle_world,
+    tabular_policy,
+    uniform_policy,
+)
+from .learners import Features, LearningCurve, box_of, one_hot, td_lambda, tile_coding
 from .losses import (
     absolute_error,
     clipped_relative_loss,
@@ -25,21 +42,52 @@ from .losses import (
     relative_error,
     squared_error,
 )
+from .references import (
+    CmapveResult,
+    References,
+    StateValues,
+    cmapve,
+    reference_values,
+    sample_returns,
+    state_values,
+)
 
 __all__ = [
     "Accuracies",
+    "CmapveResult",
     "EbgStopResult",
+    "Environment",
+    "Features",
+    "LearningCurve",
+    "Policy",
+    "References",
+    "StateValues",
     "absolute_error",
     "accuracies",
+    "box_of",
     "clipped_relative_loss",
+    "cmapve",
     "cmapve_estimate",
     "ebgstop",
+    "energy_pumping",
+    "finite_mdp",
     "guaranteed_error",
     "mapve",
     "mave",
+    "mountain_car",
     "msve",
+    "one_hot",
+    "paper_setup",
+    "puddle_world",
+    "reference_values",
     "relative_error",
     "rollout_length",
+    "sample_returns",
     "sample_size",
     "squared_error",
+    "state_values",
+    "tabular_policy",
+    "td_lambda",
+    "tile_coding",
+    "uniform_policy",
 ]

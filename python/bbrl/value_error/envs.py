@@ -1,0 +1,154 @@
+"""Environments and fixed policies for value-error studies.
+
+Mountain Car and Puddle World are simulated in Rust with continuous states ``(x, v)`` and
+``(x, y)``; a finite MDP is built from its tables. Policies are fixed: uniform, Mountain Car's
+energy pumping, or a table of action probabilities per state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .. import _core
+
+
+@dataclass(frozen=True)
+class Environment:
+    """A simulator for reference rollouts and learners (build with the functions below)."""
+
+    core: Any = field(repr=False)
+    params: dict[str, Any]
+    """The builder and its arguments, stored beside references."""
+
+    @property
+    def name(self) -> str:
+        return self.core.name
+
+    @property
+    def n_actions(self) -> int:
+        return self.core.spec[0]
+
+    @property
+    def n_states(self) -> int | None:
+        """The number of states of a finite MDP; ``None`` for a continuous domain."""
+        return self.core.spec[1]
+
+    @property
+    def discount(self) -> float:
+        return self.core.spec[2]
+
+    @property
+    def reward_bounds(self) -> tuple[float, float]:
+        """``(min, max)`` of a single reward."""
+        return self.core.spec[3]
+
+    @property
+    def time_limit(self) -> int | None:
+        """Steps after which a rollout is cut (the horizon of the values), if any."""
+        return self.core.spec[4]
+
+    def uniform_states(self, m: int, seed: int = 0) -> npt.NDArray[Any]:
+        """``m`` states drawn uniformly over the state space: an (m, 2) float array for Mountain Car
+        (the box [-1.2, 0.5) x [-0.07, 0.07]) and Puddle World ([0, 1]^2 outside the goal corner),
+        an (m,) int array for a finite MDP."""
+        _check_int(m, "m", 1)
+        _check_int(seed, "seed", 0)
+        return _core.value_error_uniform_states(self.core, m, seed)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A fixed policy (build with the functions below)."""
+
+    core: Any = field(repr=False)
+    params: dict[str, Any]
+
+    @property
+    def description(self) -> str:
+        return self.core.description
+
+
+def mountain_car(discount: float = 0.99, time_limit: int | None = None) -> Environment:
+    """Mountain Car (Sutton and Barto's dynamics; reward -1 per step; ends at x >= 0.5).
+
+    ``discount`` 0.99 is Sajed et al.'s (their value bound 100 = 1/(1 - 0.99)); a discount of 1
+    needs ``time_limit`` (steps).
+    """
+    core = _core.ValueErrorEnv.mountain_car(float(discount), _optional_int(time_limit, "time_limit"))
+    return Environment(core, {"kind": "mountain-car", "discount": float(discount), "time_limit": time_limit})
+
+
+def puddle_world(discount: float = 0.99, noise: float = 0.01, time_limit: int | None = None) -> Environment:
+    """Puddle World (the Alberta variant: 4 actions of length 0.05 + N(0, noise); reward -1 and
+    -400 x depth for each of two puddles, -81 at worst; ends at x, y >= 0.95)."""
+    core = _core.ValueErrorEnv.puddle_world(float(discount), float(noise), _optional_int(time_limit, "time_limit"))
+    params = {"kind": "puddle-world", "discount": float(discount), "noise": float(noise), "time_limit": time_limit}
+    return Environment(core, params)
+
+
+def finite_mdp(
+    transitions: npt.ArrayLike,
+    rewards: npt.ArrayLike,
+    start: npt.ArrayLike,
+    discount: float,
+    time_limit: int | None = None,
+    name: str = "finite",
+) -> Environment:
+    """A finite MDP: ``transitions[s, a, s']``, ``rewards[s, a, s']`` (S, A, S), the start law
+    ``start[s]``. A discount of 1 needs ``time_limit``: the values are then over that many steps."""
+    p = np.ascontiguousarray(transitions, dtype=np.float64)
+    r = np.ascontiguousarray(rewards, dtype=np.float64)
+    s0 = np.ascontiguousarray(start, dtype=np.float64)
+    if p.ndim != 3 or r.ndim != 3 or s0.ndim != 1:
+        raise ValueError(
+            f"transitions and rewards must be (S, A, S) and start (S,), got {p.shape}, {r.shape}, {s0.shape}"
+        )
+    core = _core.ValueErrorEnv.finite(str(name), p, r, s0, float(discount), _optional_int(time_limit, "time_limit"))
+    return Environment(core, {"kind": "finite", "name": name, "discount": float(discount), "time_limit": time_limit})
+
+
+def uniform_policy(n_actions: int) -> Policy:
+    """Every action with probability ``1 / n_actions`` (Puddle World: 4)."""
+    _check_int(n_actions, "n_actions", 1)
+    return Policy(_core.FixedPolicy.uniform(n_actions), {"kind": "uniform", "n_actions": n_actions})
+
+
+def energy_pumping(random_share: float = 0.6) -> Policy:
+    """Mountain Car's energy pumping: push with the velocity (right if v >= 0, else left), except that
+    with probability ``random_share`` the action is uniform over the three (0.6 in Sajed et al.)."""
+    core = _core.FixedPolicy.energy_pumping(float(random_share))
+    return Policy(core, {"kind": "energy-pumping", "random_share": float(random_share)})
+
+
+def tabular_policy(probabilities: npt.ArrayLike) -> Policy:
+    """A policy of a finite MDP: ``probabilities[s, a]``, each row summing to 1."""
+    table = np.ascontiguousarray(probabilities, dtype=np.float64)
+    if table.ndim != 2:
+        raise ValueError(f"probabilities must be an (S, A) array, got shape {table.shape}")
+    return Policy(_core.FixedPolicy.tabular(table), {"kind": "tabular", "shape": list(table.shape)})
+
+
+def paper_setup(name: str) -> tuple[Environment, Policy]:
+    """Sajed et al.'s two studies: ``"mountain-car"`` (energy pumping with 60% random actions) or
+    ``"puddle-world"`` (uniform policy), both with discount 0.99."""
+    if name == "mountain-car":
+        return mountain_car(), energy_pumping(0.6)
+    if name == "puddle-world":
+        return puddle_world(), uniform_policy(4)
+    raise ValueError(f"unknown environment {name!r} (mountain-car, puddle-world)")
+
+
+def _check_int(value: Any, name: str, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def _optional_int(value: Any, name: str) -> int | None:
+    if value is None:
+        return None
+    _check_int(value, name, 1)
+    return int(value)

@@ -1,0 +1,286 @@
+"""Algorithm 1's stored references and CMAPVE against them, with the guaranteed error."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from .. import _core
+from .._fileio import write_atomic
+from .budget import Split, sample_size
+from .budget import rollout_length as rollout_length_of
+from .ebgstop import Variant
+from .envs import Environment, Policy, _check_int
+from .losses import cmapve_estimate
+
+DEFAULT_MAX_SAMPLES = 100_000_000
+FORMAT = "bbrl.value_error.references/1"
+
+
+@dataclass(frozen=True)
+class References:
+    """Reference values at m states, how each was obtained, and every parameter of the design."""
+
+    states: npt.NDArray[Any]
+    """(m, 2) float coordinates or (m,) int indices."""
+    values: npt.NDArray[np.float64]
+    n_samples: npt.NDArray[np.uint64]
+    """Truncated returns sampled per state."""
+    n_steps: npt.NDArray[np.uint64]
+    """Environment steps simulated per state."""
+    reasons: tuple[str, ...]
+    """How EBGStop stopped: ``relative``/``absolute`` (certified) or ``cap``."""
+    params: dict[str, Any] = field(repr=False)
+    """The settings (epsilon, delta, tau, c, k, split, variant, beta, p, max_samples, seed), the
+    environment and policy, and the derived design (m, eps_m, eps_bar, state_delta,
+    rollout_length, value_range, guaranteed_error)."""
+
+    @property
+    def m(self) -> int:
+        return len(self.values)
+
+    @property
+    def certified(self) -> bool:
+        """Whether every reference was certified (no state hit ``max_samples``)."""
+        return all(r in ("relative", "absolute") for r in self.reasons)
+
+    @property
+    def guaranteed_error(self) -> float:
+        """The bound on ``|CMAPVE - estimate|`` for any of the k queries (inf if not certified)."""
+        return float(self.params["guaranteed_error"]) if self.certified else float("inf")
+
+    def to_polars(self) -> pl.DataFrame:
+        """One row per state: coordinates, value, counts, reason, and one ``param.*`` column per
+        parameter (constant; Parquet stores each once)."""
+        columns: dict[str, Any] = {}
+        if self.states.ndim == 2:
+            columns["state_0"], columns["state_1"] = self.states[:, 0], self.states[:, 1]
+        else:
+            columns["state"] = self.states
+        columns |= {"value": self.values, "n_samples": self.n_samples, "n_steps": self.n_steps}
+        columns["reason"] = list(self.reasons)
+        frame = pl.DataFrame(columns)
+        params = {f"param.{k}": _scalar(v) for k, v in self.params.items()}
+        return frame.with_columns([pl.lit(v).alias(k) for k, v in params.items()])
+
+    def save(self, path: str | Path) -> Path:
+        """Write Parquet atomically (temporary file, then rename)."""
+        buffer = io.BytesIO()
+        self.to_polars().write_parquet(buffer)
+        return write_atomic(path, buffer.getvalue())
+
+    @classmethod
+    def load(cls, path: str | Path) -> References:
+        frame = pl.read_parquet(path)
+        if frame.height == 0 or "param.format" not in frame.columns:
+            raise ValueError(f"{path} is not a bbrl value-error references file")
+        if frame["param.format"][0] != FORMAT:
+            raise ValueError(f"{path} has format {frame['param.format'][0]!r}, expected {FORMAT!r}")
+        params = {c.removeprefix("param."): frame[c][0] for c in frame.columns if c.startswith("param.")}
+        if "state" in frame.columns:
+            states = frame["state"].to_numpy().astype(np.int64)
+        else:
+            states = np.column_stack([frame["state_0"].to_numpy(), frame["state_1"].to_numpy()])
+        return cls(
+            states=states,
+            values=frame["value"].to_numpy().astype(np.float64),
+            n_samples=frame["n_samples"].to_numpy().astype(np.uint64),
+            n_steps=frame["n_steps"].to_numpy().astype(np.uint64),
+            reasons=tuple(frame["reason"].to_list()),
+            params=params,
+        )
+
+
+def _scalar(value: Any) -> Any:
+    return "" if value is None else (str(value) if isinstance(value, (list, tuple)) else value)
+
+
+def reference_values(
+    env: Environment,
+    policy: Policy,
+    states: npt.ArrayLike | int | None = None,
+    *,
+    epsilon: float = 0.1,
+    delta: float = 0.1,
+    tau: float = 1.0,
+    c: float = 1.0,
+    k: int = 1,
+    split: Split = "corrected",
+    variant: Variant = "checkpoints",
+    beta: float = 1.1,
+    p: float = 1.1,
+    max_samples: int = DEFAULT_MAX_SAMPLES,
+    seed: int = 0,
+) -> References:
+    """Algorithm 1: certified reference values of ``policy`` on ``env``.
+
+    ``states``: ``None`` draws Algorithm 1's m = ``sample_size(epsilon, delta, c, k)`` states
+    uniformly; an int draws that many; an array gives them ((m, 2) coordinates or (m,) indices).
+    ``epsilon`` is the target accuracy of CMAPVE (clip level ``c``, floor ``tau`` in value units)
+    for ``k`` queries, all holding with probability ``1 - delta``; ``split`` chooses how epsilon is
+    divided (see :func:`accuracies`). Each state runs EBGStop with (eps_bar, delta/(2m), tau) on
+    returns truncated by Lemma 5, in parallel over states; ``max_samples`` caps the returns per
+    state (a capped state is reported, and voids the guarantee).
+    """
+    _check_int(k, "k", 1)
+    _check_int(seed, "seed", 0)
+    _check_int(max_samples, "max_samples", 1)
+    if states is None:
+        states = env.uniform_states(sample_size(epsilon, delta, c, k), seed)
+    elif isinstance(states, (int, np.integer)) and not isinstance(states, bool):
+        states = env.uniform_states(int(states), seed)
+    array = _states_array(env, states)
+    out = _core.value_error_references(
+        env.core, policy.core, array, float(epsilon), float(delta), float(tau), float(c), int(k), split, variant,
+        float(beta), float(p), int(max_samples), int(seed),
+    )  # fmt: skip
+    settings = {
+        "format": FORMAT,
+        "epsilon": float(epsilon),
+        "delta": float(delta),
+        "tau": float(tau),
+        "c": float(c),
+        "k": int(k),
+        "split": split,
+        "variant": variant,
+        "beta": float(beta),
+        "p": float(p),
+        "max_samples": int(max_samples),
+        "seed": int(seed),
+    }
+    design = {key: out[key] for key in ("m", "eps_m", "eps_bar", "state_delta", "rollout_length", "value_range")}
+    design |= {"guaranteed_error": out["guaranteed_error"], "env_name": out["env"], "policy_description": out["policy"]}
+    env_params = {f"env_{k}": v for k, v in env.params.items()}
+    policy_params = {f"policy_{k}": v for k, v in policy.params.items()}
+    return References(
+        states=array,
+        values=out["value"],
+        n_samples=out["n_samples"],
+        n_steps=out["n_steps"],
+        reasons=tuple(out["reason"]),
+        params=settings | design | env_params | policy_params,
+    )
+
+
+def _states_array(env: Environment, states: Any) -> npt.NDArray[Any]:
+    if env.n_states is None:
+        array = np.ascontiguousarray(states, dtype=np.float64)
+        if array.ndim != 2 or array.shape[1] != 2 or len(array) == 0:
+            raise ValueError(f"states of {env.name} must be a non-empty (m, 2) array, got shape {array.shape}")
+        return array
+    array = np.asarray(states)
+    if array.ndim != 1 or len(array) == 0 or not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"states of {env.name} must be a non-empty 1-D integer array, got {array.dtype} {array.shape}")
+    return np.ascontiguousarray(array, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class CmapveResult:
+    """CMAPVE of a learned value function against certified references."""
+
+    estimate: float
+    """Mean of min(c, |v_hat - v_ref| / (|v_ref| + tau)) over the reference states."""
+    bound: float
+    """With probability >= 1 - delta (over the references), |CMAPVE - estimate| <= bound for all k
+    queries; inf if some reference was not certified."""
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The guaranteed band, clipped to the loss's range [0, c]."""
+        return max(0.0, self.estimate - self.bound), self.estimate + self.bound
+
+
+def cmapve(v_hat: npt.ArrayLike | Callable[[npt.NDArray[Any]], npt.ArrayLike], references: References) -> CmapveResult:
+    """CMAPVE of ``v_hat`` against stored references, with the error the references guarantee.
+
+    ``v_hat``: the learned values at ``references.states`` (an array of length m), or a function
+    taking the (m, 2) or (m,) states and returning them. Uses the references' tau and c.
+    """
+    values = v_hat(references.states) if callable(v_hat) else v_hat
+    values = np.ascontiguousarray(values, dtype=np.float64).ravel()
+    if len(values) != references.m:
+        raise ValueError(f"v_hat has {len(values)} values for {references.m} reference states")
+    tau, c = float(references.params["tau"]), float(references.params["c"])
+    estimate = cmapve_estimate(values, references.values, tau, c)
+    return CmapveResult(estimate, references.guaranteed_error)
+
+
+def sample_returns(
+    env: Environment, policy: Policy, state: npt.ArrayLike, n: int, length: int, seed: int = 0
+) -> tuple[npt.NDArray[np.float64], int]:
+    """``n`` discounted returns of at most ``length`` steps from one ``state`` (the rollout sampler
+    the references use), and the number of environment steps simulated."""
+    _check_int(n, "n", 0)
+    _check_int(length, "length", 1)
+    _check_int(seed, "seed", 0)
+    array = _states_array(env, np.asarray(state)[None] if env.n_states is None else np.atleast_1d(state))
+    returns, steps = _core.value_error_sample_returns(env.core, policy.core, array, n, length, seed)
+    return returns, int(steps)
+
+
+@dataclass(frozen=True)
+class StateValues:
+    """Algorithm 2's estimate at each state with explicit per-state parameters."""
+
+    values: npt.NDArray[np.float64]
+    n_samples: npt.NDArray[np.uint64]
+    n_steps: npt.NDArray[np.uint64]
+    reasons: tuple[str, ...]
+    rollout_length: int
+    value_range: float
+
+
+def state_values(
+    env: Environment,
+    policy: Policy,
+    states: npt.ArrayLike,
+    *,
+    epsilon: float,
+    delta: float,
+    tau: float = 1.0,
+    rollout_length: int | None = None,
+    value_range: float | None = None,
+    variant: Variant = "checkpoints",
+    beta: float = 1.1,
+    p: float = 1.1,
+    max_samples: int = DEFAULT_MAX_SAMPLES,
+    seed: int = 0,
+) -> StateValues:
+    """Algorithm 2 alone at each state: EBGStop with (``epsilon``, ``delta``, ``tau``) per state,
+    as in the paper's sample-count study (which passes epsilon and delta to each state directly).
+
+    ``rollout_length`` defaults to Lemma 5 with ``epsilon`` (or the time limit when undiscounted);
+    ``value_range`` to the range of a return of that length given the reward bounds.
+    """
+    _check_int(seed, "seed", 0)
+    _check_int(max_samples, "max_samples", 1)
+    lo, hi = env.reward_bounds
+    if rollout_length is None:
+        if env.discount < 1.0:
+            rollout_length = rollout_length_of(epsilon, tau, max(abs(lo), abs(hi)), env.discount)
+            if env.time_limit is not None:
+                rollout_length = min(rollout_length, env.time_limit)
+        elif env.time_limit is not None:
+            rollout_length = env.time_limit
+        else:
+            raise ValueError("an undiscounted environment needs a time limit")
+    _check_int(rollout_length, "rollout_length", 1)
+    if value_range is None:
+        g = env.discount
+        weight = (1 - g**rollout_length) / (1 - g) if g < 1 else float(rollout_length)
+        value_range = max(max(hi, hi * weight) - min(lo, lo * weight), np.finfo(float).tiny)
+    array = _states_array(env, states)
+    out = _core.value_error_state_values(
+        env.core, policy.core, array, float(epsilon), float(delta), float(tau), float(value_range), variant,
+        float(beta), float(p), int(max_samples), int(rollout_length), int(seed),
+    )  # fmt: skip
+    return StateValues(
+        out["value"], out["n_samples"], out["n_steps"], tuple(out["reason"]), int(rollout_length), float(value_range)
+    )
