@@ -57,6 +57,32 @@ pub struct RunOutcome {
     pub returns: Vec<f64>,
     /// Wall time in seconds of each trajectory (reset + T decisions).
     pub online_seconds: Vec<f64>,
+    /// CPU time in seconds of each trajectory, on the thread that ran it.
+    pub online_cpu_seconds: Vec<f64>,
+}
+
+/// The time offline learning took: wall and CPU seconds, both zero by declaration for an agent
+/// that learns nothing offline ([`Agent::learns_offline`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OfflineTime {
+    pub wall_seconds: f64,
+    /// CPU time of the whole process during learning, so that a search spread over worker
+    /// threads (OPPS-DS) counts all of its work.
+    pub cpu_seconds: f64,
+}
+
+impl OfflineTime {
+    /// Times `learn` unless the agent declares it learns nothing offline.
+    pub fn measure(learns: bool, learn: impl FnOnce() -> Result<()>) -> Result<Self> {
+        let start = Instant::now();
+        let cpu_start = crate::cputime::process_cpu_seconds();
+        learn()?;
+        if !learns {
+            return Ok(Self { wall_seconds: 0.0, cpu_seconds: 0.0 });
+        }
+        let cpu_seconds = crate::cputime::process_cpu_seconds() - cpu_start;
+        Ok(Self { wall_seconds: start.elapsed().as_secs_f64(), cpu_seconds })
+    }
 }
 
 /// An experiment: the test MDPs (drawn once from the test distribution), gamma, T and the seed.
@@ -92,14 +118,14 @@ impl Experiment {
         &self.test
     }
 
-    /// Trains `agent` on `prior` with stream `(seed, AGENT_OFFLINE, 0)`; returns the wall time in
-    /// seconds. The prior must have the test distribution's numbers of states and actions.
-    pub fn learn_offline(&self, agent: &mut dyn Agent, prior: &Fdm) -> Result<f64> {
+    /// Trains `agent` on `prior` with stream `(seed, AGENT_OFFLINE, 0)`; returns its wall and CPU
+    /// time (zero for an agent that learns nothing offline). The prior must have the test
+    /// distribution's numbers of states and actions.
+    pub fn learn_offline(&self, agent: &mut dyn Agent, prior: &Fdm) -> Result<OfflineTime> {
         self.test.check_compatible(prior, "the prior")?;
         let mut rng = stream(self.seed, purpose::AGENT_OFFLINE, 0);
-        let start = Instant::now();
-        guard(|| agent.learn_offline(prior, self.setting, &mut rng))?;
-        Ok(start.elapsed().as_secs_f64())
+        let learns = agent.learns_offline();
+        OfflineTime::measure(learns, || guard(|| agent.learn_offline(prior, self.setting, &mut rng)))
     }
 
     /// Runs a clone of the trained `agent` on every test MDP, in parallel over `threads` worker
@@ -107,7 +133,7 @@ impl Experiment {
     /// `(seed, AGENT_ONLINE, i)` and the environment stream `(seed, ENVIRONMENT, i)`, so the
     /// results are bit-identical whatever the thread count.
     pub fn run(&self, agent: &dyn Agent, threads: Option<usize>, progress: Option<&Progress>) -> Result<RunOutcome> {
-        let job = || -> Result<Vec<(f64, f64)>> {
+        let job = || -> Result<Vec<TrajectoryOutcome>> {
             self.mdps
                 .par_iter()
                 .enumerate()
@@ -119,7 +145,7 @@ impl Experiment {
                     if let Some(p) = progress {
                         p.done.fetch_add(1, Ordering::Relaxed);
                     }
-                    Ok((outcome.discounted_return, outcome.seconds))
+                    Ok(outcome)
                 })
                 .collect()
         };
@@ -132,8 +158,11 @@ impl Experiment {
                 .map_err(|e| invalid!("cannot start {n} worker threads: {e}"))?
                 .install(job)?,
         };
-        let (returns, online_seconds) = pairs.into_iter().unzip();
-        Ok(RunOutcome { returns, online_seconds })
+        Ok(RunOutcome {
+            returns: pairs.iter().map(|o| o.discounted_return).collect(),
+            online_seconds: pairs.iter().map(|o| o.seconds).collect(),
+            online_cpu_seconds: pairs.iter().map(|o| o.cpu_seconds).collect(),
+        })
     }
 }
 
@@ -268,6 +297,42 @@ mod tests {
             assert_eq!(exp.run_one(agent.clone_box(), i).unwrap().discounted_return, all.returns[i]);
         }
         assert!(exp.run_one(agent, 6).unwrap_err().to_string().contains("out of range 0..6"));
+    }
+
+    #[test]
+    fn offline_time_is_zero_by_declaration_and_cpu_time_is_recorded() {
+        let fdm = gc_like();
+        let exp = Experiment::new(fdm.clone(), 8, Setting { gamma: 0.95, horizon: 40 }, 5).unwrap();
+        let text = |v: &str| ParamValue::Text(v.to_string());
+        for (kind, params, learns) in [
+            ("random", Params::new(), false),
+            ("egreedy", Params::from([("epsilon".to_string(), ParamValue::Float(0.2))]), false),
+            ("optimal", Params::new(), false),
+            ("formula", Params::from([("formula".to_string(), text("X0"))]), false),
+            (
+                "oppsds",
+                Params::from([("formulas".to_string(), text("F2")), ("n_draws".to_string(), ParamValue::Int(30))]),
+                true,
+            ),
+        ] {
+            let mut agent = build(kind, &params).unwrap();
+            assert_eq!(agent.learns_offline(), learns, "{kind}");
+            let offline = exp.learn_offline(agent.as_mut(), &fdm).unwrap();
+            if learns {
+                assert!(offline.wall_seconds > 0.0 && offline.cpu_seconds >= 0.0, "{kind}: {offline:?}");
+            } else {
+                // Exactly zero: declared, not measured.
+                assert_eq!(offline, OfflineTime { wall_seconds: 0.0, cpu_seconds: 0.0 }, "{kind}");
+            }
+            let run = exp.run(agent.as_ref(), Some(1), None).unwrap();
+            assert_eq!(run.online_cpu_seconds.len(), 8);
+            // One thread runs each trajectory: its CPU time cannot exceed the wall time of the same
+            // span (plus the clock resolution, for the two reads).
+            let slack = 2.0 * crate::cputime::cpu_clock_resolution_seconds() + 1e-6;
+            for (cpu, wall) in run.online_cpu_seconds.iter().zip(&run.online_seconds) {
+                assert!(*cpu >= 0.0 && *cpu <= wall + slack, "{kind}: cpu {cpu} wall {wall}");
+            }
+        }
     }
 
     #[test]

@@ -11,12 +11,14 @@
 #![allow(clippy::needless_range_loop)]
 
 pub mod agents;
+pub mod cputime;
 pub mod dirichlet;
 pub mod env;
 pub mod error;
 pub mod experiment;
 pub mod fdm;
 pub mod formula;
+pub mod host;
 mod lanes256;
 mod lanes512;
 pub mod mdp;

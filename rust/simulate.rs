@@ -15,6 +15,9 @@ pub struct TrajectoryOutcome {
     /// Wall time in seconds of the agent's reset and its T decisions and updates (the simulated
     /// environment steps inside the loop are included, as in the original; they cost nanoseconds).
     pub seconds: f64,
+    /// CPU time in seconds of the same span, on the thread that ran it: what the agent computed,
+    /// whatever else the machine was doing.
+    pub cpu_seconds: f64,
 }
 
 /// Why the decision loop stopped early: an agent error or an out-of-range action at `step`.
@@ -41,6 +44,7 @@ pub fn run_trajectory(
         message,
     };
     let start = Instant::now();
+    let cpu_start = crate::cputime::thread_cpu_seconds();
     mdp.warm_up(setting.horizon);
     let state = mdp.initial_state(env_rng);
     let context = TaskContext { setting, true_mdp: agent.is_oracle().then_some(mdp) };
@@ -48,7 +52,8 @@ pub fn run_trajectory(
     let discounted_return = agent
         .run_decisions(mdp, state, setting, agent_rng, env_rng)
         .map_err(|StepFailure { step, message }| fail(agent, step, message))?;
-    Ok(TrajectoryOutcome { discounted_return, seconds: start.elapsed().as_secs_f64() })
+    let cpu_seconds = crate::cputime::thread_cpu_seconds() - cpu_start;
+    Ok(TrajectoryOutcome { discounted_return, seconds: start.elapsed().as_secs_f64(), cpu_seconds })
 }
 
 /// The decision loop of a trajectory, after the agent's reset: `setting.horizon` times, the agent

@@ -187,13 +187,17 @@ class Agent:
         spec = _deepcopy(self, "train")
         agent = _deepcopy(self, "train")
         rng = offline_rng(seed)
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.thread_time()
         try:
             agent.learn_offline(prior_fdm, gamma, horizon, rng)
         except Exception as exc:
             raise AgentError(f"agent '{self.label}' failed in learn_offline: {type(exc).__name__}: {exc}") from exc
-        seconds = time.perf_counter() - start
-        return TrainedPythonAgent(spec, agent, prior_fdm, gamma, horizon, seed, seconds)
+        seconds, cpu_seconds = time.perf_counter() - start, time.thread_time() - cpu_start
+        if type(agent).learn_offline is Agent.learn_offline:
+            # The base method only keeps the prior and the setting: nothing learned, time zero by
+            # declaration (as the built-in agents that learn nothing offline).
+            seconds = cpu_seconds = 0.0
+        return TrainedPythonAgent(spec, agent, prior_fdm, gamma, horizon, seed, seconds, cpu_seconds)
 
 
 def _deepcopy(agent: Any, what: str) -> Any:
@@ -226,9 +230,19 @@ class TrainedPythonAgent(TrainedAgent):
         horizon: int,
         seed: int,
         offline_seconds: float,
+        offline_cpu_seconds: float = float("nan"),
     ) -> None:
         # No core agent: the trained Python object itself runs (methods using it are overridden).
-        super().__init__(spec, None, prior, gamma, horizon, seed, offline_seconds)  # type: ignore[arg-type]
+        super().__init__(
+            spec,
+            None,  # type: ignore[arg-type]
+            prior,
+            gamma,
+            horizon,
+            seed,
+            offline_seconds,
+            offline_cpu_seconds,
+        )
         self.agent = agent
 
     @property
@@ -277,6 +291,7 @@ class TrainedPythonAgent(TrainedAgent):
             int(document["horizon"]),
             int(document["seed"]),
             float(document.get("offline_seconds", 0.0)),
+            float("nan") if document.get("offline_cpu_seconds") is None else float(document["offline_cpu_seconds"]),
         )
 
     def __repr__(self) -> str:
@@ -307,45 +322,46 @@ def _chunks(n: int, n_chunks: int) -> list[list[int]]:
 
 def run_trajectories(
     experiment: Experiment, trained: TrainedPythonAgent, threads: int | None, progress: bool
-) -> tuple[np.ndarray, np.ndarray]:
-    """Returns (returns, online seconds) of ``trained`` on every test MDP of ``experiment``."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Returns (returns, online wall seconds, online CPU seconds) of ``trained`` on every test MDP of ``experiment``."""
     n = experiment.n_mdps
     workers = _n_workers(threads, n)
     returns = np.empty(n, dtype=np.float64)
     online = np.empty(n, dtype=np.float64)
+    online_cpu = np.empty(n, dtype=np.float64)
 
-    def store(indices: Sequence[int], r: np.ndarray, s: np.ndarray) -> None:
+    def store(indices: Sequence[int], r: np.ndarray, s: np.ndarray, c: np.ndarray) -> None:
         returns[indices] = r
         online[indices] = s
+        online_cpu[indices] = c
 
     if not progress:
         _dispatch(experiment, trained, workers, store)
-        return returns, online
+        return returns, online, online_cpu
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, transient=True) as bar:
         task = bar.add_task(f"{trained.label} on {experiment.name}", total=n)
 
-        def store_and_advance(indices: Sequence[int], r: np.ndarray, s: np.ndarray) -> None:
-            store(indices, r, s)
+        def store_and_advance(indices: Sequence[int], r: np.ndarray, s: np.ndarray, c: np.ndarray) -> None:
+            store(indices, r, s, c)
             bar.advance(task, len(indices))
 
         _dispatch(experiment, trained, workers, store_and_advance)
-    return returns, online
+    return returns, online, online_cpu
 
 
 def _dispatch(
     experiment: Experiment,
     trained: TrainedPythonAgent,
     workers: int,
-    store: Callable[[Sequence[int], np.ndarray, np.ndarray], None],
+    store: Callable[[Sequence[int], np.ndarray, np.ndarray, np.ndarray], None],
 ) -> None:
     n = experiment.n_mdps
     if workers == 1:
         for chunk in _chunks(n, max(1, min(n, 50))):
-            r, s = _core.run_python_agent(experiment._core, trained.agent, trained.label, chunk)
-            store(chunk, r, s)
+            store(chunk, *_core.run_python_agent(experiment._core, trained.agent, trained.label, chunk))
         return
     import multiprocessing
     from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
@@ -451,7 +467,7 @@ def _worker_init(setup: tuple[Any, ...], payload: bytes, label: str, parent: int
     _WORKER.update(setup=setup, payload=payload, label=label)
 
 
-def _worker_run(indices: list[int]) -> tuple[np.ndarray, np.ndarray]:
+def _worker_run(indices: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if "experiment" not in _WORKER:
         from .distributions import from_document
 

@@ -116,8 +116,8 @@ class AgentSpec:
         """
         prior_fdm, gamma, horizon, seed = training_arguments(prior, gamma, horizon, seed)
         core = self._build()
-        seconds = core.learn_offline(prior_fdm._core, gamma, horizon, seed)
-        return TrainedAgent(self, core, prior_fdm, gamma, horizon, seed, seconds)
+        seconds, cpu_seconds = core.learn_offline(prior_fdm._core, gamma, horizon, seed)
+        return TrainedAgent(self, core, prior_fdm, gamma, horizon, seed, seconds, cpu_seconds)
 
 
 @dataclass(frozen=True)
@@ -387,6 +387,9 @@ class TrainedAgent:
         spec: the parameters it was built from.
         prior: the distribution it learned on.
         offline_seconds: wall time of offline learning, in seconds.
+        offline_cpu_seconds: CPU time of offline learning (every thread of the process), in
+            seconds; NaN when unknown (an agent file written before it was recorded). Both times
+            are exactly 0 for agents that learn nothing offline.
     """
 
     def __init__(
@@ -398,6 +401,7 @@ class TrainedAgent:
         horizon: int,
         seed: int,
         offline_seconds: float,
+        offline_cpu_seconds: float = math.nan,
     ) -> None:
         self.spec = spec
         self._core = core
@@ -406,6 +410,7 @@ class TrainedAgent:
         self.horizon = horizon
         self.seed = seed
         self.offline_seconds = offline_seconds
+        self.offline_cpu_seconds = offline_cpu_seconds
 
     @property
     def label(self) -> str:
@@ -506,6 +511,7 @@ class TrainedAgent:
             "horizon": self.horizon,
             "seed": self.seed,
             "offline_seconds": self.offline_seconds,
+            "offline_cpu_seconds": None if math.isnan(self.offline_cpu_seconds) else self.offline_cpu_seconds,
             "details": self.details,
             "prior": self.prior.to_document(),
             **extra,
@@ -561,9 +567,17 @@ def load(path: str | os.PathLike[str]) -> TrainedAgent:
     if state is None:
         retrained = spec.train(prior, gamma, horizon, seed)
         retrained.offline_seconds = float(document.get("offline_seconds", retrained.offline_seconds))
+        retrained.offline_cpu_seconds = _recorded_cpu(document, retrained.offline_cpu_seconds)
         return retrained
     core = _core.Agent.load(state, prior.n_states, prior.n_actions, gamma, horizon)
-    return TrainedAgent(spec, core, prior, gamma, horizon, seed, float(document.get("offline_seconds", 0.0)))
+    offline = float(document.get("offline_seconds", 0.0))
+    return TrainedAgent(spec, core, prior, gamma, horizon, seed, offline, _recorded_cpu(document, math.nan))
+
+
+def _recorded_cpu(document: dict[str, Any], default: float) -> float:
+    """The offline CPU time an agent file records (``None`` or absent: ``default``)."""
+    value = document.get("offline_cpu_seconds")
+    return default if value is None else float(value)
 
 
 _KINDS: dict[str, type[AgentSpec]] = {

@@ -39,8 +39,16 @@ class Run:
 
     Attributes:
         returns: discounted return of each MDP's trajectory, shape (n_mdps,).
-        offline_seconds: wall time of offline learning on the prior, in seconds.
+        offline_seconds: wall time of offline learning on the prior, in seconds (exactly 0 for an
+            agent that learns nothing offline: declared, not measured).
         online_seconds: wall time of each trajectory (reset and T decisions), in seconds, shape (n_mdps,).
+        offline_cpu_seconds: CPU time of offline learning (every thread of the process), in seconds;
+            NaN when unknown.
+        online_cpu_seconds: CPU time of each trajectory on the thread that ran it, in seconds,
+            shape (n_mdps,): what the agent computed, whatever else the machine was doing.
+        threads: the worker threads (or processes, for a Python agent) the run used.
+        host: the machine, as :func:`bbrl.schema.describe_host` returns it (CPU model, vector
+            extensions, logical cores, load average at the end of the run, CPU clock resolution).
     """
 
     experiment: str
@@ -59,6 +67,10 @@ class Run:
     #: The setting the agent was trained in (prior, gamma, horizon, seed): the experiment's own
     #: unless a trained agent was run with ``allow_transfer=True``.
     training: dict[str, Any] = field(default_factory=dict)
+    offline_cpu_seconds: float = float("nan")
+    online_cpu_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    threads: int = 0
+    host: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def mean(self) -> float:
@@ -100,7 +112,7 @@ class Run:
 
     def to_polars(self) -> pl.DataFrame:
         """One row per test MDP: its index, return and online time, with the run's identifiers."""
-        from .schema import RUN_COLUMNS, per_mdp_frame
+        from .schema import RUN_COLUMNS, host_columns, per_mdp_frame
 
         values = {
             "experiment": self.experiment,
@@ -113,6 +125,9 @@ class Run:
             "gamma": self.gamma,
             "horizon": self.horizon,
             "seed": self.seed,
+            "online_cpu_seconds": self.online_cpu_seconds,
+            "offline_cpu_seconds": self.offline_cpu_seconds,
+            **host_columns(self.host, self.threads),
         }
         return per_mdp_frame(RUN_COLUMNS, values, self.n_mdps)
 
@@ -235,28 +250,34 @@ class Experiment:
                 if isinstance(agent, TrainedPythonAgent)
                 else agent.train(prior_fdm, self.gamma, self.horizon, self.seed)
             )
-            returns, online = _python_agents.run_trajectories(self, trained, threads, progress)
-            training = trained.training
-            return self._result(spec, prior_fdm, returns, trained.offline_seconds, online, trained.details, training)
+            times = _python_agents.run_trajectories(self, trained, threads, progress)
+            workers = _python_agents._n_workers(threads, self.n_mdps)
+            offline = (trained.offline_seconds, trained.offline_cpu_seconds)
+            return self._result(spec, prior_fdm, times, offline, trained.details, trained.training, workers)
         if isinstance(agent, TrainedAgent):
-            core_agent, offline, training = agent._core, agent.offline_seconds, agent.training
+            core_agent, training = agent._core, agent.training
+            offline = (agent.offline_seconds, agent.offline_cpu_seconds)
         else:
             core_agent = spec._build()
             offline = self._core.learn_offline(core_agent, prior_fdm._core)
             training = {"prior": prior_fdm.name, "gamma": self.gamma, "horizon": self.horizon, "seed": self.seed}
-        returns, online = self._run_trajectories(core_agent, threads, progress, spec.label)
-        return self._result(spec, prior_fdm, returns, offline, online, dict(core_agent.details), training)
+        times = self._run_trajectories(core_agent, threads, progress, spec.label)
+        return self._result(spec, prior_fdm, times, offline, dict(core_agent.details), training, threads)
 
     def _result(
         self,
         spec: AgentSpec | Agent,
         prior_fdm: FDM,
-        returns: np.ndarray,
-        offline: float,
-        online: np.ndarray,
+        times: tuple[np.ndarray, np.ndarray, np.ndarray],
+        offline: tuple[float, float],
         details: dict[str, str],
         training: dict[str, Any],
+        threads: int | None,
     ) -> Run:
+        from .schema import describe_host
+
+        returns, online, online_cpu = times
+        host = describe_host()
         return Run(
             experiment=self.name,
             prior=prior_fdm.name,
@@ -268,15 +289,19 @@ class Experiment:
             horizon=self.horizon,
             seed=self.seed,
             returns=returns,
-            offline_seconds=offline,
+            offline_seconds=offline[0],
             online_seconds=online,
             details=details,
             training=training,
+            offline_cpu_seconds=offline[1],
+            online_cpu_seconds=online_cpu,
+            threads=threads if threads is not None else host["logical_cores"],
+            host=host,
         )
 
     def _run_trajectories(
         self, core_agent: _core.Agent, threads: int | None, progress: bool, label: str
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         # The core runs with the GIL released in a worker thread, with or without a bar: this
         # thread stays free to see Ctrl-C (Python handles signals in the main thread only, between
         # bytecodes) and turns it into a cancellation the core honours between trajectories.

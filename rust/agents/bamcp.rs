@@ -358,6 +358,11 @@ impl Agent for Bamcp {
         Ok(())
     }
 
+    /// Nothing learned offline: learn_offline only builds the prior posterior and sizes the search tree.
+    fn learns_offline(&self) -> bool {
+        false
+    }
+
     fn clone_box(&self) -> Box<dyn Agent> {
         Box::new(self.clone())
     }

@@ -133,6 +133,11 @@ impl Agent for Beb {
         Ok(())
     }
 
+    /// Nothing learned offline: learn_offline only copies the prior counts and sizes the solver; nothing is solved offline.
+    fn learns_offline(&self) -> bool {
+        false
+    }
+
     fn clone_box(&self) -> Box<dyn Agent> {
         Box::new(self.clone())
     }

@@ -560,6 +560,11 @@ impl Agent for Bfs3 {
         Ok(())
     }
 
+    /// Nothing learned offline: learn_offline only copies the prior counts and sizes the search buffers.
+    fn learns_offline(&self) -> bool {
+        false
+    }
+
     fn clone_box(&self) -> Box<dyn Agent> {
         Box::new(self.clone())
     }

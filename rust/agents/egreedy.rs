@@ -77,6 +77,11 @@ impl Agent for EGreedy {
         Ok(())
     }
 
+    /// Nothing learned offline: learn_offline only copies the prior counts into the mean model; Q is solved online.
+    fn learns_offline(&self) -> bool {
+        false
+    }
+
     fn clone_box(&self) -> Box<dyn Agent> {
         Box::new(self.clone())
     }

@@ -196,6 +196,11 @@ impl Agent for FormulaAgent {
         Ok(())
     }
 
+    /// Nothing learned offline: learn_offline only builds the mean models the formula reads; they are solved online.
+    fn learns_offline(&self) -> bool {
+        false
+    }
+
     fn clone_box(&self) -> Box<dyn Agent> {
         Box::new(self.clone())
     }

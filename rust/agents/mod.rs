@@ -127,6 +127,13 @@ pub trait Agent: Send + Sync {
         crate::simulate::decide(self, mdp, state, setting, agent_rng, env_rng)
     }
 
+    /// Whether `learn_offline` computes anything from the prior. Agents that only size their
+    /// buffers there return false, and their offline time is zero by declaration rather than a
+    /// measurement of microseconds of noise.
+    fn learns_offline(&self) -> bool {
+        true
+    }
+
     /// Whether the agent is an oracle that is shown the true MDP at reset.
     fn is_oracle(&self) -> bool {
         false

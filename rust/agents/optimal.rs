@@ -76,6 +76,11 @@ impl Agent for Optimal {
         Ok(())
     }
 
+    /// Nothing learned offline: the oracle solves the true MDP at each task; it has nothing to learn from the prior.
+    fn learns_offline(&self) -> bool {
+        false
+    }
+
     fn is_oracle(&self) -> bool {
         true
     }

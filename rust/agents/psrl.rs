@@ -262,6 +262,11 @@ impl Agent for Psrl {
         Ok(())
     }
 
+    /// Nothing learned offline: learn_offline only copies the prior counts and sizes the model buffers.
+    fn learns_offline(&self) -> bool {
+        false
+    }
+
     fn clone_box(&self) -> Box<dyn Agent> {
         Box::new(self.clone())
     }

@@ -57,6 +57,11 @@ impl Agent for RandomAgent {
         Ok(())
     }
 
+    /// Nothing learned offline: learn_offline only records the number of actions.
+    fn learns_offline(&self) -> bool {
+        false
+    }
+
     fn clone_box(&self) -> Box<dyn Agent> {
         Box::new(self.clone())
     }

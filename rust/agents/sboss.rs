@@ -669,6 +669,11 @@ impl Agent for Sboss {
         Ok(())
     }
 
+    /// Nothing learned offline: learn_offline only derives the per-pair sample counts from the prior and sizes buffers.
+    fn learns_offline(&self) -> bool {
+        false
+    }
+
     fn clone_box(&self) -> Box<dyn Agent> {
         Box::new(self.clone())
     }

@@ -7,7 +7,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 use super::distribution::PyFdm;
 use super::to_py;
 use crate::agents::{self, Agent, ParamValue, Params, Setting};
-use crate::experiment::check_setting;
+use crate::experiment::{check_setting, OfflineTime};
 use crate::rng::{purpose, stream};
 
 /// Converts a Python dict of agent parameters.
@@ -62,21 +62,29 @@ impl PyAgent {
         self.inner.is_oracle()
     }
 
-    /// Offline learning on `prior` outside an experiment; returns the wall time in seconds.
-    fn learn_offline(&mut self, py: Python<'_>, prior: &PyFdm, gamma: f64, horizon: usize, seed: u64) -> PyResult<f64> {
+    /// Offline learning on `prior` outside an experiment; returns (wall, CPU) seconds, both zero
+    /// for an agent that learns nothing offline.
+    fn learn_offline(
+        &mut self,
+        py: Python<'_>,
+        prior: &PyFdm,
+        gamma: f64,
+        horizon: usize,
+        seed: u64,
+    ) -> PyResult<(f64, f64)> {
         let setting = Setting { gamma, horizon };
         check_setting(setting).map_err(to_py)?;
         let agent = &mut self.inner;
         let fdm = &prior.inner;
-        let seconds = py.detach(|| {
+        let time = py.detach(|| {
             let mut rng = stream(seed, purpose::AGENT_OFFLINE, 0);
-            let start = std::time::Instant::now();
-            agent.learn_offline(fdm, setting, &mut rng).map(|_| start.elapsed().as_secs_f64())
+            let learns = agent.learns_offline();
+            OfflineTime::measure(learns, || agent.learn_offline(fdm, setting, &mut rng))
         });
-        let seconds = seconds.map_err(to_py)?;
+        let time = time.map_err(to_py)?;
         self.shape = Some((fdm.n_states(), fdm.n_actions()));
         self.setting = Some(setting);
-        Ok(seconds)
+        Ok((time.wall_seconds, time.cpu_seconds))
     }
 
     /// What offline learning decided (e.g. OPPS-DS's chosen formula), as a dict of strings.

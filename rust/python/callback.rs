@@ -21,7 +21,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt};
 use rand::RngCore as _;
 
-use super::{AgentError, ArrayPair, PyExperiment};
+use super::{AgentError, ArrayTriple, PyExperiment};
 use crate::agents::{Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
 use crate::fdm::Fdm;
@@ -256,7 +256,8 @@ impl Agent for FailedCopy {
 /// with a fresh `copy.deepcopy` of `agent` per MDP (the core clones built-in agents the same way),
 /// through the experiment's handle for each MDP (`Experiment::run_one`), so MDP `i` gets the
 /// environment stream `(seed, ENVIRONMENT, i)` and the agent stream `(seed, AGENT_ONLINE, i)` as
-/// every built-in agent does. Returns (returns, online seconds) for those MDPs. On the first
+/// every built-in agent does. Returns (returns, online wall
+/// seconds, online CPU seconds of this thread) for those MDPs. On the first
 /// failure, raises `AgentError` (the message names the agent, the MDP and the step) with the
 /// agent's own exception as its cause; no partial result.
 #[pyfunction]
@@ -266,12 +267,13 @@ pub(super) fn run_python_agent<'py>(
     agent: &Bound<'py, PyAny>,
     name: String,
     indices: Vec<usize>,
-) -> PyResult<ArrayPair<'py, f64, f64>> {
+) -> PyResult<ArrayTriple<'py>> {
     let exp = &experiment.inner;
     let n_actions = exp.test_distribution().n_actions();
     let deepcopy = py.import("copy")?.getattr("deepcopy")?;
     let mut returns = Vec::with_capacity(indices.len());
     let mut seconds = Vec::with_capacity(indices.len());
+    let mut cpu_seconds = Vec::with_capacity(indices.len());
     for &i in &indices {
         if i >= exp.mdps().len() {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
@@ -286,6 +288,7 @@ pub(super) fn run_python_agent<'py>(
             Ok(outcome) => {
                 returns.push(outcome.discounted_return);
                 seconds.push(outcome.seconds);
+                cpu_seconds.push(outcome.cpu_seconds);
             }
             Err(e) => {
                 let cause = error.lock().unwrap_or_else(|e| e.into_inner()).take();
@@ -302,5 +305,5 @@ pub(super) fn run_python_agent<'py>(
         }
     }
     let returns: Bound<'py, PyArray1<f64>> = returns.into_pyarray(py);
-    Ok((returns, seconds.into_pyarray(py)))
+    Ok((returns, seconds.into_pyarray(py), cpu_seconds.into_pyarray(py)))
 }

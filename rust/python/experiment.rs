@@ -5,12 +5,14 @@ use std::sync::Arc;
 use numpy::{IntoPyArray, PyArray3};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use super::agent::PyAgent;
 use super::distribution::PyFdm;
-use super::{table, to_py, ArrayPair};
+use super::{table, to_py, ArrayTriple};
 use crate::agents::{Agent, Setting};
 use crate::experiment::{Experiment, Progress};
+use crate::host::host_info;
 
 /// Progress of a running experiment, shared with the thread that runs it.
 #[pyclass(name = "Progress", module = "bbrl._core", frozen)]
@@ -62,18 +64,20 @@ impl PyExperiment {
         Ok(table(py, mdp.transitions(), mdp.n_states(), mdp.n_actions()))
     }
 
-    /// Trains `agent` on `prior`; returns the offline wall time in seconds.
-    fn learn_offline(&self, py: Python<'_>, mut agent: PyRefMut<'_, PyAgent>, prior: &PyFdm) -> PyResult<f64> {
+    /// Trains `agent` on `prior`; returns the offline (wall, CPU) seconds, zero for an agent that
+    /// learns nothing offline.
+    fn learn_offline(&self, py: Python<'_>, mut agent: PyRefMut<'_, PyAgent>, prior: &PyFdm) -> PyResult<(f64, f64)> {
         let fdm = &prior.inner;
         let exp = &self.inner;
         let inner = &mut agent.inner;
-        let seconds = py.detach(|| exp.learn_offline(inner.as_mut(), fdm)).map_err(to_py)?;
+        let time = py.detach(|| exp.learn_offline(inner.as_mut(), fdm)).map_err(to_py)?;
         agent.shape = Some((fdm.n_states(), fdm.n_actions()));
         agent.setting = Some(exp.setting());
-        Ok(seconds)
+        Ok((time.wall_seconds, time.cpu_seconds))
     }
 
-    /// Runs the trained agent on every test MDP; returns (returns, online seconds) per MDP.
+    /// Runs the trained agent on every test MDP; returns (returns, online wall seconds, online CPU
+    /// seconds) per MDP.
     #[pyo3(signature = (agent, threads=None, progress=None))]
     fn run<'py>(
         &self,
@@ -81,7 +85,7 @@ impl PyExperiment {
         agent: PyRef<'_, PyAgent>,
         threads: Option<usize>,
         progress: Option<&PyProgress>,
-    ) -> PyResult<ArrayPair<'py, f64, f64>> {
+    ) -> PyResult<ArrayTriple<'py>> {
         if agent.shape.is_none() {
             return Err(PyValueError::new_err("the agent has not learned offline yet"));
         }
@@ -89,13 +93,32 @@ impl PyExperiment {
         let exp = &self.inner;
         let progress = progress.map(|p| Arc::clone(&p.inner));
         let outcome = py.detach(|| exp.run(trained, threads, progress.as_deref())).map_err(to_py)?;
-        Ok((outcome.returns.into_pyarray(py), outcome.online_seconds.into_pyarray(py)))
+        Ok((
+            outcome.returns.into_pyarray(py),
+            outcome.online_seconds.into_pyarray(py),
+            outcome.online_cpu_seconds.into_pyarray(py),
+        ))
     }
+}
+
+/// The host the results are measured on: a dict with `cpu_model`, `vector_extensions` (a list),
+/// `logical_cores`, `load_average` (1 minute, NaN if unknown) and `cpu_clock_resolution_seconds`.
+#[pyfunction]
+fn host<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    let info = host_info();
+    let out = PyDict::new(py);
+    out.set_item("cpu_model", info.cpu_model)?;
+    out.set_item("vector_extensions", info.vector_extensions)?;
+    out.set_item("logical_cores", info.logical_cores)?;
+    out.set_item("load_average", info.load_average)?;
+    out.set_item("cpu_clock_resolution_seconds", crate::cputime::cpu_clock_resolution_seconds())?;
+    Ok(out)
 }
 
 /// Adds this file's classes and functions to the module.
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyExperiment>()?;
     m.add_class::<PyProgress>()?;
+    m.add_function(wrap_pyfunction!(host, m)?)?;
     Ok(())
 }

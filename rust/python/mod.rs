@@ -84,6 +84,8 @@ pub(super) fn mdp_from_arrays(
 
 /// Two arrays returned together.
 pub(super) type ArrayPair<'py, T, U> = (Bound<'py, PyArray1<T>>, Bound<'py, PyArray1<U>>);
+/// Three float arrays: per-MDP returns, wall seconds and CPU seconds.
+pub(super) type ArrayTriple<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
 
 pub(super) fn table<'py>(py: Python<'py>, data: &[f64], s: usize, a: usize) -> Bound<'py, PyArray3<f64>> {
     data.to_vec().into_pyarray(py).reshape([s, a, s]).expect("length S*A*S by construction")
