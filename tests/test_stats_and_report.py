@@ -104,8 +104,10 @@ def test_best_under_bounds_on_a_hand_made_table() -> None:
     algorithms, returns, offline, online = _hand_made()
     means = [float(r.mean()) for r in returns]
     frame = stats.best_under_bounds(algorithms, means, offline, online, returns, horizon=250)
-    grid_x = [1e-5, 5e-5, 2.5e-4, 1.25e-3]  # up to the first bound >= the largest online time
-    grid_y = [1e-5, 5e-5, 2.5e-4, 1.25e-3]
+    # Online: from the first lattice bound that admits the cheapest agent (1e-5) to the first that
+    # admits every agent. Offline: 0 (agents that learn nothing), then from the cheapest positive.
+    grid_x = [1e-5, 5e-5, 2.5e-4, 1.25e-3]
+    grid_y = [0.0, 1.25e-3]
     assert sorted(set(frame["online_bound_seconds"].to_list())) == pytest.approx(grid_x)
     assert sorted(set(frame["offline_bound_seconds"].to_list())) == pytest.approx(grid_y)
     # The x scaling per decision is done once, by this experiment's horizon.
@@ -116,13 +118,107 @@ def test_best_under_bounds_on_a_hand_made_table() -> None:
         (round(r["online_bound_seconds"], 9), r["offline_bound_seconds"]): r["algorithms"]
         for r in frame.iter_rows(named=True)
     }
+    # B alone needs 1e-5 s per trajectory but 1 ms offline; with no offline budget nobody fits 1e-5: "none".
+    assert answer[(1e-5, 0.0)] == ["none"] and answer[(1e-5, 1.25e-3)] == ["Mid"]
+    for x in (5e-5, 2.5e-4):
+        assert answer[(round(x, 9), 0.0)] == ["Fast"] and answer[(round(x, 9), 1.25e-3)] == ["Mid"]
     for y in grid_y:
-        # B alone needs 1e-5 s per trajectory but 1 ms offline; nobody meets (1e-5, y < 1e-3): "none".
-        assert answer[(1e-5, y)] == (["Mid"] if y >= 1e-3 else ["none"])
-        for x in (5e-5, 2.5e-4):
-            assert answer[(round(x, 9), y)] == (["Mid"] if y >= 1e-3 else ["Fast"])
         assert answer[(1.25e-3, y)] == ["Slow", "Twin"]
-    assert frame.filter(pl.col("best") == "none").height == 3
+    assert frame.filter(pl.col("best") == "none").height == 1
+    # Multiplicity: one paired test per agent compared with the best of its cell.
+    assert answer and frame.filter(pl.col("online_bound_seconds") == 1.25e-3)["comparisons"].to_list() == [2, 3]
+
+
+def test_bound_grid_stays_on_the_lattice_from_the_cheapest_agent() -> None:
+    assert stats.bound_grid(1e-3) == pytest.approx([1e-5, 5e-5, 2.5e-4, 1.25e-3])
+    # The first bound is the first lattice point (1e-5 * 5**k) that admits the cheapest agent, so
+    # a cheapest time of 3.0e-7 or 3.9e-7 gives the same grid.
+    for cheapest in (3.0e-7, 3.9e-7):
+        assert stats.bound_grid(1e-5, minimum=cheapest) == pytest.approx([4e-7, 2e-6, 1e-5])
+    assert stats.bound_grid(1e-5, minimum=1e-5) == [1e-5]
+
+
+def test_indistinguishable_times_are_tied() -> None:
+    # 1.00 ± 0.03 and 1.04 ± 0.02 overlap: tied at the faster one's time; 2.0 ± 0.01 does not.
+    tied = stats.tied_times([1.04, 1.00, 2.0], [0.02, 0.03, 0.01])
+    assert tied.tolist() == [1.00, 1.00, 2.0]
+    # Each agent is compared with its group's leader (the fastest), not chained: 1.10 is not
+    # within reach of 1.00 even though it is of 1.05.
+    assert stats.tied_times([1.0, 1.05, 1.10], [0.03, 0.03, 0.03]).tolist() == [1.0, 1.0, 1.10]
+    # Without a spread, only times closer than the clock's resolution tie.
+    assert stats.tied_times([0.0, 0.0, 5e-10, 1e-6], None, resolution=1e-9).tolist() == [0.0, 0.0, 0.0, 1e-6]
+
+
+def test_tied_agents_enter_the_map_under_the_same_bound() -> None:
+    n = 40
+    rng = np.random.default_rng(3)
+    base = rng.normal(0, 1, n)
+    returns = [base + 1.0, base + 2.0]  # B is better (and significantly: constant difference)
+    online = [0.9e-5, 1.1e-5]  # either side of the bound 1e-5, but within each other's spread
+    frame = stats.best_under_bounds(
+        ["A", "B"], [1.0, 2.0], [0.0, 0.0], online, returns, horizon=10, online_halfwidths=[0.2e-5, 0.2e-5]
+    )
+    first = frame.row(0, named=True)
+    assert first["online_bound_seconds"] == pytest.approx(1e-5) and first["algorithms"] == ["B"]
+    untied = stats.best_under_bounds(["A", "B"], [1.0, 2.0], [0.0, 0.0], online, returns, horizon=10)
+    assert untied.row(0, named=True)["algorithms"] == ["A"]
+
+
+def test_holm_step_down() -> None:
+    # m = 3: the smallest p is compared with 0.05/3, the next with 0.05/2, the last with 0.05.
+    assert stats.holm([0.01, 0.04, 0.03]) == [True, False, False]  # 0.03 > 0.025 stops the walk
+    assert stats.holm([0.01, 0.02, 0.04]) == [True, True, True]
+    assert stats.holm([]) == []
+    n = 40
+    best = np.tile([1.0, 3.0], n // 2)
+    # d = best - close = 0.352 +- 1 alternately: s_d = sqrt(40/39), z = 0.352 sqrt(40) / s_d = 2.198,
+    # p = 0.028: different at 5%, not after Holm over 3 comparisons (0.028 > 0.05 / 3).
+    close = best - 0.352 - np.tile([1.0, -1.0], n // 2)
+    assert stats.paired_z_test(best, close).z == pytest.approx(2.198, abs=1e-3)
+    others = [close, best - 0.0, best + 0.0]
+    assert stats.not_different_from_best([best, *others]) == 1
+    assert stats.not_different_from_best([best, *others], correction="holm") == 4
+
+
+def test_paired_z_test_takes_runs_and_names_the_better_side() -> None:
+    import bbrl
+    from bbrl import agents
+
+    experiment = bbrl.Experiment("GC", n_mdps=40, horizon=30, seed=1)
+    good = experiment.run(agents.EGreedy(0.0), threads=1)
+    bad = experiment.run(agents.Random(), threads=1)
+    result = stats.paired_z_test(good, bad)
+    assert result.n == 40 and result.better == ("a" if good.mean > bad.mean else "b")
+    assert result.mean_difference == pytest.approx(good.mean - bad.mean, rel=1e-12)
+    assert stats.paired_z_test(bad, good).better != result.better
+    with pytest.warns(UserWarning, match="10 pairs"):
+        stats.paired_z_test(good.returns[:10], bad.returns[:10])
+
+
+def test_map_agreement_counts_identical_cells() -> None:
+    a = pl.DataFrame({"online_bound_seconds": [1.0, 1.0], "offline_bound_seconds": [0.0, 1.0],
+                      "algorithms": [["A"], ["A", "B"]]})  # fmt: skip
+    b = pl.DataFrame({"online_bound_seconds": [1.0, 1.0, 5.0], "offline_bound_seconds": [0.0, 1.0, 0.0],
+                      "algorithms": [["A"], ["B", "A"], ["A"]]})  # fmt: skip
+    assert stats.map_agreement(a, b) == (1, 3)
+    assert stats.map_agreement(a, a) == (2, 2)
+
+
+def test_pareto_front_keeps_undominated_points() -> None:
+    from bbrl.report import pareto_front
+
+    x = np.array([1.0, 2.0, 3.0, 4.0, 2.0])
+    y = np.array([5.0, 4.0, 7.0, 6.0, 6.0])
+    assert pareto_front(x, y).tolist() == [0, 4, 2]
+
+
+def test_durations_below_the_resolution_are_not_numbers() -> None:
+    from bbrl.report import format_duration, latex_duration
+
+    assert format_duration(0.0) == "0"
+    assert format_duration(4e-10, resolution=1e-9) == "< 1 ns"
+    assert format_duration(2.5e-3, resolution=1e-9) == "2.5 ms"
+    assert latex_duration(4e-10, resolution=1e-9) == r"$<$ 1\,ns"
 
 
 def test_best_under_bounds_in_a_second_experiment_is_scaled_by_its_own_horizon() -> None:
@@ -208,3 +304,22 @@ def test_report_command(grid_results: Path, tmp_path: Path) -> None:
     assert (tmp_path / "r" / "report.html").is_file()
     missing = subprocess.run([*command, "report", str(tmp_path / "nothing")], capture_output=True, text=True)
     assert missing.returncode == 2 and "no finished cells" in missing.stderr
+
+
+def test_report_says_when_the_grid_is_incomplete_and_where_times_come_from(grid_results: Path, tmp_path: Path) -> None:
+    partial = tmp_path / "partial"
+    shutil.copytree(grid_results, partial)
+    victim = sorted((partial / "cells" / "GC" / "UGC").rglob("*.parquet"))[0]
+    victim.unlink()
+    text = write_report(partial, tmp_path / "report").read_text()
+    assert "Incomplete grid:</b> 1 cells" in text
+    assert text.count("Incomplete: 1 cells of this experiment") == 1
+    assert "Measured on" in text and "logical cores" in text and "CPU times" in text
+    assert "paired comparisons in all" in text
+    complete = write_report(grid_results, tmp_path / "complete").read_text()
+    assert "Incomplete" not in complete
+    holm = write_report(grid_results, tmp_path / "holm", correction="holm").read_text()
+    assert "Holm-corrected" in holm
+    bounds = pl.read_csv(tmp_path / "complete" / "GC-GC-bounds.csv")
+    # Every agent but OPPS-DS learns nothing offline: the map has an offline bound of 0.
+    assert 0.0 in bounds["offline_bound_seconds"].to_list()

@@ -154,6 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("results", type=Path, help="the output folder of `bbrl grid run`")
     report.add_argument("--out", type=Path, default=None, help="report folder (default RESULTS/report)")
     report.add_argument("--one-sided", action="store_true", help="paired test at 1.645 instead of 1.96 (two-sided)")
+    report.add_argument(
+        "--holm", action="store_true", help="Holm-correct the paired tests of each map cell for their number"
+    )
     report.set_defaults(handler=_command_report)
 
     paper = commands.add_parser(
@@ -323,7 +326,7 @@ def _command_report(args: argparse.Namespace, console: Console) -> int:
     from .report import write_report
 
     out = args.out or args.results / "report"
-    html = write_report(args.results, out, one_sided=args.one_sided)
+    html = write_report(args.results, out, one_sided=args.one_sided, correction="holm" if args.holm else None)
     console.print(f"report written to {out} (open {html})")
     return 0
 

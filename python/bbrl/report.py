@@ -68,6 +68,8 @@ class ExperimentReport:
     figures: dict[str, dict[str, Path]]
     tables: dict[str, Path]
     bounds: pl.DataFrame
+    #: Cells of the experiment without a result: the map is incomplete when > 0.
+    missing: int = 0
 
 
 def _slug(experiment: str, prior: str) -> str:
@@ -85,21 +87,35 @@ def _duration_parts(seconds: float) -> tuple[str, str]:
     return f"{seconds / 1e-9:.3g}", "ns"
 
 
-def format_duration(seconds: float) -> str:
-    """A duration in its largest fitting unit among d, h, min, s, ms, µs, ns; "-" if unknown."""
-    if not math.isfinite(seconds):
+def format_duration(seconds: float, resolution: float = 0.0) -> str:
+    """A duration in its largest fitting unit among d, h, min, s, ms, µs, ns; "-" if unknown,
+    "0" for a time zero by declaration, "< r" below the clock's resolution ``r`` (not a number)."""
+    if seconds is None or not math.isfinite(seconds):
         return "-"
+    if seconds == 0.0:
+        return "0"
+    if resolution and seconds < resolution:
+        return "< " + format_duration(resolution)
     number, unit = _duration_parts(seconds)
     return f"{number} {unit}"
 
 
-def latex_duration(seconds: float) -> str:
+def latex_duration(seconds: float, resolution: float = 0.0) -> str:
     """A duration for LaTeX: a thin space between number and unit, µ as ``\\textmu``."""
-    if not math.isfinite(seconds):
+    if seconds is None or not math.isfinite(seconds):
         return "--"
+    if seconds == 0.0:
+        return "0"
+    if resolution and seconds < resolution:
+        return "$<$ " + latex_duration(resolution)
     number, unit = _duration_parts(seconds)
     unit = unit.replace("µ", r"\textmu{}")
     return number + r"\," + unit
+
+
+def _resolution(row: dict) -> float:
+    value = row.get("cpu_clock_resolution_seconds")
+    return float(value) if value is not None and math.isfinite(value) else 0.0
 
 
 def _table_rows(cells: pl.DataFrame) -> tuple[list[dict], set[str]]:
@@ -126,8 +142,8 @@ def table_markdown(cells: pl.DataFrame) -> str:
         cols = [
             row["algorithm"],
             agent.replace("|", "\\|"),
-            format_duration(row["offline_seconds"]),
-            format_duration(row["online_seconds_per_step"]),
+            format_duration(row["offline_time"], _resolution(row)),
+            format_duration(row["online_time_per_step"], _resolution(row)),
             f"{row['mean']:.2f} ± {row['ci95']:.2f}",
         ]
         if row["cell_id"] in best:
@@ -167,8 +183,8 @@ def table_latex(cells: pl.DataFrame, caption: str) -> str:
         cols = [
             _latex_escape(row["algorithm"]),
             _latex_escape(row["label"]),
-            latex_duration(row["offline_seconds"]),
-            latex_duration(row["online_seconds_per_step"]),
+            latex_duration(row["offline_time"], _resolution(row)),
+            latex_duration(row["online_time_per_step"], _resolution(row)),
             f"${row['mean']:.2f} \\pm {row['ci95']:.2f}$",
         ]
         if row["cell_id"] in best:
@@ -181,7 +197,7 @@ def table_latex(cells: pl.DataFrame, caption: str) -> str:
 def table_csv(cells: pl.DataFrame) -> str:
     """The results table as CSV, times in seconds, with ``best_of_algorithm`` marking the bold rows."""
     best = set(best_per_algorithm(cells)["cell_id"].to_list())
-    frame = cells.select(
+    wanted = (
         "cell_id",
         "algorithm",
         "label",
@@ -190,14 +206,27 @@ def table_csv(cells: pl.DataFrame) -> str:
         "mean",
         "ci95",
         "offline_seconds",
+        "offline_cpu_seconds",
         "online_seconds_per_trajectory",
+        "online_cpu_seconds_per_trajectory",
+        "online_cpu_ci95_per_trajectory",
         "online_seconds_per_step",
+        "online_cpu_seconds_per_step",
+        "time_basis",
         "n_mdps",
         "gamma",
         "horizon",
         "seed",
+        "threads",
+        "host_cpu",
+        "host_vector_extensions",
+        "host_logical_cores",
+        "host_load_average",
         "bbrl_version",
-    ).with_columns(pl.col("cell_id").is_in(list(best)).alias("best_of_algorithm"))
+    )
+    frame = cells.select([c for c in wanted if c in cells.columns]).with_columns(
+        pl.col("cell_id").is_in(list(best)).alias("best_of_algorithm")
+    )
     return frame.write_csv()
 
 
@@ -213,8 +242,8 @@ def _table_html(cells: pl.DataFrame) -> str:
         cls = ' class="best"' if row["cell_id"] in best else ""
         body.append(
             f"<tr{cls}><td>{html.escape(row['algorithm'])}</td><td>{agent}</td>"
-            f"<td>{format_duration(row['offline_seconds'])}</td>"
-            f"<td>{format_duration(row['online_seconds_per_step'])}</td>"
+            f"<td>{format_duration(row['offline_time'], _resolution(row))}</td>"
+            f"<td>{format_duration(row['online_time_per_step'], _resolution(row))}</td>"
             f"<td>{row['mean']:.2f} ± {row['ci95']:.2f}</td></tr>"
         )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -232,7 +261,31 @@ def _save(fig: object, base: Path) -> dict[str, Path]:
     return paths
 
 
-def _score_figure(cells: pl.DataFrame, x_column: str, scale: float, xlabel: str, title: str, others: list[str]):
+def pareto_front(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Indices of the points no other point beats on both axes (less time, higher score), by
+    increasing x: each algorithm's best trade-offs, the only points a line between means anything."""
+    order = np.lexsort((-y, x))
+    front: list[int] = []
+    best = -math.inf
+    for i in order:
+        if y[i] > best:
+            front.append(int(i))
+            best = y[i]
+    return np.asarray(front, dtype=np.int64)
+
+
+def _score_figure(
+    cells: pl.DataFrame,
+    x_column: str,
+    x_halfwidth: str | None,
+    scale: float,
+    xlabel: str,
+    title: str,
+    others: list[str],
+):
+    """Mean score against a time, one marker per setting with its 95% interval (vertical: the
+    score; horizontal: the mean time, where measured per trajectory), and each algorithm's Pareto
+    front as its line. Times of zero are drawn at :data:`TIME_FLOOR_SECONDS` (a log axis)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -245,22 +298,24 @@ def _score_figure(cells: pl.DataFrame, x_column: str, scale: float, xlabel: str,
     competitors = cells.filter(~pl.col("kind").is_in(ORACLE_KINDS))
     for algorithm in dict.fromkeys(competitors["algorithm"].to_list()):
         sub = competitors.filter(pl.col("algorithm") == algorithm)
-        x = np.maximum(sub[x_column].to_numpy() * scale, TIME_FLOOR_SECONDS * scale)
+        x = np.maximum(sub[x_column].to_numpy().astype(np.float64) * scale, TIME_FLOOR_SECONDS * scale)
         y = sub["mean"].to_numpy()
-        order = np.argsort(x, kind="stable")
-        ax.plot(
-            x[order],
-            y[order],
-            marker=_marker(algorithm, others),
-            linestyle="-",
-            linewidth=0.8,
-            markersize=5,
-            color=_colour(algorithm, others),
+        yerr = sub["ci95"].to_numpy()
+        xerr = None
+        if x_halfwidth is not None and x_halfwidth in sub.columns:
+            h = np.nan_to_num(sub[x_halfwidth].to_numpy().astype(np.float64)) * scale
+            xerr = np.vstack([np.minimum(h, x - x * 0.5), h])  # never below the axis floor
+        colour, marker = _colour(algorithm, others), _marker(algorithm, others)
+        ax.errorbar(
+            x, y, yerr=yerr, xerr=xerr, fmt=marker, markersize=5, color=colour, elinewidth=0.8, capsize=2,
             label=algorithm,
-        )
+        )  # fmt: skip
+        front = pareto_front(x, y)
+        if front.size > 1:
+            ax.plot(x[front], y[front], linestyle="-", linewidth=0.9, color=colour)
     ax.set_xscale("log")
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("mean discounted return over the test MDPs")
+    ax.set_ylabel("mean discounted return (95% interval)")
     ax.set_title(title)
     ax.grid(True, which="major", alpha=0.3)
     # Outside the axes, so that the legend never hides a point.
@@ -268,26 +323,37 @@ def _score_figure(cells: pl.DataFrame, x_column: str, scale: float, xlabel: str,
     return fig
 
 
-def _bounds_figure(bounds: pl.DataFrame, title: str, others: list[str]):
+def _edges(bounds: list[float], factor: float) -> list[tuple[float, float]]:
+    """The range of budgets each bound stands for: from the bound up to the next one (the last up
+    to one factor more). A budget in that range admits at least the agents within the bound."""
+    return [(b, bounds[k + 1] if k + 1 < len(bounds) else b * factor) for k, b in enumerate(bounds)]
+
+
+def _bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str = ""):
+    """The best algorithms for each pair of budgets, each cell drawn over the range of budgets it
+    stands for (edges at the bounds). A bound of 0 offline (agents that learn nothing offline only)
+    is drawn as the band below the first positive bound."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch, Rectangle
 
+    from .stats import BOUND_FACTOR
+
     fig, ax = plt.subplots(figsize=(8.5, 5.2))
     xs = sorted(set(bounds["online_bound_seconds_per_step"].to_list()))
     ys = sorted(set(bounds["offline_bound_seconds"].to_list()))
-    # Each grid point is a cell of the log-log plane, from half a step below to half a step above.
-    step_x = math.sqrt(xs[1] / xs[0]) if len(xs) > 1 else math.sqrt(5.0)
-    step_y = math.sqrt(ys[1] / ys[0]) if len(ys) > 1 else math.sqrt(5.0)
+    positive = [y for y in ys if y > 0.0]
+    zero_band = (positive[0] / BOUND_FACTOR if positive else 1e-3, positive[0] if positive else 1e-2)
+    x_range = dict(zip(xs, _edges(xs, BOUND_FACTOR), strict=True))
+    y_range = dict(zip(positive, _edges(positive, BOUND_FACTOR), strict=True))
+    y_range[0.0] = zero_band
     seen: dict[str, tuple[float, ...]] = {}
     for row in bounds.iter_rows(named=True):
-        x = row["online_bound_seconds_per_step"] * 1e3
-        y = row["offline_bound_seconds"]
+        x0, x1 = (v * 1e3 for v in x_range[row["online_bound_seconds_per_step"]])
+        y0, y1 = y_range[row["offline_bound_seconds"]]
         chosen = row["algorithms"]
-        x0, x1 = x / step_x, x * step_x
-        y0, y1 = y / step_y, y * step_y
         # Several algorithms not significantly different share the cell in horizontal stripes.
         edges = np.exp(np.linspace(math.log(y0), math.log(y1), len(chosen) + 1))
         for k, algorithm in enumerate(chosen):
@@ -298,40 +364,61 @@ def _bounds_figure(bounds: pl.DataFrame, title: str, others: list[str]):
             )
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlim(xs[0] * 1e3 / step_x, xs[-1] * 1e3 * step_x)
-    ax.set_ylim(ys[0] / step_y, ys[-1] * step_y)
-    ax.set_xlabel("online time bound (ms per decision, log scale)")
-    ax.set_ylabel("offline time bound (s, log scale)")
-    ax.set_title(title)
+    ax.set_xlim(x_range[xs[0]][0] * 1e3, x_range[xs[-1]][1] * 1e3)
+    low = zero_band[0] if 0.0 in ys else y_range[positive[0]][0]
+    ax.set_ylim(low, y_range[positive[-1]][1] if positive else zero_band[1])
+    if 0.0 in ys:
+        ax.axhline(zero_band[1], color="black", linewidth=0.8)
+        ax.text(
+            ax.get_xlim()[0], math.sqrt(zero_band[0] * zero_band[1]), " offline 0", va="center", ha="left", fontsize=7
+        )
+    ax.set_xlabel("online time budget (ms per decision, log scale; a cell spans the budgets from its left edge)")
+    ax.set_ylabel("offline time budget (s, log scale)")
+    ax.set_title(title + (f"\n{note}" if note else ""), fontsize=10)
     handles = [Patch(facecolor=c, label=("no agent within the bounds" if a == "none" else a)) for a, c in seen.items()]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="best algorithm(s)")
     return fig
 
 
 def write_experiment(
-    results: Results, cells: pl.DataFrame, out: Path, one_sided: bool = False, others: list[str] | None = None
+    results: Results,
+    cells: pl.DataFrame,
+    out: Path,
+    one_sided: bool = False,
+    others: list[str] | None = None,
+    correction: str | None = None,
+    missing: int = 0,
 ) -> ExperimentReport:
-    """Writes the figures and tables of one experiment (the rows of ``cells``) into ``out``."""
+    """Writes the figures and tables of one experiment (the rows of ``cells``) into ``out``.
+
+    ``missing``: cells of this experiment's configuration without a result (not run, failed or
+    damaged); the map then says that it is incomplete.
+    """
     first = cells.row(0, named=True)
     key = f"{first['experiment']}/{first['prior']}"
     slug = _slug(first["experiment"], first["prior"])
     others = others or []
+    basis = "CPU" if set(cells["time_basis"].to_list()) == {"cpu"} else "wall"
     title = (
         f"{first['experiment']} (test {first['test']}, prior {first['prior']}, "
         f"N = {first['n_mdps']}, T = {first['horizon']})"
     )
     horizon = int(first["horizon"])
+    per_step = cells.with_columns(
+        (pl.col("online_cpu_ci95_per_trajectory") / pl.col("horizon")).alias("_online_halfwidth_per_step")
+    )
     figures = {
         "offline": _save(
-            _score_figure(cells, "offline_seconds", 1.0, "offline computation time (s, log scale)", title, others),
+            _score_figure(per_step, "offline_time", None, 1.0, f"offline {basis} time (s, log scale)", title, others),
             out / f"{slug}-offline",
         ),
         "online": _save(
             _score_figure(
-                cells,
-                "online_seconds_per_step",
+                per_step,
+                "online_time_per_step",
+                "_online_halfwidth_per_step",
                 1e3,
-                "online computation time (ms per decision, log scale)",
+                f"online {basis} time (ms per decision, log scale)",
                 title,
                 others,
             ),
@@ -343,16 +430,21 @@ def write_experiment(
     if competing.height == 0:
         competing = cells
     ids = competing["cell_id"].to_list()
+    resolution = max([_resolution(r) for r in competing.iter_rows(named=True)] or [0.0])
     bounds = best_under_bounds(
         competing["algorithm"].to_list(),
         competing["mean"].to_list(),
-        competing["offline_seconds"].to_list(),
-        competing["online_seconds_per_trajectory"].to_list(),
+        competing["offline_time"].to_list(),
+        competing["online_time_per_trajectory"].to_list(),
         returns_matrix(results, ids),
         horizon,
         one_sided=one_sided,
+        online_halfwidths=competing["online_cpu_ci95_per_trajectory"].fill_null(0.0).to_list(),
+        resolution=resolution,
+        correction=correction,
     )
-    figures["bounds"] = _save(_bounds_figure(bounds, title, others), out / f"{slug}-bounds")
+    note = f"incomplete: {missing} cells of this experiment have no result" if missing else ""
+    figures["bounds"] = _save(_bounds_figure(bounds, title, others, note), out / f"{slug}-bounds")
     write_atomic(
         out / f"{slug}-bounds.csv", bounds.with_columns(pl.col("algorithms").list.join(" ")).write_csv().encode()
     )
@@ -361,7 +453,46 @@ def write_experiment(
         "tex": write_atomic(out / f"{slug}-table.tex", table_latex(cells, title).encode()),
         "csv": write_atomic(out / f"{slug}-table.csv", table_csv(cells).encode()),
     }
-    return ExperimentReport(key=key, slug=slug, figures=figures, tables=tables, bounds=bounds)
+    return ExperimentReport(key=key, slug=slug, figures=figures, tables=tables, bounds=bounds, missing=missing)
+
+
+def _missing_by_experiment(results_dir: Path) -> dict[str, int]:
+    """Cells of the folder's configuration without a usable result, per experiment key (empty if
+    the folder has no configuration, e.g. cells copied by hand)."""
+    from .grid import load_output_config, status
+
+    try:
+        config = load_output_config(results_dir, check_agents=False)
+    except (FileNotFoundError, ValueError):
+        return {}
+    state = status(config, results_dir)
+    missing: dict[str, int] = {}
+    for cell in [*state.missing, *(c for c, _ in state.failed), *(c for c, _ in state.broken)]:
+        missing[cell.experiment.key] = missing.get(cell.experiment.key, 0) + 1
+    return missing
+
+
+def _host_summary(cells: pl.DataFrame) -> str:
+    """Where and how the times were measured, for the report's header."""
+    if "host_cpu" not in cells.columns or cells["host_cpu"].null_count() == cells.height:
+        return "The host was not recorded (results of an older bbrl): times are wall times."
+    parts = []
+    hosts = cells.group_by("host_cpu", "host_vector_extensions", "host_logical_cores", maintain_order=True).len()
+    for row in hosts.iter_rows(named=True):
+        parts.append(
+            f"{html.escape(str(row['host_cpu']))} ({row['host_logical_cores']} logical cores; vector extensions: "
+            f"{html.escape(str(row['host_vector_extensions']) or 'none detected')}; {row['len']} cells)"
+        )
+    loads = cells["host_load_average"].drop_nulls().drop_nans()
+    threads = sorted(set(cells["threads"].drop_nulls().to_list()))
+    load = f"{loads.min():.2f} to {loads.max():.2f}" if loads.len() else "unknown"
+    return (
+        "Measured on " + "; ".join(parts) + f". Worker threads: {', '.join(map(str, threads))}. "
+        f"1-minute load average at the end of each cell: {load}. "
+        "Times are CPU times (per trajectory on the thread that ran it; offline, every thread of the "
+        "process), wall times are kept in the CSV tables. Agents that learn nothing offline have offline "
+        "time 0 by declaration."
+    )
 
 
 _CSS = """
@@ -370,36 +501,71 @@ table { border-collapse: collapse; font-size: 0.85em; margin: 1em 0; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; }
 td:nth-child(n+3) { text-align: right; font-variant-numeric: tabular-nums; }
 tr.best td { font-weight: bold; }
+.warn { background: #fff3cd; padding: 0.5em; border-left: 4px solid #e0a800; }
 figure { margin: 1em 0; } figure img { max-width: 100%; } figcaption { font-size: 0.9em; color: #555; }
 """
 
 
-def write_report(results_dir: str | os.PathLike[str], out: str | os.PathLike[str], one_sided: bool = False) -> Path:
-    """Writes the report of the grid results in ``results_dir`` into ``out``; returns ``report.html``."""
+def write_report(
+    results_dir: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    one_sided: bool = False,
+    correction: str | None = None,
+) -> Path:
+    """Writes the report of the grid results in ``results_dir`` into ``out``; returns ``report.html``.
+
+    ``correction="holm"`` corrects the paired tests of each map cell for their multiplicity
+    (:func:`bbrl.stats.holm`).
+    """
     results = load(results_dir)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     cells = results.cells
+    missing = _missing_by_experiment(Path(results_dir))
     algorithms = list(dict.fromkeys(cells["algorithm"].to_list()))
     others = [a for a in algorithms if a not in _ORDER]
     reports = []
     for _key, sub in cells.group_by(["experiment", "prior"], maintain_order=True):
-        reports.append(write_experiment(results, sub, folder, one_sided, others))
+        key = f"{sub['experiment'][0]}/{sub['prior'][0]}"
+        reports.append(write_experiment(results, sub, folder, one_sided, others, correction, missing.get(key, 0)))
     test = "one-sided, z ≥ 1.645" if one_sided else "two-sided, z ≥ 1.96"
+    comparisons = sum(int(r.bounds["comparisons"].sum()) for r in reports)
+    multiplicity = f"The maps make {comparisons} paired comparisons in all " + (
+        "(Holm-corrected within each cell, 5% family-wise)."
+        if correction == "holm"
+        else "(each at 5%: some 'different' verdicts are expected by chance; `bbrl report --holm` corrects "
+        "each cell's comparisons)."
+    )
+    incomplete = sum(missing.values())
+    warning = (
+        f'<p class="warn"><b>Incomplete grid:</b> {incomplete} cells of the configuration have no result '
+        "(not run yet, failed or damaged; see <code>bbrl grid status</code>). Their algorithms may be missing "
+        "from the maps.</p>"
+        if incomplete
+        else ""
+    )
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8"><title>bbrl report</title>',
         f"<style>{_CSS}</style></head><body>",
         "<h1>bbrl report</h1>",
+        warning,
         f"<p>Results of <code>{html.escape(str(results_dir))}</code>: {cells.height} agent settings, "
         f"{len(reports)} experiments; bbrl {html.escape(__version__)}. Scores are mean discounted returns with "
-        "95% intervals (1.96 s/√N). Bold rows: each algorithm's best setting. The map of best algorithms keeps, "
-        f"under each pair of time bounds, the best algorithm and those not significantly different from it "
-        f"(paired Z-test, {test}); grey: no agent within the bounds.</p>",
+        "95% intervals (1.96 s/√N), drawn on every point; lines join each algorithm's Pareto front (its "
+        "settings no other of its settings beats on both time and score). Bold rows: each algorithm's best "
+        "setting. The map of best algorithms keeps, under each pair of time budgets, the best algorithm and those "
+        f"not significantly different from it (paired Z-test, {test}); grey: no agent within the budgets. A cell "
+        "spans the budgets from its lower edge (the bound) to the next bound. Agents whose online times are not "
+        "distinguishable (overlapping 95% intervals of their mean time per trajectory, or closer than the clock's "
+        f"resolution) count as equally fast. {multiplicity}</p>",
+        f"<p>{_host_summary(cells)}</p>",
         "<ul>" + "".join(f'<li><a href="#{r.slug}">{html.escape(r.key)}</a></li>' for r in reports) + "</ul>",
     ]
     for r in reports:
         parts.append(f'<section id="{r.slug}"><h2>Experiment {html.escape(r.key)}</h2>')
+        if r.missing:
+            parts.append(f'<p class="warn">Incomplete: {r.missing} cells of this experiment have no result.</p>')
         for kind, caption in FIGURES:
             png = r.figures[kind]["png"]
             data = base64.b64encode(png.read_bytes()).decode()

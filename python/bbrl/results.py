@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 
 from .schema import CELL_COLUMNS as _FILE_COLUMNS
-from .stats import Z_95_TWO_SIDED
+from .stats import ci95_halfwidth
 
 __all__ = ["CELL_COLUMNS", "Results", "load"]
 
@@ -33,9 +33,13 @@ def load(out: str | os.PathLike[str]) -> Results:
 
     ``cells`` has, besides the cell's identifiers and settings (``experiment``, ``prior``,
     ``kind``, ``algorithm``, ``label``, ``params`` and ``details`` as JSON, ``n_mdps``, ``gamma``,
-    ``horizon``, ``seed``, ``bbrl_version``): ``mean``, ``ci95`` (half-width, 1.96 s / sqrt(N)),
-    ``offline_seconds``, ``online_seconds_per_trajectory`` and ``online_seconds_per_step`` (means
-    over the MDPs). Rows are in the order of the configuration (``cell_index``).
+    ``horizon``, ``seed``, ``bbrl_version``, the host and thread columns): ``mean``, ``ci95``
+    (half-width, 1.96 s / sqrt(N)), ``offline_seconds`` and ``offline_cpu_seconds``, the means over
+    the MDPs ``online_seconds_per_trajectory``, ``online_cpu_seconds_per_trajectory`` (and per
+    step), ``online_cpu_ci95_per_trajectory`` (the interval of that mean), and the times the maps
+    and figures compare: ``online_time_per_trajectory``, ``online_time_per_step`` and
+    ``offline_time``, CPU times where recorded, else wall times (``time_basis`` says which).
+    Rows are in the order of the configuration (``cell_index``).
 
     Raises:
         FileNotFoundError: no cell file in ``out``.
@@ -52,17 +56,45 @@ def load(out: str | os.PathLike[str]) -> Results:
         check_cell_file(file)  # a clear error naming a damaged file, not a bare polars one
         frames.append(pl.read_parquet(file))
     returns = pl.concat(frames, how="diagonal_relaxed").sort(["cell_index", "mdp"])
+    if "online_cpu_seconds" not in returns.columns:  # every file predates CPU times
+        returns = returns.with_columns(
+            pl.lit(None, dtype=pl.Float64).alias("online_cpu_seconds"),
+            pl.lit(None, dtype=pl.Float64).alias("offline_cpu_seconds"),
+        )
+    constant = [c for c in CELL_COLUMNS if c != "cell_id" and c in returns.columns]
     cells = (
         returns.group_by("cell_id", maintain_order=True)
         .agg(
-            *[pl.col(c).first() for c in CELL_COLUMNS if c != "cell_id"],
-            pl.col("return").mean().alias("mean"),
-            (Z_95_TWO_SIDED * pl.col("return").std(ddof=1) / pl.len().cast(pl.Float64).sqrt()).alias("ci95"),
+            *[pl.col(c).first() for c in constant],
+            pl.col("return").alias("_returns"),
             pl.col("online_seconds").mean().alias("online_seconds_per_trajectory"),
+            pl.col("online_cpu_seconds").fill_nan(None).mean().alias("online_cpu_seconds_per_trajectory"),
+            pl.col("online_cpu_seconds").fill_nan(None).alias("_cpu"),
         )
-        .with_columns((pl.col("online_seconds_per_trajectory") / pl.col("horizon")).alias("online_seconds_per_step"))
         .sort("cell_index")
     )
+    # One interval function for every 95% interval (stats.ci95_halfwidth).
+    cells = cells.with_columns(
+        pl.Series("mean", [float(np.mean(r)) for r in cells["_returns"].to_list()], dtype=pl.Float64),
+        pl.Series("ci95", [ci95_halfwidth(np.asarray(r)) for r in cells["_returns"].to_list()], dtype=pl.Float64),
+        pl.Series(
+            "online_cpu_ci95_per_trajectory",
+            [ci95_halfwidth(np.asarray([x for x in c if x is not None])) for c in cells["_cpu"].to_list()],
+            dtype=pl.Float64,
+        ),
+    ).drop("_returns", "_cpu")
+    # The times the comparisons use: CPU time where it was recorded, else wall time.
+    cpu_known = pl.col("online_cpu_seconds_per_trajectory").is_not_null()
+    cells = cells.with_columns(
+        (pl.col("online_seconds_per_trajectory") / pl.col("horizon")).alias("online_seconds_per_step"),
+        (pl.col("online_cpu_seconds_per_trajectory") / pl.col("horizon")).alias("online_cpu_seconds_per_step"),
+        pl.when(cpu_known)
+        .then(pl.col("online_cpu_seconds_per_trajectory"))
+        .otherwise(pl.col("online_seconds_per_trajectory"))
+        .alias("online_time_per_trajectory"),
+        pl.when(cpu_known).then(pl.lit("cpu")).otherwise(pl.lit("wall")).alias("time_basis"),
+        pl.col("offline_cpu_seconds").fill_nan(None).fill_null(pl.col("offline_seconds")).alias("offline_time"),
+    ).with_columns((pl.col("online_time_per_trajectory") / pl.col("horizon")).alias("online_time_per_step"))
     return Results(cells=cells, returns=returns)
 
 

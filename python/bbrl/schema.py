@@ -13,7 +13,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-__all__ = ["CELL_COLUMNS", "CELL_EXTRA_COLUMNS", "RUN_COLUMNS", "SCHEMA", "per_mdp_frame"]
+__all__ = [
+    "CELL_COLUMNS",
+    "CELL_EXTRA_COLUMNS",
+    "RUN_COLUMNS",
+    "SCHEMA",
+    "describe_host",
+    "host_columns",
+    "per_mdp_frame",
+]
 
 #: Every column a per-MDP result frame may have, with its type.
 SCHEMA: dict[str, Any] = {
@@ -32,6 +40,17 @@ SCHEMA: dict[str, Any] = {
     "gamma": pl.Float64,
     "horizon": pl.Int64,
     "seed": pl.UInt64,
+    #: CPU time of the trajectory on the thread that ran it.
+    "online_cpu_seconds": pl.Float64,
+    #: CPU time of offline learning, every thread of the process (NaN: unknown).
+    "offline_cpu_seconds": pl.Float64,
+    # The machine and the run's parallelism (the same on every row).
+    "host_cpu": pl.String,
+    "host_vector_extensions": pl.String,
+    "host_logical_cores": pl.Int64,
+    "host_load_average": pl.Float64,
+    "cpu_clock_resolution_seconds": pl.Float64,
+    "threads": pl.Int64,
     # Grid cells only.
     "cell_id": pl.String,
     "cell_index": pl.Int64,
@@ -58,6 +77,14 @@ RUN_COLUMNS: tuple[str, ...] = (
     "gamma",
     "horizon",
     "seed",
+    "online_cpu_seconds",
+    "offline_cpu_seconds",
+    "host_cpu",
+    "host_vector_extensions",
+    "host_logical_cores",
+    "host_load_average",
+    "cpu_clock_resolution_seconds",
+    "threads",
 )
 
 #: What a grid cell adds to a run's columns.
@@ -77,6 +104,26 @@ CELL_EXTRA_COLUMNS: tuple[str, ...] = (
 
 #: The columns of a grid cell file, in order.
 CELL_COLUMNS: tuple[str, ...] = CELL_EXTRA_COLUMNS[:1] + RUN_COLUMNS + CELL_EXTRA_COLUMNS[1:]
+
+
+def describe_host() -> dict[str, Any]:
+    """The machine, now: ``cpu_model``, ``vector_extensions`` (a list), ``logical_cores``,
+    ``load_average`` (1 minute) and ``cpu_clock_resolution_seconds``."""
+    from . import _core
+
+    return dict(_core.host())
+
+
+def host_columns(host: dict[str, Any], threads: int) -> dict[str, Any]:
+    """The host and thread-count columns of a result frame, from :func:`describe_host`'s dict."""
+    return {
+        "host_cpu": host.get("cpu_model", ""),
+        "host_vector_extensions": " ".join(host.get("vector_extensions", [])),
+        "host_logical_cores": host.get("logical_cores", 0),
+        "host_load_average": host.get("load_average", float("nan")),
+        "cpu_clock_resolution_seconds": host.get("cpu_clock_resolution_seconds", float("nan")),
+        "threads": threads,
+    }
 
 
 def per_mdp_frame(columns: Sequence[str], values: Mapping[str, Any], n_mdps: int) -> pl.DataFrame:

@@ -16,6 +16,7 @@ import polars as pl
 __all__ = [
     "BOUND_FACTOR",
     "BOUND_START_SECONDS",
+    "MIN_PAIRS_FOR_Z",
     "Z_95_ONE_SIDED",
     "Z_95_TWO_SIDED",
     "PairedZTest",
@@ -23,10 +24,13 @@ __all__ = [
     "best_under_bounds",
     "bound_grid",
     "ci95_halfwidth",
+    "holm",
+    "map_agreement",
     "mean_ci95",
     "not_different_from_best",
     "paired_z",
     "paired_z_test",
+    "tied_times",
 ]
 
 #: Two-sided 95% normal quantile used by the original for intervals and paired tests.
@@ -77,35 +81,91 @@ class PairedZTest:
     """Outcome of :func:`paired_z_test`.
 
     Attributes:
-        z: ``|mean(d)| / sqrt(s_d^2 / N)`` (unbiased variance).
+        z: ``|mean(d)| / sqrt(s_d^2 / N)`` with ``d = a - b`` (unbiased variance).
         threshold: 1.96 (two-sided, the original's export) or 1.645 (one-sided, the paper's appendix C).
         p_value: the normal tail probability of ``z`` (two tails for the two-sided test).
         significant: ``z >= threshold``; the original calls a pair *not* significantly different
             iff ``z < threshold``.
+        mean_difference: ``mean(a - b)``, in return units.
+        better: ``"a"`` or ``"b"``, the side with the larger mean return (``"neither"`` if equal).
+        n: the number of pairs.
     """
 
     z: float
     threshold: float
     p_value: float
     significant: bool
+    mean_difference: float = math.nan
+    better: str = "neither"
+    n: int = 0
 
 
-def paired_z_test(a: np.ndarray, b: np.ndarray, one_sided: bool = False) -> PairedZTest:
-    """The paired Z-test of SPEC 5.2 between two agents' returns on the same MDPs.
+#: Below this many pairs the normal approximation of the paired test is not trusted.
+MIN_PAIRS_FOR_Z = 30
 
-    By default the original export's version: two-sided, threshold 1.96, unbiased variance of the
-    differences. ``one_sided=True`` selects the threshold 1.645 of the paper's appendix C (the
-    statistic is unchanged: the comparison is always of the better mean against the other, and
-    the unbiased variance is kept). The test assumes N >= 30, as the original (which only asserts it).
+
+def _returns_of(value: object) -> np.ndarray:
+    """The per-MDP returns of a :class:`bbrl.Run` (anything with ``returns``) or an array."""
+    returns = getattr(value, "returns", value)
+    return np.asarray(returns, dtype=np.float64)
+
+
+def paired_z_test(a: object, b: object, one_sided: bool = False) -> PairedZTest:
+    """The paired Z-test between two agents' returns on the same MDPs.
+
+    Args:
+        a, b: two :class:`bbrl.Run` objects of the same experiment, or two arrays of per-MDP returns
+            in the same MDP order.
+        one_sided: threshold 1.645 (the paper's appendix C) instead of 1.96 (the original's export).
+            The statistic is unchanged: the better mean is always compared against the other.
+
+    Returns:
+        z, p, whether the difference is significant, the mean difference ``mean(a - b)`` and which
+        side is better.
+
+    Warns:
+        UserWarning: below :data:`MIN_PAIRS_FOR_Z` pairs, where the normal approximation is poor
+        (the original only asserted N >= 30).
     """
     from scipy.special import ndtr
 
-    z = paired_z(a, b)
+    x, y = _returns_of(a), _returns_of(b)
+    z = paired_z(x, y)
+    if x.size < MIN_PAIRS_FOR_Z:
+        import warnings
+
+        warnings.warn(
+            f"paired Z-test on {x.size} pairs: the normal approximation needs about {MIN_PAIRS_FOR_Z} or more",
+            UserWarning,
+            stacklevel=2,
+        )
     tail = float(1.0 - ndtr(z)) if math.isfinite(z) else 0.0
     threshold = Z_95_ONE_SIDED if one_sided else Z_95_TWO_SIDED
+    difference = float((x - y).mean())
+    better = "a" if difference > 0 else "b" if difference < 0 else "neither"
     return PairedZTest(
-        z=z, threshold=threshold, p_value=tail if one_sided else min(1.0, 2.0 * tail), significant=z >= threshold
+        z=z,
+        threshold=threshold,
+        p_value=tail if one_sided else min(1.0, 2.0 * tail),
+        significant=z >= threshold,
+        mean_difference=difference,
+        better=better,
+        n=int(x.size),
     )
+
+
+def holm(p_values: Sequence[float], alpha: float = 0.05) -> list[bool]:
+    """Holm's step-down correction: which of ``m`` hypotheses are rejected at family-wise level
+    ``alpha``. The smallest p-value is compared with alpha / m, the next with alpha / (m - 1), and
+    so on, stopping at the first that is not rejected."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    rejected = [False] * m
+    for rank, i in enumerate(order):
+        if p_values[i] > alpha / (m - rank):
+            break
+        rejected[i] = True
+    return rejected
 
 
 def best_per_algorithm(cells: pl.DataFrame, within: Sequence[str] = (), algorithm: str = "algorithm") -> pl.DataFrame:
@@ -128,44 +188,101 @@ def best_per_algorithm(cells: pl.DataFrame, within: Sequence[str] = (), algorith
     return best.select(cells.columns)
 
 
-def not_different_from_best(returns: Sequence[np.ndarray], one_sided: bool = False) -> int:
-    """How many of ``returns`` (sorted by mean, best first) are kept by SPEC 5.3 item 3, step 4:
-    the best, then each next one *as long as* it is not significantly different from the best
-    (``z < threshold``), stopping at the first significant one even if a later one would not be.
+def not_different_from_best(
+    returns: Sequence[np.ndarray], one_sided: bool = False, correction: str | None = None
+) -> int:
+    """How many of ``returns`` (sorted by mean, best first) are kept: the best, then each next one
+    *as long as* it is not significantly different from the best, stopping at the first
+    significant one even if a later one would not be (the original's rule).
+
+    Args:
+        correction: ``None``: each comparison at its own 5% level (the original). ``"holm"``: the
+            comparisons of the best with the others form one family, corrected with :func:`holm`
+            at a 5% family-wise level (one-sided p-values with ``one_sided``).
 
     Returns 0 for an empty list.
     """
     if not returns:
         return 0
+    if correction not in (None, "holm"):
+        raise ValueError(f"correction must be None or 'holm', got {correction!r}")
     best = np.asarray(returns[0], dtype=np.float64)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # a map warns once, not per comparison
+        tests = [paired_z_test(best, other, one_sided) for other in returns[1:]]
+    different = holm([t.p_value for t in tests]) if correction == "holm" else [t.significant for t in tests]
     kept = 1
-    for other in returns[1:]:
-        if paired_z_test(best, other, one_sided).significant:
+    for is_different in different:
+        if is_different:
             break
         kept += 1
     return kept
 
 
-#: First bound of the time grids of the best-algorithm map: 0.01 ms, as the original.
+#: The lattice of the original's time grids: 0.01 ms times powers of 5.
 BOUND_START_SECONDS = 1e-5
 #: Ratio between successive bounds, as the original.
 BOUND_FACTOR = 5.0
 
 
-def bound_grid(maximum: float, start: float = BOUND_START_SECONDS, factor: float = BOUND_FACTOR) -> list[float]:
-    """``start * factor**k`` for k = 0, 1, ... up to the first value ``>= maximum`` (at least ``start``).
+def bound_grid(
+    maximum: float, start: float = BOUND_START_SECONDS, factor: float = BOUND_FACTOR, minimum: float | None = None
+) -> list[float]:
+    """Bounds ``start * factor**k`` (k any integer) from the first one ``>= minimum`` to the first
+    one ``>= maximum``.
 
-    The original stops its online grid at the last bound ``<= max`` and its offline grid at the
-    last bound ``< max``, so that the slowest agents of a grid never appear in the map. Here the
-    grids end at the first bound that admits every agent, so the top-right corner of the map
-    compares every algorithm (a deliberate difference, besides the two bug fixes).
+    With ``minimum`` the cheapest agent's time, the grid starts where the first agent fits
+    (without it, at ``start`` as the original). Bounds stay on the original's lattice, so two runs
+    whose cheapest agent moves a little give the same grid. The original also stopped below the
+    largest times, so that the slowest agents never appeared; here the grid ends at the first bound
+    that admits every agent.
     """
     if not math.isfinite(maximum):
         raise ValueError(f"maximum must be finite, got {maximum}")
-    bounds = [start]
-    while bounds[-1] < maximum:
-        bounds.append(bounds[-1] * factor)
+    if minimum is not None and math.isfinite(minimum) and minimum > 0.0:
+        k = math.ceil(math.log(minimum / start) / math.log(factor) - 1e-9)
+    else:
+        k = 0
+
+    def lattice(j: int) -> float:  # exact powers, so that the same bound is the same float
+        return start * factor**j if j >= 0 else start / factor**-j
+
+    bounds = [lattice(k)]
+    while bounds[-1] < maximum * (1 - 1e-12):
+        k += 1
+        bounds.append(lattice(k))
     return bounds
+
+
+def tied_times(
+    times: Sequence[float], halfwidths: Sequence[float] | None = None, resolution: float = 0.0
+) -> np.ndarray:
+    """Each agent's time for the maps, with agents whose times cannot be told apart tied.
+
+    The rule: going from the fastest agent up, an agent not yet tied starts a group, and every
+    slower agent whose interval ``[t - h - r, t + h + r]`` overlaps the group leader's joins it and
+    takes the leader's time (``h`` the half-width of the 95% interval of its mean time, ``r`` the
+    clock's resolution). Two agents whose measured times differ by less than their spread thus
+    enter the map under the same bounds, instead of by the noise of one measurement.
+
+    Args:
+        times: mean time of each agent (seconds).
+        halfwidths: the half-width of each time's 95% interval (0 if unknown).
+        resolution: the clock's resolution (seconds): times closer than it are equal.
+    """
+    t = np.asarray(times, dtype=np.float64)
+    h = np.zeros_like(t) if halfwidths is None else np.nan_to_num(np.asarray(halfwidths, dtype=np.float64))
+    out = t.copy()
+    order = np.argsort(t, kind="stable")
+    leader = None
+    for i in order:
+        if leader is not None and t[i] - h[i] - resolution <= t[leader] + h[leader] + resolution:
+            out[i] = t[leader]
+        else:
+            leader = i
+    return out
 
 
 def best_under_bounds(
@@ -178,57 +295,71 @@ def best_under_bounds(
     online_bounds: Sequence[float] | None = None,
     offline_bounds: Sequence[float] | None = None,
     one_sided: bool = False,
+    online_halfwidths: Sequence[float] | None = None,
+    resolution: float = 0.0,
+    correction: str | None = None,
 ) -> pl.DataFrame:
-    """The best algorithms under an offline and an online time bound (SPEC 5.3 item 3).
+    """The best algorithms under an offline and an online time bound.
 
     For every point (x, y) of a grid of online bounds x (seconds per *trajectory*) and offline
     bounds y (seconds):
 
-    1. keep the agents with online time per trajectory ``<= x`` and offline time ``<= y``;
+    1. keep the agents with online time per trajectory ``<= x`` and offline time ``<= y``, times
+       tied by :func:`tied_times` (online: by the spread of the per-trajectory times; offline, a
+       single measurement: by the clock's resolution only);
     2. keep each algorithm's best-mean agent (the first one on a tie);
     3. sort them by mean, descending;
     4. choose the best, then the next ones as long as each is not significantly different from
-       the best (paired Z-test, :func:`paired_z_test`), stopping at the first significant one.
+       the best (paired Z-test, :func:`not_different_from_best`, optionally Holm-corrected),
+       stopping at the first significant one.
 
-    The default grids are the original's ``1e-5 s * 5**k`` (0.01 ms, factor 5), extended to the
-    first bound that admits every agent (:func:`bound_grid`; the original stopped below the
-    largest times).
+    The default grids are the original's lattice ``1e-5 s * 5**k`` from the first bound that
+    admits the cheapest agent to the first that admits every agent (:func:`bound_grid`). The
+    offline grid also has a bound 0 when some agents learn nothing offline (their offline time is
+    0 by declaration): the row of budgets too small for any offline learning.
 
-    Two bugs of the original are fixed here:
-
-    * a point where no agent meets the bounds is reported as ``["none"]``; the original added it
-      to the series of the first algorithm in its list;
-    * the online bound per decision (``online_bound_seconds_per_step`` = x / T) is scaled once,
-      by this experiment's horizon T; the original divided by 250 again for every experiment, so
-      only its first experiment's x axis was right.
+    Two bugs of the original are fixed here: a point where no agent meets the bounds is reported
+    as ``["none"]`` (the original added it to its first algorithm), and the online bound per
+    decision (``online_bound_seconds_per_step`` = x / T) is scaled once, by this experiment's T.
 
     Args:
         algorithms, means, offline_seconds, online_seconds: one entry per agent setting;
             ``online_seconds`` is the mean online time per trajectory.
         returns: one array of per-MDP returns per agent, over the same MDPs (paired).
         horizon: T, the decisions per trajectory, to express the online bound per decision.
+        online_halfwidths: half-widths of the 95% intervals of ``online_seconds``.
+        resolution: the clock's resolution, in seconds.
+        correction: ``None`` or ``"holm"`` (see :func:`not_different_from_best`).
 
     Returns:
         One row per grid point: ``online_bound_seconds`` (per trajectory),
-        ``online_bound_seconds_per_step``, ``offline_bound_seconds`` and ``algorithms`` (the
-        chosen algorithms, best first, or ``["none"]``), with ``best`` the first of them.
+        ``online_bound_seconds_per_step``, ``offline_bound_seconds``, ``algorithms`` (the chosen
+        algorithms, best first, or ``["none"]``), ``best`` the first of them, and ``comparisons``
+        (the paired tests made for that point: the maps' multiplicity).
     """
     n = len(algorithms)
     if not (len(means) == len(offline_seconds) == len(online_seconds) == len(returns) == n):
         raise ValueError("algorithms, means, offline_seconds, online_seconds and returns must have equal lengths")
     means_a = np.asarray(means, dtype=np.float64)
-    offline = np.asarray(offline_seconds, dtype=np.float64)
-    online = np.asarray(online_seconds, dtype=np.float64)
+    offline = tied_times(offline_seconds, None, resolution)
+    online = tied_times(online_seconds, online_halfwidths, resolution)
     if online_bounds is None:
-        online_bounds = bound_grid(float(online.max()) if n else 0.0)
+        online_bounds = bound_grid(float(online.max()) if n else 0.0, minimum=float(online.min()) if n else None)
     if offline_bounds is None:
-        offline_bounds = bound_grid(float(offline.max()) if n else 0.0)
+        positive = offline[offline > 0.0]
+        if positive.size:
+            offline_bounds = bound_grid(float(positive.max()), minimum=float(positive.min()))
+            if (offline <= 0.0).any():
+                offline_bounds = [0.0, *offline_bounds]
+        else:
+            offline_bounds = [0.0]
     rows: dict[str, list] = {
         "online_bound_seconds": [],
         "online_bound_seconds_per_step": [],
         "offline_bound_seconds": [],
         "algorithms": [],
         "best": [],
+        "comparisons": [],
     }
     for x in online_bounds:
         for y in offline_bounds:
@@ -240,13 +371,36 @@ def best_under_bounds(
                     best_of[name] = int(i)
             # Stable sort: equal means keep the order of first appearance.
             ranked = sorted(best_of.values(), key=lambda i: (-means_a[i], i))
-            kept = not_different_from_best([returns[i] for i in ranked], one_sided)
+            kept = not_different_from_best([returns[i] for i in ranked], one_sided, correction)
             chosen = [algorithms[i] for i in ranked[:kept]] or ["none"]
             rows["online_bound_seconds"].append(float(x))
             rows["online_bound_seconds_per_step"].append(float(x) / horizon)
             rows["offline_bound_seconds"].append(float(y))
             rows["algorithms"].append(chosen)
             rows["best"].append(chosen[0])
-    return pl.DataFrame(
-        rows, schema={**{k: pl.Float64 for k in list(rows)[:3]}, "algorithms": pl.List(pl.String), "best": pl.String}
-    )
+            rows["comparisons"].append(max(0, len(ranked) - 1))
+    schema = {
+        **{k: pl.Float64 for k in list(rows)[:3]},
+        "algorithms": pl.List(pl.String),
+        "best": pl.String,
+        "comparisons": pl.Int64,
+    }
+    return pl.DataFrame(rows, schema=schema)
+
+
+def map_agreement(a: pl.DataFrame, b: pl.DataFrame) -> tuple[int, int]:
+    """How many cells two best-algorithm maps share: ``(identical, total)``.
+
+    Cells are matched by their bounds; a cell in one map only counts as different. Two cells are
+    identical when they name the same algorithms in the same order.
+    """
+
+    def cells(frame: pl.DataFrame) -> dict[tuple[float, float], tuple[str, ...]]:
+        return {
+            (round(r["online_bound_seconds"], 15), round(r["offline_bound_seconds"], 15)): tuple(r["algorithms"])
+            for r in frame.iter_rows(named=True)
+        }
+
+    left, right = cells(a), cells(b)
+    keys = set(left) | set(right)
+    return sum(1 for k in keys if left.get(k) == right.get(k)), len(keys)

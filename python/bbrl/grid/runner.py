@@ -21,7 +21,7 @@ from typing import Any
 
 from .. import __version__, agents
 from .._fileio import write_atomic
-from ..schema import CELL_COLUMNS, per_mdp_frame
+from ..schema import CELL_COLUMNS, describe_host, host_columns, per_mdp_frame
 from .config import Cell, GridConfig, select_shard
 from .display import open_display
 from .store import (
@@ -104,16 +104,19 @@ def run_cell(out: Path, cell: Cell, threads: int | None = None, on_mdps: Callabl
     if isinstance(cell.spec, agents.Agent):
         # A Python agent holds the GIL: it runs on worker processes through Experiment.run.
         result = experiment.run(trained, threads=threads)
-        returns, online = result.returns, result.online_seconds
+        returns, online, online_cpu = result.returns, result.online_seconds, result.online_cpu_seconds
+        used = result.threads
     else:
+        used = threads
         try:
-            returns, online = in_thread(
+            returns, online, online_cpu = in_thread(
                 lambda: experiment._core.run(trained._core, threads, counter),
                 (lambda: on_mdps(counter.done())) if on_mdps else None,
             )
         except BaseException:
             counter.cancel()
             raise
+    host = describe_host()  # after the run: the load average covers it
     values = {
         "cell_id": cell.id,
         "cell_index": cell.index,
@@ -132,10 +135,13 @@ def run_cell(out: Path, cell: Cell, threads: int | None = None, on_mdps: Callabl
         "horizon": e.horizon,
         "seed": e.seed,
         "offline_seconds": trained.offline_seconds,
+        "offline_cpu_seconds": trained.offline_cpu_seconds,
         "bbrl_version": __version__,
         "mdp": _arange(e.n_mdps),
         "return": returns,
         "online_seconds": online,
+        "online_cpu_seconds": online_cpu,
+        **host_columns(host, used if used is not None else host["logical_cores"]),
     }
     frame = per_mdp_frame(CELL_COLUMNS, values, e.n_mdps)
     buffer = io.BytesIO()
