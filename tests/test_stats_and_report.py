@@ -284,7 +284,11 @@ def test_report_renders(grid_results: Path, tmp_path: Path) -> None:
         for fmt in ("md", "tex", "csv"):
             assert (report / f"{slug}-table.{fmt}").stat().st_size > 0
     # Every figure is embedded (no file needed to view the report).
-    assert len(re.findall(r'src="data:image/png;base64,[A-Za-z0-9+/=]{100,}"', text)) == 6
+    # Four figures per experiment and the normalised scores across experiments.
+    assert len(re.findall(r'src="data:image/png;base64,[A-Za-z0-9+/=]{100,}"', text)) == 2 * 4 + 1
+    normalized = pl.read_csv(report / "normalized-scores.csv")
+    assert set(normalized["algorithm"].to_list()) == {"Random", "e-Greedy", "OPPS-DS"}
+    assert (normalized["iqm_low"] <= normalized["iqm"]).all() and (normalized["iqm"] <= normalized["iqm_high"]).all()
     markdown = (report / "GC-UGC-table.md").read_text()
     assert markdown.count("**") == 2 * 5 * 4  # 4 algorithms, one bold row each, 5 columns
     assert "e-Greedy (epsilon=" in markdown and "±" in markdown
@@ -323,3 +327,40 @@ def test_report_says_when_the_grid_is_incomplete_and_where_times_come_from(grid_
     bounds = pl.read_csv(tmp_path / "complete" / "GC-GC-bounds.csv")
     # Every agent but OPPS-DS learns nothing offline: the map has an offline bound of 0.
     assert 0.0 in bounds["offline_bound_seconds"].to_list()
+
+
+def test_normalized_scores_iqm_and_bootstrap() -> None:
+    assert stats.normalized_scores(np.array([1.0, 3.0, 5.0]), 1.0, 5.0).tolist() == [0.0, 0.5, 1.0]
+    with pytest.raises(ValueError, match="above Random"):
+        stats.normalized_scores(np.array([1.0]), 2.0, 2.0)
+    # IQM of 0..7: the middle half is 2..5, mean 3.5; an outlier at the top does not move it.
+    assert stats.iqm(np.arange(8.0)) == pytest.approx(3.5)
+    assert stats.iqm(np.array([0, 1, 2, 3, 4, 5, 6, 1e9])) == pytest.approx(3.5)
+    rng = np.random.default_rng(4)
+    strata = [rng.normal(0.0, 1.0, 200), rng.normal(1.0, 1.0, 50)]
+    estimate, low, high = stratified_bootstrap = stats.stratified_bootstrap_ci(strata, "mean", seed=1)
+    assert stratified_bootstrap == stats.stratified_bootstrap_ci(strata, "mean", seed=1)  # seeded
+    pooled = np.concatenate(strata)
+    assert estimate == pytest.approx(pooled.mean())
+    # Resampling within strata keeps each stratum's size: the interval's half-width is close to
+    # 1.96 * sqrt(sum_e n_e s_e^2) / N (the standard error of the pooled mean), within 20%
+    # (2000 replicates: the quantiles' own error is a few percent).
+    n = pooled.size
+    se = math.sqrt(sum(a.size * a.var(ddof=1) for a in strata)) / n
+    assert (high - low) / 2 == pytest.approx(1.96 * se, rel=0.2)
+    assert low < estimate < high
+
+
+def test_probability_of_improvement() -> None:
+    # Every score of x above every score of y in both experiments: 1; identical: 1/2.
+    x = [np.array([2.0, 3.0]), np.array([5.0])]
+    y = [np.array([0.0, 1.0]), np.array([4.0, 4.5])]
+    assert stats.probability_of_improvement(x, y) == 1.0
+    assert stats.probability_of_improvement(x, x) == 0.5
+    # One experiment where x wins 3 of 4 pairs, one where it loses all: (0.75 + 0) / 2.
+    assert (
+        stats.probability_of_improvement(
+            [np.array([1.0, 3.0]), np.array([0.0])], [np.array([0.0, 2.0]), np.array([1.0])]
+        )
+        == 0.375
+    )

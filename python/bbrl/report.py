@@ -25,7 +25,14 @@ import polars as pl
 from . import __version__, agents
 from ._fileio import write_atomic
 from .results import Results, load, returns_matrix
-from .stats import best_per_algorithm, best_under_bounds
+from .stats import (
+    best_per_algorithm,
+    best_under_bounds,
+    mean_ci95,
+    normalized_scores,
+    probability_of_improvement,
+    stratified_bootstrap_ci,
+)
 
 __all__ = ["FIGURES", "ExperimentReport", "write_report"]
 
@@ -34,6 +41,7 @@ FIGURES = (
     ("offline", "Offline computation cost vs. performance"),
     ("online", "Online computation cost vs. performance"),
     ("bounds", "Best algorithms w.r.t. offline/online time bounds"),
+    ("ecdf", "Distribution over the test MDPs of the return of the best setting of each algorithm"),
 )
 
 #: Stable colours: an algorithm has the same colour in every figure and report, by its place in the
@@ -443,6 +451,11 @@ def write_experiment(
         resolution=resolution,
         correction=correction,
     )
+    best = best_per_algorithm(cells)
+    by_algorithm = {
+        row["algorithm"]: returns_matrix(results, [row["cell_id"]])[0] for row in best.iter_rows(named=True)
+    }
+    figures["ecdf"] = _save(_ecdf_figure(by_algorithm, title, others), out / f"{slug}-ecdf")
     note = f"incomplete: {missing} cells of this experiment have no result" if missing else ""
     figures["bounds"] = _save(_bounds_figure(bounds, title, others, note), out / f"{slug}-bounds")
     write_atomic(
@@ -495,6 +508,165 @@ def _host_summary(cells: pl.DataFrame) -> str:
     )
 
 
+def _best_settings(results: Results, cells: pl.DataFrame) -> dict[str, dict[str, np.ndarray]]:
+    """Per experiment key, the per-MDP returns of each algorithm's best setting (highest mean)."""
+    out: dict[str, dict[str, np.ndarray]] = {}
+    best = best_per_algorithm(cells, within=("experiment", "prior"))
+    for row in best.iter_rows(named=True):
+        key = f"{row['experiment']}/{row['prior']}"
+        out.setdefault(key, {})[row["algorithm"]] = returns_matrix(results, [row["cell_id"]])[0]
+    return out
+
+
+@dataclass
+class NormalizedSummary:
+    """Normalised scores of each algorithm's best setting.
+
+    ``per_experiment``: one row per (experiment, algorithm) with the mean normalised score and its
+    95% interval; ``aggregate``: one row per algorithm present in every normalisable experiment,
+    with the IQM and the mean over all (experiment, MDP) scores and their stratified-bootstrap 95%
+    intervals, and the probability that it improves on the best of the others. ``skipped`` names
+    the experiments without both a Random and an Optimal cell (nothing to normalise by)."""
+
+    per_experiment: pl.DataFrame
+    aggregate: pl.DataFrame
+    scores: dict[str, dict[str, np.ndarray]]
+    skipped: list[str]
+
+
+def normalized_summary(results: Results, cells: pl.DataFrame, seed: int = 0) -> NormalizedSummary:
+    """Normalised scores ``(score - Random) / (Optimal - Random)`` per experiment, with Random and
+    Optimal the experiment's mean scores of those agents, and their aggregates over experiments."""
+    scores: dict[str, dict[str, np.ndarray]] = {}
+    skipped: list[str] = []
+    rows = []
+    random_name, optimal_name = agents.Random.display, agents.Optimal.display
+    for key, by_algorithm in _best_settings(results, cells).items():
+        if random_name not in by_algorithm or optimal_name not in by_algorithm:
+            skipped.append(key)
+            continue
+        low, high = float(by_algorithm[random_name].mean()), float(by_algorithm[optimal_name].mean())
+        if not high > low:
+            skipped.append(key)
+            continue
+        scores[key] = {}
+        for algorithm, returns in by_algorithm.items():
+            if algorithm == optimal_name:
+                continue
+            normalized = normalized_scores(returns, low, high)
+            scores[key][algorithm] = normalized
+            mean, half = mean_ci95(normalized)
+            rows.append({"experiment": key, "algorithm": algorithm, "mean": mean, "ci95": half})
+    per_experiment = pl.DataFrame(
+        rows, schema={"experiment": pl.String, "algorithm": pl.String, "mean": pl.Float64, "ci95": pl.Float64}
+    )
+    keys = list(scores)
+    common = [a for a in dict.fromkeys(a for k in keys for a in scores[k]) if all(a in scores[k] for k in keys)]
+    aggregate_rows = []
+    for algorithm in common:
+        strata = [scores[k][algorithm] for k in keys]
+        iqm_estimate, iqm_low, iqm_high = stratified_bootstrap_ci(strata, "iqm", seed=seed)
+        mean_estimate, mean_low, mean_high = stratified_bootstrap_ci(strata, "mean", seed=seed)
+        aggregate_rows.append(
+            {
+                "algorithm": algorithm,
+                "iqm": iqm_estimate,
+                "iqm_low": iqm_low,
+                "iqm_high": iqm_high,
+                "mean": mean_estimate,
+                "mean_low": mean_low,
+                "mean_high": mean_high,
+            }
+        )
+    aggregate = pl.DataFrame(
+        aggregate_rows,
+        schema={
+            "algorithm": pl.String,
+            **{c: pl.Float64 for c in ("iqm", "iqm_low", "iqm_high", "mean", "mean_low", "mean_high")},
+        },
+    ).sort("iqm", descending=True)
+    if aggregate.height:
+        leader = aggregate["algorithm"][0]
+        improvement = [
+            math.nan
+            if a == leader
+            else probability_of_improvement([scores[k][leader] for k in keys], [scores[k][a] for k in keys])
+            for a in aggregate["algorithm"].to_list()
+        ]
+        aggregate = aggregate.with_columns(pl.Series("p_leader_better", improvement, dtype=pl.Float64))
+    return NormalizedSummary(per_experiment, aggregate, scores, skipped)
+
+
+def _normalized_figure(summary: NormalizedSummary, others: list[str]):
+    """IQM and mean normalised score of each algorithm over every experiment, with 95%
+    stratified-bootstrap intervals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    frame = summary.aggregate
+    fig, axes = plt.subplots(1, 2, figsize=(9.0, 0.45 * max(3, frame.height) + 1.2), sharey=True)
+    names = frame["algorithm"].to_list()
+    ys = np.arange(len(names))[::-1]
+    for ax, what in zip(axes, ("iqm", "mean"), strict=True):
+        for y, row in zip(ys, frame.iter_rows(named=True), strict=True):
+            colour = _colour(row["algorithm"], others)
+            ax.plot([row[f"{what}_low"], row[f"{what}_high"]], [y, y], color=colour, linewidth=6, alpha=0.6)
+            ax.plot([row[what]], [y], marker="|", color="black", markersize=12)
+        ax.axvline(0.0, color="0.5", linewidth=0.8, linestyle=":")
+        ax.axvline(1.0, color="0.5", linewidth=0.8, linestyle=":")
+        ax.set_xlabel(f"{'IQM' if what == 'iqm' else 'mean'} of normalised scores")
+        ax.grid(True, axis="x", alpha=0.3)
+    axes[0].set_yticks(ys)
+    axes[0].set_yticklabels(names)
+    fig.suptitle(
+        f"Normalised scores over {len(summary.scores)} experiments (0: Random, 1: Optimal), "
+        "95% stratified-bootstrap intervals",
+        fontsize=9,
+    )
+    fig.tight_layout()
+    return fig
+
+
+def _ecdf_figure(by_algorithm: dict[str, np.ndarray], title: str, others: list[str]):
+    """The distribution over the test MDPs of each algorithm's best setting's return (ECDF)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8.5, 4.8))
+    for algorithm, returns in by_algorithm.items():
+        x = np.sort(returns)
+        y = np.arange(1, x.size + 1) / x.size
+        style = "--" if algorithm == agents.Optimal.display else "-"
+        ax.step(x, y, where="post", linestyle=style, color=_colour(algorithm, others), label=algorithm)
+    ax.set_xlabel("discounted return of one test MDP")
+    ax.set_ylabel("fraction of test MDPs with at most this return")
+    ax.set_title(title + "\neach algorithm's best setting", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="algorithm", title_fontsize=8)
+    return fig
+
+
+def _probability(value: float) -> str:
+    return "" if math.isnan(value) else f"{value:.2f}"
+
+
+def _normalized_html(summary: NormalizedSummary) -> str:
+    if not summary.scores:
+        return "<p>No experiment has both a Random and an Optimal cell: no normalised scores.</p>"
+    head = "<tr><th>Algorithm</th><th>IQM [95%]</th><th>Mean [95%]</th><th>P(leader better)</th></tr>"
+    body = "".join(
+        f"<tr><td>{html.escape(r['algorithm'])}</td><td>{r['iqm']:.3f} [{r['iqm_low']:.3f}, {r['iqm_high']:.3f}]</td>"
+        f"<td>{r['mean']:.3f} [{r['mean_low']:.3f}, {r['mean_high']:.3f}]</td>"
+        f"<td>{_probability(r['p_leader_better'])}</td></tr>"
+        for r in summary.aggregate.iter_rows(named=True)
+    )
+    return f"<table><thead>{head}</thead><tbody>{body}</tbody></table>"
+
+
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 1em 0; }
@@ -528,6 +700,22 @@ def write_report(
     for _key, sub in cells.group_by(["experiment", "prior"], maintain_order=True):
         key = f"{sub['experiment'][0]}/{sub['prior'][0]}"
         reports.append(write_experiment(results, sub, folder, one_sided, others, correction, missing.get(key, 0)))
+    summary = normalized_summary(results, cells)
+    normalized_part = _normalized_html(summary)
+    if summary.aggregate.height:
+        figure = _save(_normalized_figure(summary, others), folder / "normalized-scores")
+        data = base64.b64encode(figure["png"].read_bytes()).decode()
+        normalized_part = (
+            f'<figure id="normalized"><img alt="normalized-scores.png" src="data:image/png;base64,{data}">'
+            "<figcaption>Normalised scores over the experiments "
+            f'(<a href="{figure["svg"].name}">SVG</a>)</figcaption></figure>{normalized_part}'
+        )
+        write_atomic(folder / "normalized-scores.csv", summary.aggregate.write_csv().encode())
+    if summary.skipped:
+        normalized_part += (
+            "<p>Not normalised (no Random or no Optimal cell, or Optimal not above Random): "
+            f"{html.escape(', '.join(summary.skipped))}.</p>"
+        )
     test = "one-sided, z ≥ 1.645" if one_sided else "two-sided, z ≥ 1.96"
     comparisons = sum(int(r.bounds["comparisons"].sum()) for r in reports)
     multiplicity = f"The maps make {comparisons} paired comparisons in all " + (
@@ -561,6 +749,15 @@ def write_report(
         f"resolution) count as equally fast. {multiplicity}</p>",
         f"<p>{_host_summary(cells)}</p>",
         "<ul>" + "".join(f'<li><a href="#{r.slug}">{html.escape(r.key)}</a></li>' for r in reports) + "</ul>",
+        "<h2>Across experiments: normalised scores</h2>",
+        "<p>Each algorithm's best setting per experiment, its per-MDP returns normalised as "
+        "(return - Random) / (Optimal - Random) with the experiment's mean scores of Random and of the oracle "
+        "(0: Random's level, 1: the oracle's). IQM: the mean of the middle 50% of all (experiment, MDP) scores; "
+        "intervals: 95% percentile bootstrap resampling the MDPs within each experiment (2000 replicates, seed 0). "
+        "P(leader better): the probability that a score of the leader (highest IQM) exceeds one of the algorithm, "
+        "ties counting one half, averaged over the experiments. Choosing each algorithm's best setting on the same "
+        "MDPs favours algorithms with many settings slightly.</p>",
+        normalized_part,
     ]
     for r in reports:
         parts.append(f'<section id="{r.slug}"><h2>Experiment {html.escape(r.key)}</h2>')

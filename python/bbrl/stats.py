@@ -25,11 +25,15 @@ __all__ = [
     "bound_grid",
     "ci95_halfwidth",
     "holm",
+    "iqm",
     "map_agreement",
     "mean_ci95",
+    "normalized_scores",
     "not_different_from_best",
     "paired_z",
     "paired_z_test",
+    "probability_of_improvement",
+    "stratified_bootstrap_ci",
     "tied_times",
 ]
 
@@ -404,3 +408,82 @@ def map_agreement(a: pl.DataFrame, b: pl.DataFrame) -> tuple[int, int]:
     left, right = cells(a), cells(b)
     keys = set(left) | set(right)
     return sum(1 for k in keys if left.get(k) == right.get(k)), len(keys)
+
+
+# --------------------------------------------------------------------------------------------
+# Normalised scores across experiments (in the manner of Agarwal et al. 2021, "rliable"): the
+# rliable package itself needs arch, absl-py, seaborn and pandas besides numpy and scipy, so the
+# few estimators used here are written out on numpy.
+
+
+def normalized_scores(returns: np.ndarray, random_mean: float, optimal_mean: float) -> np.ndarray:
+    """``(return - Random) / (Optimal - Random)`` per MDP, with the experiment's mean scores of the
+    Random agent and of the Optimal oracle: 0 is Random's level, 1 the oracle's.
+
+    Raises:
+        ValueError: when Optimal does not score above Random (nothing to normalise by).
+    """
+    span = float(optimal_mean) - float(random_mean)
+    if not span > 0.0:
+        raise ValueError(f"Optimal ({optimal_mean}) must score above Random ({random_mean}) to normalise")
+    return (np.asarray(returns, dtype=np.float64) - float(random_mean)) / span
+
+
+def iqm(values: np.ndarray) -> float:
+    """Interquartile mean: the mean of the middle 50% of the values (25% trimmed at each end)."""
+    from scipy.stats import trim_mean
+
+    return float(trim_mean(np.asarray(values, dtype=np.float64).ravel(), 0.25))
+
+
+def stratified_bootstrap_ci(
+    strata: Sequence[np.ndarray],
+    statistic: str = "iqm",
+    n_boot: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """A statistic of values pooled over strata (one array per experiment) and its percentile
+    bootstrap interval, each replicate resampling the values *within* each stratum, so every
+    experiment keeps its weight.
+
+    Args:
+        statistic: ``"iqm"`` or ``"mean"``.
+        n_boot: bootstrap replicates.
+        seed: seed of the resampling (a fixed seed gives the same interval).
+
+    Returns:
+        ``(estimate, low, high)``.
+    """
+    from scipy.stats import trim_mean
+
+    if statistic not in ("iqm", "mean"):
+        raise ValueError(f"statistic must be 'iqm' or 'mean', got {statistic!r}")
+    arrays = [np.asarray(s, dtype=np.float64).ravel() for s in strata]
+    if not arrays or any(a.size == 0 for a in arrays):
+        raise ValueError("every stratum needs at least one value")
+
+    def compute(pooled: np.ndarray) -> np.ndarray:
+        return trim_mean(pooled, 0.25, axis=-1) if statistic == "iqm" else pooled.mean(axis=-1)
+
+    estimate = float(compute(np.concatenate(arrays)))
+    rng = np.random.default_rng(seed)
+    replicates = np.concatenate([a[rng.integers(0, a.size, size=(n_boot, a.size))] for a in arrays], axis=1)
+    values = compute(replicates)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(values, [tail, 1.0 - tail])
+    return estimate, float(low), float(high)
+
+
+def probability_of_improvement(x: Sequence[np.ndarray], y: Sequence[np.ndarray]) -> float:
+    """P(X > Y): for each experiment, the probability that a score of X drawn at random exceeds one
+    of Y (ties count one half), averaged over the experiments (one array of scores per experiment
+    for each of X and Y, in the same experiment order)."""
+    if len(x) != len(y) or not x:
+        raise ValueError("x and y need one array of scores per experiment, the same experiments")
+    total = 0.0
+    for a, b in zip(x, y, strict=True):
+        a = np.asarray(a, dtype=np.float64)[:, None]
+        b = np.asarray(b, dtype=np.float64)[None, :]
+        total += float((a > b).mean() + 0.5 * (a == b).mean())
+    return total / len(x)
