@@ -228,3 +228,20 @@ def test_linear_td_on_mountain_car_lowers_cmapve():
     assert errors[-1] < 0.5 * errors[0]
     with pytest.raises(ValueError, match="features"):
         ve.td_lambda(env, pol, ve.one_hot(3), refs.states)
+
+
+def test_bbrl_finite_envs_are_accepted_and_match_their_exact_values():
+    from bbrl import envs
+
+    river = envs.river_swim("osband")  # 20 undiscounted steps: values are over that horizon
+    pi = np.full((6, 2), 0.5)
+    refs = ve.reference_values(river, ve.tabular_policy(pi), np.arange(6), epsilon=0.3, delta=0.1, tau=1.0)
+    exact = river.policy_values(pi)
+    # Published: the uniform policy's value from state 0 is 0.043789023137.
+    assert exact[0] == pytest.approx(0.043789023137, rel=1e-9)
+    assert refs.params["rollout_length"] == 20
+    assert np.all(np.abs(refs.values - exact) <= refs.params["eps_bar"] * (np.abs(exact) + 1.0))
+    curve = ve.td_lambda(river, ve.uniform_policy(2), ve.one_hot(6), np.arange(6), n_steps=1000, eval_every=500)
+    assert curve.predictions.shape == (3, 6)
+    with pytest.raises(TypeError, match="FiniteEnv"):
+        ve.reference_values("six-arms", ve.uniform_policy(6), np.arange(2))

@@ -23,6 +23,7 @@ from .ebgstop import EbgStopResult, ebgstop
 from .envs import (
     Environment,
     Policy,
+    as_environment,
     energy_pumping,
     finite_mdp,
     mountain_car,
@@ -64,6 +65,7 @@ __all__ = [
     "StateValues",
     "absolute_error",
     "accuracies",
+    "as_environment",
     "box_of",
     "clipped_relative_loss",
     "cmapve",

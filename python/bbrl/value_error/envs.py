@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
+from ..envs import FiniteEnv
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,17 @@ def finite_mdp(
         )
     core = _core.ValueErrorEnv.finite(str(name), p, r, s0, float(discount), _optional_int(time_limit, "time_limit"))
     return Environment(core, {"kind": "finite", "name": name, "discount": float(discount), "time_limit": time_limit})
+
+
+def as_environment(env: Environment | FiniteEnv) -> Environment:
+    """``env`` itself, or a :class:`bbrl.envs.FiniteEnv` (SixArms, RiverSwim, any finite MDP of
+    bbrl) converted to an :class:`Environment` with the same tables, start law, discount and
+    time limit."""
+    if isinstance(env, Environment):
+        return env
+    if isinstance(env, FiniteEnv):
+        return finite_mdp(env.transitions, env.rewards, env.start_law, env.discount, env.time_limit, env.name)
+    raise TypeError(f"expected a bbrl.value_error.Environment or a bbrl.envs.FiniteEnv, got {type(env).__name__}")
 
 
 def uniform_policy(n_actions: int) -> Policy:

@@ -10,7 +10,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from .envs import Environment, Policy, _check_int
+from ..envs import FiniteEnv
+from .envs import Environment, Policy, _check_int, as_environment
 from .references import CmapveResult, References, cmapve
 
 
@@ -60,7 +61,7 @@ class LearningCurve:
 
 
 def td_lambda(
-    env: Environment,
+    env: Environment | FiniteEnv,
     policy: Policy,
     features: Features,
     states: npt.ArrayLike,
@@ -78,6 +79,7 @@ def td_lambda(
     at ``states`` are recorded before learning and every ``eval_every`` steps. The stream is
     (seed, learner, run): runs with different ``run`` are independent.
     """
+    env = as_environment(env)
     for name, value, minimum in (("n_steps", n_steps, 1), ("eval_every", eval_every, 1), ("seed", seed, 0)):
         _check_int(value, name, minimum)
     _check_int(run, "run", 0)

@@ -14,10 +14,11 @@ import polars as pl
 
 from .. import _core
 from .._fileio import write_atomic
+from ..envs import FiniteEnv
 from .budget import Split, sample_size
 from .budget import rollout_length as rollout_length_of
 from .ebgstop import Variant
-from .envs import Environment, Policy, _check_int
+from .envs import Environment, Policy, _check_int, as_environment
 from .losses import cmapve_estimate
 
 DEFAULT_MAX_SAMPLES = 100_000_000
@@ -103,7 +104,7 @@ def _scalar(value: Any) -> Any:
 
 
 def reference_values(
-    env: Environment,
+    env: Environment | FiniteEnv,
     policy: Policy,
     states: npt.ArrayLike | int | None = None,
     *,
@@ -121,6 +122,7 @@ def reference_values(
 ) -> References:
     """Algorithm 1: certified reference values of ``policy`` on ``env``.
 
+    ``env``: an :class:`Environment` or a :class:`bbrl.envs.FiniteEnv`.
     ``states``: ``None`` draws Algorithm 1's m = ``sample_size(epsilon, delta, c, k)`` states
     uniformly; an int draws that many; an array gives them ((m, 2) coordinates or (m,) indices).
     ``epsilon`` is the target accuracy of CMAPVE (clip level ``c``, floor ``tau`` in value units)
@@ -129,6 +131,7 @@ def reference_values(
     returns truncated by Lemma 5, in parallel over states; ``max_samples`` caps the returns per
     state (a capped state is reported, and voids the guarantee).
     """
+    env = as_environment(env)
     _check_int(k, "k", 1)
     _check_int(seed, "seed", 0)
     _check_int(max_samples, "max_samples", 1)
@@ -213,10 +216,11 @@ def cmapve(v_hat: npt.ArrayLike | Callable[[npt.NDArray[Any]], npt.ArrayLike], r
 
 
 def sample_returns(
-    env: Environment, policy: Policy, state: npt.ArrayLike, n: int, length: int, seed: int = 0
+    env: Environment | FiniteEnv, policy: Policy, state: npt.ArrayLike, n: int, length: int, seed: int = 0
 ) -> tuple[npt.NDArray[np.float64], int]:
     """``n`` discounted returns of at most ``length`` steps from one ``state`` (the rollout sampler
     the references use), and the number of environment steps simulated."""
+    env = as_environment(env)
     _check_int(n, "n", 0)
     _check_int(length, "length", 1)
     _check_int(seed, "seed", 0)
@@ -238,7 +242,7 @@ class StateValues:
 
 
 def state_values(
-    env: Environment,
+    env: Environment | FiniteEnv,
     policy: Policy,
     states: npt.ArrayLike,
     *,
@@ -259,6 +263,7 @@ def state_values(
     ``rollout_length`` defaults to Lemma 5 with ``epsilon`` (or the time limit when undiscounted);
     ``value_range`` to the range of a return of that length given the reward bounds.
     """
+    env = as_environment(env)
     _check_int(seed, "seed", 0)
     _check_int(max_samples, "max_samples", 1)
     lo, hi = env.reward_bounds
