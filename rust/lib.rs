@@ -24,6 +24,7 @@ mod lanes512;
 pub mod mdp;
 pub mod model;
 pub mod problems;
+pub mod replay;
 pub mod rng;
 pub mod simulate;
 pub mod solve;

@@ -33,6 +33,16 @@ pub mod purpose {
     pub const VALUE_ERROR_STATES: u64 = 41;
     /// A value-error learner's experience in run i (index i).
     pub const VALUE_ERROR_LEARNER: u64 = 42;
+    /// A replay evaluator's own draws (queue orders, acceptance uniforms) in run i.
+    pub const REPLAY_EVALUATOR: u64 = 50;
+    /// The agent's randomness in replay run i.
+    pub const REPLAY_AGENT: u64 = 51;
+    /// The environment while writing a log (index 0).
+    pub const REPLAY_COLLECT_ENV: u64 = 52;
+    /// The logging policy's actions while writing a log (index 0).
+    pub const REPLAY_COLLECT_POLICY: u64 = 53;
+    /// The environment of online run i (the truth a replay estimates).
+    pub const REPLAY_ONLINE_ENV: u64 = 54;
 
     /// The purposes a front end needs to state the rule (Python agents' NumPy Generators use the
     /// same triples), by name.

@@ -263,3 +263,77 @@ class SparseFeatures:
     def tiles(lo: tuple[float, float], hi: tuple[float, float], tiles: int, tilings: int) -> SparseFeatures: ...
     @staticmethod
     def one_hot(n_states: int) -> SparseFeatures: ...
+class ReplayDataset:
+    def __init__(
+        self,
+        n_states: int,
+        n_actions: int,
+        start_state: int,
+        episode: npt.NDArray[np.int64],
+        t: npt.NDArray[np.int64],
+        state: npt.NDArray[np.int64],
+        action: npt.NDArray[np.int64],
+        reward: npt.NDArray[np.float64],
+        next_state: npt.NDArray[np.int64],
+        terminal: npt.NDArray[np.bool_] | None = None,
+        logging_table: npt.NDArray[np.float64] | None = None,
+        logging_rows: npt.NDArray[np.float64] | None = None,
+        stationary: bool = True,
+    ) -> None: ...
+    @property
+    def n_states(self) -> int: ...
+    @property
+    def n_actions(self) -> int: ...
+    @property
+    def start_state(self) -> int: ...
+    @property
+    def n_rows(self) -> int: ...
+    @property
+    def n_episodes(self) -> int: ...
+    @property
+    def logging_kind(self) -> str: ...
+    def logging_table(self) -> npt.NDArray[np.float64] | None: ...
+    def columns(self) -> dict[str, npt.NDArray[Any]]: ...
+    def complete_episodes(self, end_kind: str, horizon: int) -> tuple[int, int, int | None]: ...
+
+def replay_evaluate(
+    agent: Agent,
+    data: ReplayDataset,
+    method: str,
+    end_kind: str,
+    horizon: int,
+    gamma: float | None = None,
+    seed: int = 0,
+    runs: int = 1,
+    threads: int | None = None,
+    m_rule: str | None = None,
+    m_value: float | None = None,
+    max_length: int | None = None,
+    weighted: bool = False,
+    max_episodes: int | None = None,
+    trace: bool = False,
+) -> list[dict[str, Any]]: ...
+def replay_collect(
+    env: str,
+    discount: float,
+    policy: npt.NDArray[np.float64],
+    n_episodes: int,
+    end_kind: str,
+    horizon: int,
+    max_steps: int,
+    seed: int,
+) -> ReplayDataset: ...
+def replay_online(
+    agent: Agent,
+    env: str,
+    discount: float,
+    n_episodes: int,
+    end_kind: str,
+    horizon: int,
+    gamma: float | None = None,
+    max_steps: int = 1000,
+    seed: int = 0,
+    runs: int = 1,
+    threads: int | None = None,
+) -> npt.NDArray[np.float64]: ...
+def binomial_survival(n: int, p: float, t: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]: ...

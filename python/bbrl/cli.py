@@ -24,7 +24,7 @@ from .tables import print_table, summary_frame
 #: Subcommands defined in their own modules: each module has ``register(commands)``, which adds its
 #: parser to ``commands`` (the ``add_subparsers`` object) with ``set_defaults(handler=f)``, where
 #: ``f(args, console)`` runs the command. A new command adds one line here.
-SUBCOMMAND_MODULES: tuple[str, ...] = ("bbrl.cli_value_error",)
+SUBCOMMAND_MODULES: tuple[str, ...] = ("bbrl.cli_value_error", "bbrl.cli_replay")
 
 EXAMPLES = """\
 examples:

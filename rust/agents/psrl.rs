@@ -31,6 +31,16 @@
 //! * it keeps the revealed action distribution a function of the current posterior only, which is
 //!   what the replay evaluators (PSRS, PERS) need.
 //!
+//! # Episodes: Mandel et al.'s schedule
+//! Once an evaluator starts episodes ([`Agent::start_episode`], as the replay evaluators and
+//! episodic online runs do), the task switches to one resampling per episode: `start_episode`
+//! draws and solves the `k` models at once, and observations update the posterior without
+//! redrawing them until the next episode. The policy is then fixed within an episode, which is
+//! what the per-episode rejection sampler's bound on the episode ratio assumes, and the drawn
+//! models are part of the agent's state, so a snapshot taken after `start_episode` keeps them
+//! across rejected episodes. The benchmark protocol never starts episodes, so its schedule (and
+//! its seeded results) are those of the previous section. `start_task` goes back to it.
+//!
 //! Known trade-off: resampling every step can dither between models instead of committing to one
 //! for a multi-step exploratory plan (Osband et al.'s argument for episodes); the doubling schedule
 //! of TSDE (Ouyang et al. 2017) would commit longer, and is a possible extension.
@@ -90,6 +100,8 @@ struct PsrlState {
     greedy: Vec<f64>,
     /// Whether the posterior changed since the models were drawn.
     stale: bool,
+    /// Whether the task runs in episodes (models drawn at `start_episode` only).
+    episodic: bool,
     rng: Rng,
     resamples: u64,
 }
@@ -217,6 +229,7 @@ impl Agent for Psrl {
             vi_policy: vec![0; ns],
             greedy: vec![0.0; na],
             stale: true,
+            episodic: false,
             rng: Rng::seed_from_u64(0),
             resamples: 0,
         });
@@ -229,8 +242,15 @@ impl Agent for Psrl {
         st.posterior.copy_from(&st.initial);
         st.rng = Rng::seed_from_u64(rng.random());
         st.stale = true;
+        st.episodic = false;
         st.resamples = 0;
         Ok(())
+    }
+
+    fn start_episode(&mut self, _state: usize, _rng: &mut Rng) -> Result<()> {
+        self.state()?.episodic = true;
+        self.state()?.stale = true;
+        self.ensure_models().map(|_| ())
     }
 
     fn act(&mut self, state: usize, rng: &mut Rng) -> Result<usize> {
@@ -243,7 +263,9 @@ impl Agent for Psrl {
     fn observe(&mut self, t: Transition, _rng: &mut Rng) -> Result<()> {
         let st = self.state()?;
         st.posterior.observe(t.state, t.action, t.next_state);
-        st.stale = true;
+        if !st.episodic {
+            st.stale = true;
+        }
         Ok(())
     }
 
@@ -409,6 +431,37 @@ mod tests {
         let mut probs = [0.0; 2];
         agent.action_probabilities(1, &mut probs).unwrap();
         assert_eq!(probs, [0.5, 0.5]);
+    }
+
+    #[test]
+    fn episodes_draw_the_models_once() {
+        let gc = gc_prior();
+        let mdp = gc.sample_mdp(&mut stream(3, 1, 0));
+        let mut agent = trained(4, &uniform_prior(&gc));
+        let mut rng = stream(7, 0, 0);
+        agent.start_task(&TaskContext { setting: SETTING, true_mdp: None }, &mut rng).unwrap();
+        agent.start_episode(0, &mut rng).unwrap();
+        assert_eq!(agent.resamples(), 1);
+        let mut before = [0.0; 3];
+        agent.action_probabilities(0, &mut before).unwrap();
+        let mut env = stream(8, 2, 0);
+        let mut s = 0;
+        for _ in 0..10 {
+            let a = agent.act(s, &mut rng).unwrap();
+            let (y, r) = mdp.step(s, a, &mut env);
+            agent.observe(Transition { state: s, action: a, reward: r, next_state: y }, &mut rng).unwrap();
+            s = y;
+        }
+        // Within the episode: the same models, so the same revealed policy.
+        let mut after = [0.0; 3];
+        agent.action_probabilities(0, &mut after).unwrap();
+        assert_eq!((before, agent.resamples()), (after, 1));
+        agent.start_episode(s, &mut rng).unwrap();
+        assert_eq!(agent.resamples(), 2);
+        // A new task goes back to the per-step schedule.
+        agent.start_task(&TaskContext { setting: SETTING, true_mdp: None }, &mut rng).unwrap();
+        rollout(&mut agent, &mdp, 5, 1);
+        assert_eq!(agent.resamples(), 5);
     }
 
     #[test]

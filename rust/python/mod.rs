@@ -19,6 +19,7 @@ mod formulas;
 mod kernels;
 mod stepper;
 mod value_error;
+mod replay;
 
 use experiment::PyExperiment;
 
@@ -103,6 +104,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("AgentError", m.py().get_type::<AgentError>())?;
     continuous_env::register(m)?;
     value_error::register(m)?;
+    replay::register(m)?;
     m.add_function(wrap_pyfunction!(callback::run_python_agent, m)?)?;
     m.add("PURPOSES", crate::rng::purpose::NAMED.iter().copied().collect::<std::collections::BTreeMap<_, _>>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
