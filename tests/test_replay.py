@@ -170,6 +170,10 @@ def test_support_violations_and_bad_arguments_are_clear_errors(prior):
         replay.evaluate(agent, data, "psrs", weighted=True)
     with pytest.raises(ValueError, match="needs a fixed M"):
         replay.evaluate(agent, data, "pers", m="policy", weighted=True, max_length=1000)
+    with pytest.raises(ValueError, match="max_episodes must be an int >= 1"):
+        replay.evaluate(agent, data, "queue", max_episodes=-1)
+    with pytest.raises(ValueError, match="seed must be"):
+        replay.evaluate(agent, data, "queue", seed=-1)
     with pytest.raises(ValueError, match="episode_end"):
         replay.evaluate(agent, data, "queue", episode_end="sometimes")
     unknown = replay.Dataset(data.to_polars(), 7, 6)

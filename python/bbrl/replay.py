@@ -62,6 +62,16 @@ def _episode_end(value: Any) -> tuple[str, int]:
     raise ValueError(f"episode_end must be 'start' (return to the start state), 'terminal' or an int, got {value!r}")
 
 
+def _count(value: Any, name: str, minimum: int, optional: bool = True) -> int | None:
+    """An int >= ``minimum`` (or None when ``optional``), else a clear error naming ``name``."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        allowed = " (or None)" if optional else ""
+        raise ValueError(f"{name} must be an int >= {minimum}{allowed}, got {value!r}")
+    return int(value)
+
+
 def _read_frame(source: Any) -> pl.DataFrame:
     if isinstance(source, pl.DataFrame):
         return source
@@ -191,7 +201,14 @@ class Dataset:
         if policy.ndim != 2:
             raise ValueError(f"logging_policy must be an (S, A) table, got shape {policy.shape}")
         core = _core.replay_collect(
-            str(env), float(discount), policy, int(n_episodes), kind, horizon, int(max_steps), int(seed)
+            str(env),
+            float(discount),
+            policy,
+            _count(n_episodes, "n_episodes", 1, optional=False),
+            kind,
+            horizon,
+            _count(max_steps, "max_steps", 1, optional=False),
+            _count(seed, "seed", 0, optional=False),
         )
         columns = core.columns()
         episode = np.zeros(core.n_rows, dtype=np.int64)
@@ -498,24 +515,24 @@ def evaluate(
         if isinstance(m, bool) or not isinstance(m, (int, float, np.number)) or not math.isfinite(m):
             raise TypeError(f"m must be 'policy', 'per_step', 'logging' or a finite number, got {m!r}")
         m_value = float(m)
-    n_runs = 1 if runs is None else runs
-    if isinstance(n_runs, bool) or not isinstance(n_runs, (int, np.integer)) or n_runs < 1:
-        raise ValueError(f"runs must be an int >= 1 (or None), got {runs!r}")
+    n_runs = _count(runs, "runs", 1) or 1
+    if gamma is not None and not (isinstance(gamma, (int, float, np.number)) and 0.0 <= gamma <= 1.0):
+        raise ValueError(f"gamma must be a number in [0, 1] (or None for the agent's), got {gamma!r}")
     outcomes = _core.replay_evaluate(
         core_agent,
         data._core,
         str(method),
         kind,
         horizon,
-        gamma,
-        int(seed),
-        int(n_runs),
-        threads,
+        None if gamma is None else float(gamma),
+        _count(seed, "seed", 0, optional=False),
+        n_runs,
+        _count(threads, "threads", 1),
         m_rule,
         m_value,
-        max_length,
+        _count(max_length, "max_length", 1),
         bool(weighted),
-        max_episodes,
+        _count(max_episodes, "max_episodes", 1),
         bool(trace),
     )
     results = [_result(str(method), int(seed), i, o) for i, o in enumerate(outcomes)]
@@ -564,14 +581,14 @@ def online_returns(
         _core_agent(agent),
         str(env),
         float(discount),
-        int(n_episodes),
+        _count(n_episodes, "n_episodes", 1, optional=False),
         kind,
         horizon,
-        gamma,
-        int(max_steps),
-        int(seed),
-        int(runs),
-        threads,
+        None if gamma is None else float(gamma),
+        _count(max_steps, "max_steps", 1, optional=False),
+        _count(seed, "seed", 0, optional=False),
+        _count(runs, "runs", 1, optional=False),
+        _count(threads, "threads", 1),
     )
 
 
