@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
+import bbrl
 from bbrl import agents, replay
 
 UNIFORM_SIX_ARMS = np.full((7, 6), 1 / 6)
@@ -187,7 +188,7 @@ def test_learning_curve_against_the_online_truth(tmp_path, prior):
     data = replay.Dataset.collect("SixArms", UNIFORM_SIX_ARMS, 100, seed=5)
     agent = agents.Random().train(prior, gamma=0.95)
     runs = replay.evaluate(agent, data, "psrs", seed=0, runs=10)
-    truth = replay.online_returns(agent, "SixArms", n_episodes=100, runs=10, seed=0)
+    truth = replay.online_returns(agent, bbrl.envs.six_arms(0.95), n_episodes=100, runs=10, seed=0)
     assert truth.shape == (10, 100)
     ax = runs.plot(truth=truth)
     ax.figure.savefig(tmp_path / "curve.png")
@@ -208,3 +209,37 @@ def test_cli_writes_results_curve_and_summary(tmp_path):
         assert (out / name).stat().st_size > 0
     assert pl.read_parquet(out / "episodes.parquet")["run"].n_unique() <= 3
     assert main(["replay", str(tmp_path / "missing.parquet"), "--agent", "psrl", "--out", str(out)]) == 2
+
+
+class UniformPython(agents.Agent):
+    """A Python agent with a revealed distribution: uniform over the actions."""
+
+    def act(self, state, rng):
+        return int(rng.integers(self.n_actions))
+
+    def action_probabilities(self, state):
+        return np.full(self.n_actions, 1.0 / self.n_actions)
+
+
+class NoProbabilities(agents.Agent):
+    def act(self, state, rng):
+        return 0
+
+
+def test_python_agents_are_replayed_through_the_same_handle(six_arms_log, prior):
+    # A uniform Python agent is the logging policy: PSRS emits every episode of the log, and PERS
+    # accepts every one; the runs go one after the other (the agent holds the GIL) and repeat.
+    agent = UniformPython().train(prior, gamma=0.95)
+    runs = replay.evaluate(agent, six_arms_log, "psrs", seed=2, runs=2)
+    assert list(runs.n_episodes) == [six_arms_log.n_episodes] * 2
+    again = replay.evaluate(agent, six_arms_log, "psrs", seed=2, runs=2)
+    np.testing.assert_array_equal(runs[1].returns, again[1].returns)
+    pers = replay.evaluate(agent, six_arms_log, "pers", seed=0, max_length=50)
+    assert pers.n_episodes == six_arms_log.n_episodes
+    queue = replay.evaluate(agent, six_arms_log, "queue", seed=0)
+    assert queue.n_episodes > 0
+    truth = replay.online_returns(agent, "SixArms", n_episodes=5, runs=2)
+    assert truth.shape == (2, 5)
+    blind = NoProbabilities().train(prior)
+    with pytest.raises(RuntimeError, match="action_probabilities raised NotImplementedError"):
+        replay.evaluate(blind, six_arms_log, "psrs")

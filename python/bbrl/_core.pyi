@@ -297,7 +297,8 @@ class ReplayDataset:
     def complete_episodes(self, end_kind: str, horizon: int) -> tuple[int, int, int | None]: ...
 
 def replay_evaluate(
-    agent: Agent,
+    stepper: Stepper,
+    python_agent: bool,
     data: ReplayDataset,
     method: str,
     end_kind: str,
@@ -314,8 +315,7 @@ def replay_evaluate(
     trace: bool = False,
 ) -> list[dict[str, Any]]: ...
 def replay_collect(
-    env: str,
-    discount: float,
+    env: FiniteEnv,
     policy: npt.NDArray[np.float64],
     n_episodes: int,
     end_kind: str,
@@ -324,9 +324,9 @@ def replay_collect(
     seed: int,
 ) -> ReplayDataset: ...
 def replay_online(
-    agent: Agent,
-    env: str,
-    discount: float,
+    stepper: Stepper,
+    python_agent: bool,
+    env: FiniteEnv,
     n_episodes: int,
     end_kind: str,
     horizon: int,

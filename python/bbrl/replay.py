@@ -17,8 +17,11 @@ Methods (see ``docs/replay.md`` for which estimate is unbiased and which is not)
   ``"logging"`` or a fixed number), ``weighted=True`` adds the importance-weighted estimates that
   are unbiased for every episode index (fixed M only).
 
-The evaluators run in the Rust core; ``runs=`` repeats an evaluation with independent streams in
-parallel (bit-identical whatever the thread count).
+The evaluators run in the Rust core and drive the agent through its stepping handle
+(:class:`bbrl.Stepper`), so built-in and Python agents (``bbrl.agents.Agent`` subclasses, which must
+implement ``action_probabilities`` for PSRS and PERS) are evaluated alike. ``runs=`` repeats an
+evaluation with independent streams, in parallel for built-in agents (bit-identical whatever the
+thread count) and one after the other for Python agents, which hold the GIL.
 """
 
 from __future__ import annotations
@@ -184,25 +187,25 @@ class Dataset:
     @classmethod
     def collect(
         cls,
-        env: str,
+        env: Any,
         logging_policy: Any,
         n_episodes: int,
         seed: int = 0,
         *,
         episode_end: Any = "start",
-        discount: float = 0.95,
+        discount: float | None = None,
         max_steps: int = 100_000,
     ) -> Dataset:
-        """A log of ``n_episodes`` episodes of the stationary ``logging_policy`` ((S, A) table) on a
-        named environment (``"SixArms"``, ``"RiverSwim-Osband"``, ``"RiverSwim-Strehl"``); the
-        log carries the policy as its table and a ``terminal`` column."""
+        """A log of ``n_episodes`` episodes of the stationary ``logging_policy`` ((S, A) table) on
+        ``env``, a ``bbrl.envs.FiniteEnv`` with a single start state or a name (``"SixArms"``,
+        ``"RiverSwim-Osband"``, ``"RiverSwim-Strehl"``, with ``discount``); the log carries the
+        policy as its table and a ``terminal`` column."""
         kind, horizon = _episode_end(episode_end)
         policy = np.ascontiguousarray(logging_policy, dtype=np.float64)
         if policy.ndim != 2:
             raise ValueError(f"logging_policy must be an (S, A) table, got shape {policy.shape}")
         core = _core.replay_collect(
-            str(env),
-            float(discount),
+            _environment(env, discount),
             policy,
             _count(n_episodes, "n_episodes", 1, optional=False),
             kind,
@@ -306,19 +309,41 @@ def _number_episodes(
     t[:] = steps - first_row[episode]
 
 
-def _core_agent(agent: Any) -> Any:
+def _handle(agent: Any) -> tuple[Any, bool]:
+    """The core stepping handle on a trained agent, and whether it is a Python agent (whose runs
+    go one after the other: it holds the GIL)."""
+    from ._python_agents import Agent, TrainedPythonAgent
     from .agents import AgentSpec, TrainedAgent
+    from .stepper import Stepper
 
-    if isinstance(agent, TrainedAgent):
-        return agent._core
-    if isinstance(agent, _core.Agent):
-        return agent
-    if isinstance(agent, AgentSpec):
-        raise TypeError(f"{agent.label} is not trained: pass agent.train(prior, gamma) (a TrainedAgent)")
-    raise TypeError(
-        f"replay evaluates trained built-in agents (TrainedAgent), got {type(agent).__name__}; "
-        "Python agents are not supported by the replay evaluators yet"
-    )
+    if isinstance(agent, Stepper):
+        return agent._core, isinstance(agent.trained, TrainedPythonAgent)
+    if isinstance(agent, (AgentSpec, Agent)):
+        raise TypeError(f"{agent.label} is not trained: pass agent.train(prior, gamma) (a trained agent)")
+    if not isinstance(agent, TrainedAgent):
+        raise TypeError(
+            "agent must be a trained agent (bbrl.agents.X(...).train(prior) or a trained bbrl.agents.Agent "
+            f"subclass) or a bbrl.Stepper, got {type(agent).__name__}"
+        )
+    handle = Stepper(agent)
+    return handle._core, isinstance(agent, TrainedPythonAgent)
+
+
+def _environment(env: Any, discount: float | None) -> Any:
+    """The core environment of a ``bbrl.envs.FiniteEnv``, or of a named one (``"SixArms"``,
+    ``"RiverSwim-Osband"``, ``"RiverSwim-Strehl"``; ``discount`` applies to names only)."""
+    from . import envs
+
+    if isinstance(env, envs.FiniteEnv):
+        return env._core
+    if isinstance(env, str):
+        key = env.lower().replace("_", "").replace(" ", "")
+        if key == "sixarms":
+            return envs.six_arms(0.95 if discount is None else discount)._core
+        if key in ("riverswim-osband", "riverswim-strehl"):
+            return envs.river_swim(key.split("-")[1], discount)._core
+        raise ValueError(f"unknown environment {env!r}: SixArms, RiverSwim-Osband or RiverSwim-Strehl")
+    raise TypeError(f"env must be a bbrl.envs.FiniteEnv or an environment name, got {type(env).__name__}")
 
 
 @dataclass(frozen=True)
@@ -497,7 +522,7 @@ def evaluate(
         max_episodes: stop after this many emitted episodes.
         trace: keep every transition fed to the agent (``result.trace``).
     """
-    core_agent = _core_agent(agent)
+    handle, python_agent = _handle(agent)
     if not isinstance(data, Dataset):
         raise TypeError(f"data must be a bbrl.replay.Dataset, got {type(data).__name__}")
     kind, horizon = _episode_end(episode_end)
@@ -519,7 +544,8 @@ def evaluate(
     if gamma is not None and not (isinstance(gamma, (int, float, np.number)) and 0.0 <= gamma <= 1.0):
         raise ValueError(f"gamma must be a number in [0, 1] (or None for the agent's), got {gamma!r}")
     outcomes = _core.replay_evaluate(
-        core_agent,
+        handle,
+        python_agent,
         data._core,
         str(method),
         kind,
@@ -560,27 +586,28 @@ def _result(method: str, seed: int, run: int, o: dict[str, Any]) -> ReplayResult
 
 def online_returns(
     agent: Any,
-    env: str,
+    env: Any,
     n_episodes: int,
     runs: int = 100,
     seed: int = 0,
     *,
     episode_end: Any = "start",
-    discount: float = 0.95,
+    discount: float | None = None,
     gamma: float | None = None,
     max_steps: int = 1000,
     threads: int | None = None,
 ) -> np.ndarray:
-    """The truth a replay estimates: ``runs`` independent online runs of ``agent`` on a named
-    environment, ``n_episodes`` episodes each with the same episode end; a (runs, n_episodes)
+    """The truth a replay estimates: ``runs`` independent online runs of ``agent`` on ``env`` (as
+    in :meth:`Dataset.collect`), ``n_episodes`` episodes each with the same episode end; a (runs, n_episodes)
     array of discounted returns (discount ``gamma``, default the agent's). An episode still running
     after ``max_steps`` steps is cut there, which changes its return by at most
     ``gamma**max_steps * max|r| / (1 - gamma)``."""
     kind, horizon = _episode_end(episode_end)
+    handle, python_agent = _handle(agent)
     return _core.replay_online(
-        _core_agent(agent),
-        str(env),
-        float(discount),
+        handle,
+        python_agent,
+        _environment(env, discount),
         _count(n_episodes, "n_episodes", 1, optional=False),
         kind,
         horizon,

@@ -17,9 +17,9 @@ mod env;
 mod experiment;
 mod formulas;
 mod kernels;
+mod replay;
 mod stepper;
 mod value_error;
-mod replay;
 
 use experiment::PyExperiment;
 

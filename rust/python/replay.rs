@@ -8,14 +8,12 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::agent::PyAgent;
+use super::env::PyFiniteEnv;
+use super::stepper::PyStepper;
 use super::to_py;
-use crate::agents::{Agent, Setting};
 use crate::replay::{
-    self, binomial_sf, Config, Dataset, EpisodeEnd, LogColumns, LoggingInput, LoggingPolicy, Method, Outcome,
+    self, binomial_sf, Config, Dataset, EpisodeEnd, LogColumns, LoggingInput, LoggingPolicy, Method, Outcome, Schedule,
 };
-use crate::rng::{purpose, stream};
-use crate::stepper::Stepper;
 
 /// A validated log of transitions.
 #[pyclass(name = "ReplayDataset", module = "bbrl._core", frozen)]
@@ -135,11 +133,13 @@ impl PyDataset {
     }
 }
 
-/// The trained built-in agent behind `agent`, its shape and setting.
-fn trained(agent: &PyAgent) -> PyResult<(Box<dyn Agent>, usize, usize, Setting)> {
-    match (agent.shape, agent.setting) {
-        (Some((s, a)), Some(setting)) => Ok((agent.inner.clone_box(), s, a, setting)),
-        _ => Err(PyValueError::new_err("the agent has not learned offline yet")),
+/// Runs spread over threads, or one after the other for an agent that calls back into Python
+/// (it holds the GIL).
+fn schedule(python_agent: bool, threads: Option<usize>) -> Schedule {
+    if python_agent {
+        Schedule::Sequential
+    } else {
+        Schedule::Parallel { threads }
     }
 }
 
@@ -167,14 +167,16 @@ fn outcome_dict<'py>(py: Python<'py>, o: Outcome) -> PyResult<Bound<'py, PyDict>
     Ok(d)
 }
 
-/// `runs` evaluations of `agent` on `data` (one dict per run, in order).
+/// `runs` evaluations of the agent behind `stepper` on `data` (one dict per run, in order); run
+/// `i` steps a fork of the handle with stream `(seed, REPLAY_AGENT, i)`.
 #[pyfunction]
-#[pyo3(signature = (agent, data, method, end_kind, horizon, gamma=None, seed=0, runs=1, threads=None,
+#[pyo3(signature = (stepper, python_agent, data, method, end_kind, horizon, gamma=None, seed=0, runs=1, threads=None,
                     m_rule=None, m_value=None, max_length=None, weighted=false, max_episodes=None, trace=false))]
 #[allow(clippy::too_many_arguments)]
 fn replay_evaluate<'py>(
     py: Python<'py>,
-    agent: PyRef<'_, PyAgent>,
+    stepper: PyRef<'_, PyStepper>,
+    python_agent: bool,
     data: &PyDataset,
     method: &str,
     end_kind: &str,
@@ -190,29 +192,25 @@ fn replay_evaluate<'py>(
     max_episodes: Option<usize>,
     trace: bool,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    let (base, s, a, setting) = trained(&agent)?;
     let method = Method::from_options(method, m_rule.as_deref(), m_value, max_length, weighted).map_err(to_py)?;
     let end = EpisodeEnd::parse(end_kind, horizon).map_err(to_py)?;
-    let config = Config { method, end, gamma: gamma.unwrap_or(setting.gamma), max_episodes, trace };
+    let handle = &stepper.inner;
+    let config = Config { method, end, gamma: gamma.unwrap_or(handle.setting().gamma), max_episodes, trace };
     let data = Arc::clone(&data.inner);
-    let outcomes = py
-        .detach(|| {
-            let episodes = data.episodes(end)?;
-            let make = |i: u64| Stepper::new(base.clone_box(), s, a, setting, stream(seed, purpose::REPLAY_AGENT, i));
-            replay::evaluate_runs(make, &data, &episodes, &config, seed, runs, threads)
-        })
-        .map_err(to_py)?;
+    let episodes = data.episodes(end).map_err(to_py)?;
+    let schedule = schedule(python_agent, threads);
+    let run = || replay::evaluate_runs(handle, &data, &episodes, &config, seed, runs, schedule);
+    let outcomes = if python_agent { run() } else { py.detach(run) }.map_err(to_py)?;
     outcomes.into_iter().map(|o| outcome_dict(py, o)).collect()
 }
 
-/// A log of `n_episodes` episodes of the stationary `policy` (S, A) on the named environment.
+/// A log of `n_episodes` episodes of the stationary `policy` (S, A) on `env`.
 #[pyfunction]
-#[pyo3(signature = (env, discount, policy, n_episodes, end_kind, horizon, max_steps, seed))]
+#[pyo3(signature = (env, policy, n_episodes, end_kind, horizon, max_steps, seed))]
 #[allow(clippy::too_many_arguments)]
 fn replay_collect(
     py: Python<'_>,
-    env: &str,
-    discount: f64,
+    env: PyRef<'_, PyFiniteEnv>,
     policy: PyReadonlyArray2<'_, f64>,
     n_episodes: usize,
     end_kind: &str,
@@ -220,23 +218,23 @@ fn replay_collect(
     max_steps: usize,
     seed: u64,
 ) -> PyResult<PyDataset> {
-    let env = replay::named_env(env, discount).map_err(to_py)?;
+    let env = Arc::clone(&env.env);
     let policy: Vec<f64> = policy.as_array().iter().copied().collect();
     let end = EpisodeEnd::parse(end_kind, horizon).map_err(to_py)?;
     let data = py.detach(|| replay::collect(&env, &policy, n_episodes, end, max_steps, seed)).map_err(to_py)?;
     Ok(PyDataset { inner: Arc::new(data) })
 }
 
-/// (runs, n_episodes) discounted returns of the agent run online on the named environment.
+/// (runs, n_episodes) discounted returns of the agent behind `stepper` run online on `env`.
 #[pyfunction]
-#[pyo3(signature = (agent, env, discount, n_episodes, end_kind, horizon, gamma=None, max_steps=1000, seed=0,
+#[pyo3(signature = (stepper, python_agent, env, n_episodes, end_kind, horizon, gamma=None, max_steps=1000, seed=0,
                     runs=1, threads=None))]
 #[allow(clippy::too_many_arguments)]
 fn replay_online<'py>(
     py: Python<'py>,
-    agent: PyRef<'_, PyAgent>,
-    env: &str,
-    discount: f64,
+    stepper: PyRef<'_, PyStepper>,
+    python_agent: bool,
+    env: PyRef<'_, PyFiniteEnv>,
     n_episodes: usize,
     end_kind: &str,
     horizon: usize,
@@ -246,20 +244,17 @@ fn replay_online<'py>(
     runs: usize,
     threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let (base, s, a, setting) = trained(&agent)?;
-    let env = replay::named_env(env, discount).map_err(to_py)?;
+    let env = Arc::clone(&env.env);
     let end = EpisodeEnd::parse(end_kind, horizon).map_err(to_py)?;
-    let start = env.start_law().iter().position(|&p| p > 0.0).unwrap_or(0);
-    if env.start_law().iter().filter(|&&p| p > 0.0).count() != 1 {
+    let starts: Vec<usize> = (0..env.start_law().len()).filter(|&s| env.start_law()[s] > 0.0).collect();
+    let [start] = starts[..] else {
         return Err(PyValueError::new_err("the online curve needs an environment with a single start state"));
-    }
-    let gamma = gamma.unwrap_or(setting.gamma);
-    let curves = py
-        .detach(|| {
-            let make = |i: u64| Stepper::new(base.clone_box(), s, a, setting, stream(seed, purpose::REPLAY_AGENT, i));
-            replay::online_runs(make, &env, start, n_episodes, end, gamma, max_steps, seed, runs, threads)
-        })
-        .map_err(to_py)?;
+    };
+    let handle = &stepper.inner;
+    let gamma = gamma.unwrap_or(handle.setting().gamma);
+    let schedule = schedule(python_agent, threads);
+    let run = || replay::online_runs(handle, &env, start, n_episodes, end, gamma, max_steps, seed, runs, schedule);
+    let curves = if python_agent { run() } else { py.detach(run) }.map_err(to_py)?;
     let flat: Vec<f64> = curves.concat();
     Ok(flat.into_pyarray(py).reshape([runs, n_episodes]).expect("runs x n_episodes"))
 }

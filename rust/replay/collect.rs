@@ -4,21 +4,10 @@
 use rand::Rng as _;
 
 use super::{Dataset, EpisodeEnd, LogColumns, LoggingInput};
-use crate::env::{river_swim, six_arms, Env, FiniteEnv, RiverSwimVariant};
+use crate::env::{Env, FiniteEnv};
 use crate::error::Result;
 use crate::invalid;
 use crate::rng::{purpose, stream};
-
-/// The named test environments of the replay literature: `SixArms`, `RiverSwim-Osband`,
-/// `RiverSwim-Strehl` (case-insensitive).
-pub fn named_env(name: &str, discount: f64) -> Result<FiniteEnv> {
-    match name.to_ascii_lowercase().as_str() {
-        "sixarms" | "six_arms" => six_arms(discount),
-        "riverswim-osband" | "river_swim-osband" => river_swim(RiverSwimVariant::Osband, discount),
-        "riverswim-strehl" | "river_swim-strehl" => river_swim(RiverSwimVariant::Strehl, discount),
-        _ => Err(invalid!("unknown environment '{name}': SixArms, RiverSwim-Osband or RiverSwim-Strehl")),
-    }
-}
 
 /// Draws an action from a probability row with one uniform.
 #[inline]

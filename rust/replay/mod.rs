@@ -27,11 +27,11 @@ mod queue;
 mod runs;
 
 pub use binomial::{binomial_sf, ln_factorial};
-pub use collect::{collect, named_env};
+pub use collect::collect;
 pub use dataset::{Dataset, EpisodeEnd, Episodes, LogColumns, LoggedStep, LoggingInput, LoggingPolicy};
 pub use episode_m::{episode_bound, MBound};
 pub use online::online_returns;
-pub use runs::{evaluate_runs, online_runs};
+pub use runs::{evaluate_runs, online_runs, Schedule};
 
 use crate::agents::Transition;
 use crate::error::Result;

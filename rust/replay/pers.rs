@@ -182,7 +182,7 @@ pub(super) fn run(
     let mut trace = Vec::with_capacity(if config.trace { longest } else { 0 });
 
     stepper.start_episode(start)?;
-    let mut stored = stepper.snapshot();
+    let mut stored = stepper.snapshot()?;
     let mut m = bounder.compute(stepper)?;
     for &k in &order {
         if config.max_episodes.is_some_and(|max| out.returns.len() >= max) {
@@ -229,12 +229,12 @@ pub(super) fn run(
             out.returns.push(episode.total);
             out.lengths.push(episode.steps);
             stepper.start_episode(start)?;
-            stored = stepper.snapshot();
+            stored = stepper.snapshot()?;
             if !options.bound.is_fixed() {
                 m = bounder.compute(stepper)?;
             }
         } else {
-            stepper.restore(&stored);
+            stepper.restore(&stored)?;
         }
     }
     if options.weighted {

@@ -1,6 +1,7 @@
 //! Repeated evaluations with different streams, in parallel: run `i` uses the evaluator stream
-//! `(seed, REPLAY_EVALUATOR, i)` and an agent whose stream the caller derives from `(seed,
-//! REPLAY_AGENT, i)`, so the results do not depend on the thread count.
+//! `(seed, REPLAY_EVALUATOR, i)` and a fork of the agent's handle with the stream `(seed,
+//! REPLAY_AGENT, i)`, so the results do not depend on the thread count. Agents that call back into
+//! Python run their runs one after the other ([`Schedule::Sequential`]): they hold the GIL.
 
 use rayon::prelude::*;
 
@@ -11,12 +12,21 @@ use crate::invalid;
 use crate::rng::{purpose, stream};
 use crate::stepper::Stepper;
 
-/// Runs `f(i)` for `i` in `0..runs` on `threads` workers (`None`: rayon's global pool), in order.
-fn parallel<T: Send>(
-    runs: usize,
-    threads: Option<usize>,
-    f: impl Fn(usize) -> Result<T> + Sync + Send,
-) -> Result<Vec<T>> {
+/// How repeated runs are spread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// On `threads` rayon workers (`None`: the global pool, one per core).
+    Parallel { threads: Option<usize> },
+    /// One after the other on the calling thread (agents that call back into Python).
+    Sequential,
+}
+
+/// Runs `f(i)` for `i` in `0..runs` by `schedule`, results in order.
+fn spread<T: Send>(runs: usize, schedule: Schedule, f: impl Fn(usize) -> Result<T> + Sync + Send) -> Result<Vec<T>> {
+    let threads = match schedule {
+        Schedule::Sequential => return (0..runs).map(&f).collect(),
+        Schedule::Parallel { threads } => threads,
+    };
     let work = || (0..runs).into_par_iter().map(&f).collect::<Result<Vec<T>>>();
     match threads {
         None => work(),
@@ -29,31 +39,33 @@ fn parallel<T: Send>(
     }
 }
 
-/// `runs` evaluations; `make_stepper(i)` builds run `i`'s agent (a clone of the trained agent with
-/// the stream `(seed, REPLAY_AGENT, i)`).
+/// `runs` evaluations of the agent behind `stepper`, run `i` on a fork of it with the stream
+/// `(seed, REPLAY_AGENT, i)`.
+#[allow(clippy::too_many_arguments)]
 pub fn evaluate_runs(
-    make_stepper: impl Fn(u64) -> Stepper + Sync + Send,
+    stepper: &Stepper,
     data: &Dataset,
     episodes: &Episodes,
     config: &Config,
     seed: u64,
     runs: usize,
-    threads: Option<usize>,
+    schedule: Schedule,
 ) -> Result<Vec<Outcome>> {
     if runs == 0 {
         return Err(invalid!("runs must be >= 1"));
     }
-    parallel(runs, threads, |i| {
-        let mut stepper = make_stepper(i as u64);
+    spread(runs, schedule, |i| {
+        let mut stepper = stepper.fork(stream(seed, purpose::REPLAY_AGENT, i as u64))?;
         evaluate(&mut stepper, data, episodes, config, &mut stream(seed, purpose::REPLAY_EVALUATOR, i as u64))
     })
 }
 
 /// `runs` online runs of `n_episodes` episodes each on `env` (environment stream `(seed,
-/// REPLAY_ONLINE_ENV, i)`), for the learning curve a replay estimates.
+/// REPLAY_ONLINE_ENV, i)`, agent a fork of `stepper` with `(seed, REPLAY_AGENT, i)`), for the
+/// learning curve a replay estimates.
 #[allow(clippy::too_many_arguments)]
 pub fn online_runs(
-    make_stepper: impl Fn(u64) -> Stepper + Sync + Send,
+    stepper: &Stepper,
     env: &FiniteEnv,
     start: usize,
     n_episodes: usize,
@@ -62,13 +74,13 @@ pub fn online_runs(
     max_steps: usize,
     seed: u64,
     runs: usize,
-    threads: Option<usize>,
+    schedule: Schedule,
 ) -> Result<Vec<Vec<f64>>> {
     if runs == 0 {
         return Err(invalid!("runs must be >= 1"));
     }
-    parallel(runs, threads, |i| {
-        let mut stepper = make_stepper(i as u64);
+    spread(runs, schedule, |i| {
+        let mut stepper = stepper.fork(stream(seed, purpose::REPLAY_AGENT, i as u64))?;
         let mut env_rng = stream(seed, purpose::REPLAY_ONLINE_ENV, i as u64);
         online_returns(&mut stepper, env, start, n_episodes, end, gamma, max_steps, &mut env_rng)
     })

@@ -410,7 +410,7 @@ fn restore_then_replay_gives_identical_probabilities() {
     let mut st = stepper("psrl", &[("k", ParamValue::Int(3))], &env, 4);
     st.start_task().unwrap();
     st.start_episode(0).unwrap();
-    let snap = st.snapshot();
+    let snap = st.snapshot().unwrap();
     let feed = |st: &mut Stepper| {
         let mut seen = Vec::new();
         let mut pb = vec![0.0; 6];
@@ -425,7 +425,7 @@ fn restore_then_replay_gives_identical_probabilities() {
         seen
     };
     let first = feed(&mut st);
-    st.restore(&snap);
+    st.restore(&snap).unwrap();
     assert_eq!(first, feed(&mut st));
 }
 
@@ -462,9 +462,10 @@ fn runs_are_identical_whatever_the_thread_count() {
     let cfg = config(Method::Psrs, EpisodeEnd::ReturnToStart);
     let episodes = data.episodes(cfg.end).unwrap();
     let base = stepper("psrl", &[("k", ParamValue::Int(2))], &env, 0);
-    let make = |i: u64| wrap(base.agent().clone_box(), &env, i);
-    let one = evaluate_runs(make, &data, &episodes, &cfg, 5, 6, Some(1)).unwrap();
-    let two = evaluate_runs(make, &data, &episodes, &cfg, 5, 6, Some(2)).unwrap();
+    let one = evaluate_runs(&base, &data, &episodes, &cfg, 5, 6, Schedule::Parallel { threads: Some(1) }).unwrap();
+    let two = evaluate_runs(&base, &data, &episodes, &cfg, 5, 6, Schedule::Parallel { threads: Some(2) }).unwrap();
+    let three = evaluate_runs(&base, &data, &episodes, &cfg, 5, 6, Schedule::Sequential).unwrap();
     assert_eq!(one, two);
+    assert_eq!(one, three);
     assert_ne!(one[0].returns, one[1].returns);
 }
