@@ -467,5 +467,6 @@ fn runs_are_identical_whatever_the_thread_count() {
     let three = evaluate_runs(&base, &data, &episodes, &cfg, 5, 6, Schedule::Sequential).unwrap();
     assert_eq!(one, two);
     assert_eq!(one, three);
-    assert_ne!(one[0].returns, one[1].returns);
+    // The runs use different streams: they differ.
+    assert!(one.windows(2).any(|w| w[0] != w[1]));
 }
