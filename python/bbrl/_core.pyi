@@ -263,6 +263,7 @@ class SparseFeatures:
     def tiles(lo: tuple[float, float], hi: tuple[float, float], tiles: int, tilings: int) -> SparseFeatures: ...
     @staticmethod
     def one_hot(n_states: int) -> SparseFeatures: ...
+
 class ReplayDataset:
     def __init__(
         self,
