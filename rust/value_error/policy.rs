@@ -53,7 +53,7 @@ impl<S> Policy<S> for UniformPolicy {
 
 /// Mountain Car's energy-pumping policy: push in the direction of the velocity (right, action 2,
 /// when v ≥ 0; left, action 0, otherwise); with probability `random_share` the action is instead
-/// uniform over the three. Sajed et al. use a share of 0.6, so π(pump | s) = 0.6 + ... = 0.6 and
+/// uniform over the three. Sajed et al. use a share of 0.6, so π(pump | s) = 0.4 + 0.6/3 = 0.6 and
 /// each other action has 0.2.
 #[derive(Clone, Debug)]
 pub struct EnergyPumping {

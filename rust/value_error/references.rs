@@ -246,3 +246,53 @@ pub fn cmapve(v_hat: &[f64], references: &[f64], certified: bool, design: &Refer
 pub fn state_stream(seed: u64) -> Rng {
     stream(seed, purpose::VALUE_ERROR_STATES, 0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::MountainCar;
+    use crate::value_error::policy::EnergyPumping;
+
+    fn settings() -> ReferenceSettings {
+        ReferenceSettings {
+            epsilon: 0.3,
+            delta: 0.1,
+            tau: 1.0,
+            c: 1.0,
+            k: 1,
+            split: AccuracySplit::Corrected,
+            variant: CheckVariant::Checkpoints,
+            beta: 1.1,
+            p: 1.1,
+            max_samples: 1_000_000,
+            seed: 9,
+        }
+    }
+
+    #[test]
+    fn design_by_hand() {
+        // ε̄ = 0.3/8 = 0.0375; Lemma 5 with R_max = 1, γ = 0.99: ⌈log(3.75e-4)/log 0.99⌉ = ⌈784.9⌉ = 785;
+        // a Mountain Car return (−1 per step) lies in [−S_l, −1], S_l = (1 − 0.99^786)/0.01.
+        let env = MountainCar::new(0.99, None).unwrap();
+        let d = ReferenceDesign::new(&env, settings(), 10).unwrap();
+        assert_eq!(d.rollout_length, 785);
+        assert!((d.eps_bar - 0.0375).abs() < 1e-15 && (d.state_delta - 0.005).abs() < 1e-15);
+        let s_l = (1.0 - 0.99f64.powi(785)) / 0.01;
+        assert!((d.value_range - (s_l - 1.0)).abs() < 1e-9);
+        assert!(ReferenceDesign::new(&env, ReferenceSettings { tau: 0.0, ..settings() }, 10).is_err());
+        assert!(ReferenceDesign::new(&env, settings(), 0).is_err());
+    }
+
+    #[test]
+    fn values_do_not_depend_on_the_thread_count() {
+        let env = MountainCar::new(0.99, None).unwrap();
+        let policy = EnergyPumping::new(0.6).unwrap();
+        let mut rng = state_stream(1);
+        let states: Vec<[f64; 2]> = (0..6).map(|_| env.uniform_state(&mut rng)).collect();
+        let run = |threads| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| reference_values(&env, &policy, &states, settings()).unwrap().1)
+        };
+        assert_eq!(run(1), run(3));
+    }
+}

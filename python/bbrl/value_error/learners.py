@@ -76,8 +76,11 @@ def td_lambda(
     """Linear TD(lambda) with accumulating traces following ``policy`` from the start law.
 
     ``alpha`` is divided by the number of active features; ``lambda_ = 0`` is TD(0). Predictions
-    at ``states`` are recorded before learning and every ``eval_every`` steps. The stream is
-    (seed, learner, run): runs with different ``run`` are independent.
+    at ``states`` are recorded before learning and every ``eval_every`` steps. An episode restarts
+    from the start law after a terminal step (target: the reward alone) or at the time limit (target:
+    reward plus the discounted next prediction, since the cut is not an end of the task), so the
+    learner estimates the discounted values without a horizon: use a discount below 1. The stream
+    is (seed, learner, run): runs with different ``run`` are independent.
     """
     env = as_environment(env)
     for name, value, minimum in (("n_steps", n_steps, 1), ("eval_every", eval_every, 1), ("seed", seed, 0)):
