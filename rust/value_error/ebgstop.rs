@@ -220,7 +220,26 @@ pub fn ebgstop_slice(config: &EbgStopConfig, samples: &[f64]) -> Result<EbgStopO
 mod tests {
     use super::*;
     use crate::rng::stream;
+    use proptest::prelude::*;
     use rand::Rng as _;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// On a constant sequence every confidence interval contains the mean (σ = 0, the
+        /// half-width is positive), so a certified estimate must be within ε(|g| + τ) of it,
+        /// whichever rule stopped and whichever variant ran.
+        #[test]
+        fn constant_sequences_are_certified_correctly(
+            g in -50.0f64..50.0, eps in 0.01f64..0.5, delta in 0.01f64..0.5, tau in 0.0f64..5.0, every in any::<bool>()
+        ) {
+            let variant = if every { CheckVariant::Every } else { CheckVariant::Checkpoints };
+            let cfg = EbgStopConfig { variant, max_samples: 5_000_000, ..EbgStopConfig::new(eps, delta, tau, 100.0) };
+            let out = ebgstop(&cfg, || Some(g)).unwrap();
+            prop_assume!(out.reason.certified()); // g = 0 with τ = 0 never stops (the cap)
+            prop_assert!((out.estimate - g).abs() <= eps * (g.abs() + tau) * (1.0 + 1e-9) + 1e-12);
+            prop_assert!(out.lower <= g && g <= out.upper);
+        }
+    }
 
     #[test]
     fn a_constant_sequence_stops_by_the_relative_rule_with_the_closed_form_estimate() {
