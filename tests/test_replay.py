@@ -243,3 +243,16 @@ def test_python_agents_are_replayed_through_the_same_handle(six_arms_log, prior)
     blind = NoProbabilities().train(prior)
     with pytest.raises(RuntimeError, match="action_probabilities raised NotImplementedError"):
         replay.evaluate(blind, six_arms_log, "psrs")
+
+
+def test_the_trace_accounts_for_every_reported_return(six_arms_log, prior):
+    # Each emitted episode's return is the discounted sum of the rewards the agent was fed.
+    agent = agents.EGreedy(epsilon=0.2).train(prior, gamma=0.9)
+    for method in ("queue", "psrs"):
+        result = replay.evaluate(agent, six_arms_log, method, seed=3, trace=True)
+        trace = result.trace
+        assert trace is not None and trace["episode"].max() == result.n_episodes - 1
+        steps = trace.with_columns(pl.int_range(pl.len()).over("episode").alias("t"))
+        sums = steps.group_by("episode").agg((pl.col("reward") * pl.lit(0.9).pow(pl.col("t"))).sum()).sort("episode")
+        np.testing.assert_allclose(sums["reward"].to_numpy(), result.returns, rtol=1e-12, atol=1e-9)
+        np.testing.assert_array_equal(steps.group_by("episode").len().sort("episode")["len"], result.lengths)

@@ -475,3 +475,66 @@ fn runs_are_identical_whatever_the_thread_count() {
     // The runs use different streams: they differ.
     assert!(one.windows(2).any(|w| w[0] != w[1]));
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A random finite environment whose every transition may return to the start state 0 (so
+    /// return-to-start episodes end), with the row weights given.
+    fn random_env(n_states: usize, n_actions: usize, weights: &[f64]) -> FiniteEnv {
+        let mut p = vec![0.0; n_states * n_actions * n_states];
+        let mut r = vec![0.0; n_states * n_actions * n_states];
+        for row in 0..n_states * n_actions {
+            let w = &weights[row * n_states..(row + 1) * n_states];
+            let total: f64 = w.iter().sum::<f64>() + 1.0;
+            for y in 0..n_states {
+                p[row * n_states + y] = (w[y] + f64::from(u8::from(y == 0))) / total;
+                r[row * n_states + y] = (row + y) as f64;
+            }
+        }
+        let mdp = Mdp::new(n_states, n_actions, p, r, Some(0)).unwrap();
+        let mut start = vec![0.0; n_states];
+        start[0] = 1.0;
+        FiniteEnv::new("random", mdp, start, 0.9, None).unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        /// With the candidate equal to the logging policy, whatever the environment and the seed:
+        /// PSRS accepts every pop and emits every episode of the log; PERS accepts every episode;
+        /// Queue feeds only logged transitions, each at most as often as it was logged.
+        #[test]
+        fn the_logging_policy_uses_the_whole_log(
+            n_states in 1usize..5,
+            n_actions in 1usize..4,
+            weights in proptest::collection::vec(0.0f64..3.0, 64),
+            n_episodes in 1usize..40,
+            seed in 0u64..1000,
+        ) {
+            let env = random_env(n_states, n_actions, &weights);
+            let end = EpisodeEnd::ReturnToStart;
+            let data = collect(&env, &uniform(n_states, n_actions), n_episodes, end, 100_000, seed).unwrap();
+            let mut st = stepper("random", &[], &env, seed);
+            let out = run(&mut st, &data, &config(Method::Psrs, end), seed).unwrap();
+            prop_assert_eq!(out.returns.len(), n_episodes);
+            prop_assert_eq!(out.accepted, out.proposals);
+            let cfg = config(pers(MBound::Policy, Some(data.steps().len()), false), end);
+            let out = run(&mut st, &data, &cfg, seed).unwrap();
+            prop_assert_eq!(out.accepted, n_episodes);
+            let cfg = Config { trace: true, ..config(Method::Queue, end) };
+            let out = run(&mut st, &data, &cfg, seed).unwrap();
+            prop_assert!(out.trace.len() <= out.tuples_used && out.tuples_used <= data.steps().len());
+            let key = |s: usize, a: usize, y: usize| (s * n_actions + a) * n_states + y;
+            let mut left = vec![0i64; n_states * n_actions * n_states];
+            for step in data.steps() {
+                left[key(step.state, step.action, step.next_state)] += 1;
+            }
+            for (_, t) in &out.trace {
+                left[key(t.state, t.action, t.next_state)] -= 1;
+            }
+            prop_assert!(left.iter().all(|&n| n >= 0));
+        }
+    }
+}
