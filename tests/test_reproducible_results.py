@@ -80,3 +80,24 @@ def test_a_run_and_its_frame_share_the_grid_schema() -> None:
     assert dict(frame.schema) == {c: schema.SCHEMA[c] for c in schema.RUN_COLUMNS}
     assert run.offline_seconds == 0.0 and run.offline_cpu_seconds == 0.0
     assert frame["threads"].to_list() == [1] * 5
+
+
+def test_a_python_agent_declares_that_it_learns_nothing_offline() -> None:
+    from dataclasses import dataclass
+
+    @dataclass
+    class Keeps(agents.Agent):
+        learns_offline = False
+
+        def learn_offline(self, prior, gamma, horizon, rng):  # type: ignore[no-untyped-def]
+            super().learn_offline(prior, gamma, horizon, rng)
+
+        def act(self, state: int, rng: object) -> int:
+            return 0
+
+    @dataclass
+    class Learns(Keeps):
+        learns_offline = True
+
+    assert Keeps().train("GC").offline_seconds == 0.0 and Keeps().train("GC").offline_cpu_seconds == 0.0
+    assert Learns().train("GC").offline_seconds > 0.0

@@ -98,12 +98,15 @@ class Agent:
     of a script run as ``__main__``); it must always support ``copy.deepcopy``.
 
     Class attributes ``display`` (the name in tables; default: the class name) and ``kind`` (a
-    stable identifier; default: the class name) may be overridden. :attr:`params` are the
+    stable identifier; default: the class name) may be overridden; ``learns_offline = False``
+    declares that :meth:`learn_offline` computes nothing from the prior (the offline time is then
+    0 by declaration, not a measurement of noise; also when the method is not overridden). :attr:`params` are the
     dataclass fields when the subclass is a dataclass, else ``{}``; override it to show parameters.
     """
 
     kind: ClassVar[str] = "python"
     display: ClassVar[str] = "Python agent"
+    learns_offline: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -193,7 +196,7 @@ class Agent:
         except Exception as exc:
             raise AgentError(f"agent '{self.label}' failed in learn_offline: {type(exc).__name__}: {exc}") from exc
         seconds, cpu_seconds = time.perf_counter() - start, time.thread_time() - cpu_start
-        if type(agent).learn_offline is Agent.learn_offline:
+        if type(agent).learn_offline is Agent.learn_offline or not type(agent).learns_offline:
             # The base method only keeps the prior and the setting: nothing learned, time zero by
             # declaration (as the built-in agents that learn nothing offline).
             seconds = cpu_seconds = 0.0

@@ -26,6 +26,7 @@ class MyPSRL(agents.Agent):
     posterior, solve it by value iteration and act greedily for it."""
 
     display = "MyPSRL"
+    learns_offline = False  # learn_offline below only keeps the prior: offline time 0 by declaration
     epsilon: float = 1e-4  # value-iteration precision; a dataclass field, so it shows in the label
 
     def learn_offline(self, prior, gamma, horizon, rng):
