@@ -1,4 +1,4 @@
-//! AVX2 sweeps for models of up to [`MAX_STATES`] states: both value-iteration routines of
+//! AVX2 sweeps for models of up to [`MAX_STATES`] (16) states: both value-iteration routines of
 //! [`crate::solve`], vectorised across states, bit-identical to the row-by-row loops. The path for
 //! x86-64 CPUs that have AVX2 but not AVX-512F (most since 2013); the design is that of
 //! [`crate::lanes512`] with 4-lane registers.
@@ -27,16 +27,16 @@ use std::arch::x86_64::*;
 
 use crate::solve::TabularView;
 
-/// The largest state count served (eight 4-lane registers of values).
-pub(crate) const MAX_STATES: usize = 32;
+/// The largest state count served (four 4-lane registers of values: GC and GDL, not Grid).
+///
+/// Above, a term would permute and blend more registers than AVX2's sixteen can hold, or fetch
+/// with a gather: measured 1.2 to 1.3 times faster than the scalar loops on Grid on a Zen 5
+/// EPYC, but gathers are several times slower on the AVX2-only CPUs this path is for (Haswell,
+/// Zen 2), where the scalar loops would win. Larger models take the scalar loops.
+pub(crate) const MAX_STATES: usize = 16;
 
 /// Lanes per register.
 const LANES: usize = 4;
-
-/// Up to this many value registers, a term fetches gamma V(y) with register permutes; above, with
-/// a gather from a copy of the registers stored once per sweep (the permutes and blends grow with
-/// the register count, and AVX2 has only 16 registers to hold them).
-const PERMUTE_MAX_REGISTERS: usize = 4;
 
 /// Whether this CPU runs the AVX2 sweeps (cached by std after the first call).
 pub(crate) fn available() -> bool {
@@ -48,7 +48,7 @@ pub(crate) fn available() -> bool {
 pub(crate) struct Lanes256 {
     n_states: usize,
     n_actions: usize,
-    /// Registers of values, `ceil(n_states / 4)`: 1 to 8.
+    /// Registers of values, `ceil(n_states / 4)`: 1 to 4.
     registers: usize,
     /// Support slots per row (the widest row's).
     width: usize,
@@ -137,11 +137,7 @@ impl Lanes256 {
                 1 => self.q_sweeps::<1>(gamma, max_sweeps, accuracy),
                 2 => self.q_sweeps::<2>(gamma, max_sweeps, accuracy),
                 3 => self.q_sweeps::<3>(gamma, max_sweeps, accuracy),
-                4 => self.q_sweeps::<4>(gamma, max_sweeps, accuracy),
-                5 => self.q_sweeps::<5>(gamma, max_sweeps, accuracy),
-                6 => self.q_sweeps::<6>(gamma, max_sweeps, accuracy),
-                7 => self.q_sweeps::<7>(gamma, max_sweeps, accuracy),
-                _ => self.q_sweeps::<8>(gamma, max_sweeps, accuracy),
+                _ => self.q_sweeps::<4>(gamma, max_sweeps, accuracy),
             }
         };
         let lanes = LANES * self.registers;
@@ -170,11 +166,7 @@ impl Lanes256 {
                 1 => self.vi_sweeps::<1>(gamma, epsilon, max_sweeps, values),
                 2 => self.vi_sweeps::<2>(gamma, epsilon, max_sweeps, values),
                 3 => self.vi_sweeps::<3>(gamma, epsilon, max_sweeps, values),
-                4 => self.vi_sweeps::<4>(gamma, epsilon, max_sweeps, values),
-                5 => self.vi_sweeps::<5>(gamma, epsilon, max_sweeps, values),
-                6 => self.vi_sweeps::<6>(gamma, epsilon, max_sweeps, values),
-                7 => self.vi_sweeps::<7>(gamma, epsilon, max_sweeps, values),
-                _ => self.vi_sweeps::<8>(gamma, epsilon, max_sweeps, values),
+                _ => self.vi_sweeps::<4>(gamma, epsilon, max_sweeps, values),
             }
         };
         for (p, &a) in policy.iter_mut().zip(&self.best_action[..self.n_states]) {
@@ -204,28 +196,17 @@ impl Lanes256 {
         scaled: &[__m256d; NV],
         mut action_done: impl FnMut(usize, usize, __m256d),
     ) {
-        // The gather variant reads gamma V from memory: the registers, stored once per sweep.
-        let mut stored = [0.0f64; MAX_STATES];
-        if NV > PERMUTE_MAX_REGISTERS {
-            for c in 0..NV {
-                // SAFETY: (c + 1) * 4 <= 4 * NV <= 32, the length of `stored`; AVX2 (caller).
-                unsafe { _mm256_storeu_pd(stored.as_mut_ptr().add(c * LANES), scaled[c]) };
-            }
-        }
-        let stored = stored.as_ptr();
         let w = self.width;
         let (index, prob, reward) = (self.index.as_ptr(), self.prob.as_ptr(), self.reward.as_ptr());
         for a in 0..self.n_actions {
             for c in 0..NV {
                 let mut at = (a * NV + c) * w * LANES;
                 // SAFETY: at + 4 <= ((a * NV + c + 1) * w) * 4 <= the table length (check_sizes).
-                let mut acc = unsafe { term(scaled, stored, index.add(at), prob.add(at), reward.add(at)) };
+                let mut acc = unsafe { term(scaled, index.add(at), prob.add(at), reward.add(at)) };
                 for _ in 1..w {
                     at += LANES;
                     // SAFETY: as above.
-                    acc = _mm256_add_pd(acc, unsafe {
-                        term(scaled, stored, index.add(at), prob.add(at), reward.add(at))
-                    });
+                    acc = _mm256_add_pd(acc, unsafe { term(scaled, index.add(at), prob.add(at), reward.add(at)) });
                 }
                 action_done(a, c, acc);
             }
@@ -308,7 +289,7 @@ impl Lanes256 {
             let mut squares = [0.0f64; MAX_STATES];
             for c in 0..NV {
                 let delta = _mm256_sub_pd(top[c], values_old[c]);
-                // SAFETY: (c + 1) * 4 <= 4 * NV <= 32, the length of `squares`.
+                // SAFETY: (c + 1) * 4 <= 4 * NV <= 16, the length of `squares`.
                 unsafe { _mm256_storeu_pd(squares.as_mut_ptr().add(c * LANES), _mm256_mul_pd(delta, delta)) };
                 scaled[c] = _mm256_mul_pd(gamma, top[c]);
                 values_old[c] = top[c];
@@ -333,7 +314,8 @@ impl Lanes256 {
     }
 }
 
-/// The selector of level `level` of the blend tree: bit `level` of the register number `y / 4`,
+/// The selector of level `level` (0 or 1: four registers at most) of the blend tree: bit `level`
+/// of the register number `y / 4`,
 /// which is bit `level + 3` of the low half `2y` of the packed index, moved into the sign bit of
 /// each 64-bit lane (the only bit `vblendvpd` reads).
 ///
@@ -345,8 +327,7 @@ unsafe fn selector(index: __m256i, level: usize) -> __m256d {
     unsafe {
         _mm256_castsi256_pd(match level {
             0 => _mm256_slli_epi64::<60>(index),
-            1 => _mm256_slli_epi64::<59>(index),
-            _ => _mm256_slli_epi64::<58>(index),
+            _ => _mm256_slli_epi64::<59>(index),
         })
     }
 }
@@ -356,11 +337,10 @@ unsafe fn selector(index: __m256i, level: usize) -> __m256d {
 ///
 /// # Safety
 /// The CPU must have AVX2; the three pointers must each be valid for 4 reads, and the next states
-/// below `4 * NV` (at most 32, so three levels of blends).
+/// below `4 * NV` (at most 16, so two levels of blends).
 #[inline(always)]
 unsafe fn term<const NV: usize>(
     scaled: &[__m256d; NV],
-    stored: *const f64,
     index: *const i64,
     prob: *const f64,
     reward: *const f64,
@@ -368,12 +348,6 @@ unsafe fn term<const NV: usize>(
     // SAFETY: the caller guarantees 4 readable entries behind each pointer and AVX2.
     unsafe {
         let y = _mm256_loadu_si256(index.cast());
-        if NV > PERMUTE_MAX_REGISTERS {
-            // The low half 2y, times 4 bytes: the offset of gamma V(y) in `stored`.
-            let twice_y = _mm256_and_si256(y, _mm256_set1_epi64x(0xffff_ffff));
-            let gv = _mm256_i64gather_pd::<4>(stored, twice_y);
-            return _mm256_mul_pd(_mm256_loadu_pd(prob), _mm256_add_pd(_mm256_loadu_pd(reward), gv));
-        }
         // Every register permuted by y mod 4 ...
         let mut picked = [_mm256_setzero_pd(); NV];
         for k in 0..NV {
