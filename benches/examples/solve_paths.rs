@@ -42,6 +42,7 @@ fn main() {
         let fdm = problems::by_name(name).unwrap();
         let model = CountModel::from_prior(&fdm);
         let (ns, na) = (fdm.n_states(), fdm.n_actions());
+        // A path that does not serve the model (AVX2 on Grid) runs the scalar loops: shown as such.
         for path in SimdPath::ALL.into_iter().filter(|p| p.is_available()) {
             let mut ws = QIterationWorkspace::with_path(ns, na, path);
             let mut q = vec![0.0; ns * na];
