@@ -1,4 +1,5 @@
-//! Generates the formula sets F_n (SPEC 4.9.4) and writes them as `F<n>.txt`.
+//! Generates the formula sets F_n (every valid formula of at most n tokens, reduced by their
+//! ranking of random points) and writes them as `F<n>.txt`.
 //!
 //! ```text
 //! cargo run --release --example formula_sets -- [--seed S] [--points N] [--out DIR] SIZES...

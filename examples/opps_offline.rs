@@ -1,4 +1,4 @@
-//! Offline learning time of OPPS-DS on the GC prior (SPEC 1.3), gamma = 0.95, T = 250.
+//! Offline learning time of OPPS-DS on the GC prior, gamma = 0.95, T = 250.
 //!
 //! ```text
 //! cargo run --release --example opps_offline -- [--seed S] [--threads N] N_DRAWS SET...
@@ -13,7 +13,7 @@ use bbrl::fdm::Fdm;
 use bbrl::formula::set::shipped_set;
 use bbrl::rng::{purpose, stream};
 
-/// The GC prior of SPEC 1.3: 5 states, 3 identical actions, x -> {0, x+1} (x4 -> {0, 4}),
+/// The GC prior: 5 states, 3 identical actions, x -> {0, x+1} (x4 -> {0, 4}),
 /// theta 1 on the support; R(., ., 0) = 2, R(., ., 4) = 10.
 fn gc() -> Fdm {
     let (s, a) = (5, 3);
