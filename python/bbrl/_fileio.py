@@ -7,6 +7,23 @@ import socket
 import tempfile
 from pathlib import Path
 
+#: Permissions of every file written here, before the umask: readable (and writable) by the group,
+#: as a file created with ``open()`` would be. ``mkstemp`` creates 0600 files, which the rename
+#: would keep: results then cannot be read by the rest of a group sharing a cluster folder.
+FILE_MODE = 0o666
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it (``os.umask`` sets it, racing other threads)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o022
+
 
 def writer_tag() -> str:
     """``w-<host>-<pid>-``: names the writing process in its temporary files."""
@@ -31,6 +48,7 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, tag: str | None =
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{tag}", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), FILE_MODE & ~_umask())
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())

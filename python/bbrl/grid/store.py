@@ -9,6 +9,12 @@ Layout of an output folder ``DIR``:
 * ``DIR/config.toml``: the configuration last run; ``DIR/source.json``: the folder its relative
   files (distributions, Python agents) are read from.
 * ``DIR/experiments.json``: each experiment's settings, so that a folder never mixes two settings.
+* ``<params>.claim`` beside a cell's file: the runner computing it now (see :mod:`bbrl.grid.claims`);
+  ``DIR/locks/``: lock files of the folder's shared files and of the trained-agent cache.
+
+Runners may share a folder (shards, Dask workers, SLURM tasks): a cell is claimed before it runs,
+a trained agent is trained and written once under its lock, and the shared files above are only
+read-modified-written under the folder's lock.
 
 A cell counts as done only when its file reads back with one row per test MDP: a file cut short
 (a full disk, a copy interrupted) is reported as broken and run again.
@@ -16,6 +22,8 @@ A cell counts as done only when its file reads back with one row per test MDP: a
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -28,14 +36,18 @@ from urllib.parse import quote
 import polars as pl
 
 from .._fileio import write_atomic
+from .claims import Claim, ClaimInfo, file_lock, read_claim
 from .config import Cell, GridConfig, load_config
 
 __all__ = [
     "CellFileError",
     "GridStatus",
+    "agent_lock",
     "agent_path",
+    "cell_claim",
     "cell_path",
     "check_cell_file",
+    "claim_path",
     "failure_path",
     "load_output_config",
     "read_failure",
@@ -69,6 +81,23 @@ def failure_path(out: Path, cell: Cell) -> Path:
     """The failure record of a cell, beside where its result would be: ``<params>.failed.json``."""
     path = cell_path(out, cell)
     return path.with_name(path.name[: -len(".parquet")] + ".failed.json")
+
+
+def claim_path(out: Path, cell: Cell) -> Path:
+    """The claim of a cell being computed, beside its result: ``<params>.claim``."""
+    path = cell_path(out, cell)
+    return path.with_name(path.name[: -len(".parquet")] + ".claim")
+
+
+def cell_claim(out: Path, cell: Cell) -> Claim:
+    """A claim on ``cell`` for this process (not yet acquired; see :class:`~bbrl.grid.claims.Claim`)."""
+    return Claim(claim_path(out, cell), out / "locks" / "claims.lock")
+
+
+def agent_lock(out: Path, cell: Cell) -> Path:
+    """The lock under which the cell's trained agent is looked up, trained and cached (once)."""
+    relative = agent_path(out, cell).relative_to(out / "agents")
+    return out / "locks" / "agents" / relative.with_name(relative.name + ".lock")
 
 
 def agent_path(out: Path, cell: Cell) -> Path:
@@ -132,22 +161,58 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+#: A temporary file of another host is stale when it has not been written to for this long: a
+#: writer fills its temporary file in one go and renames it, within seconds.
+STALE_TEMP_SECONDS = 3600.0
+
+
 def stale_temp_files(out: Path) -> list[Path]:
-    """Temporary files left by writers of this host that no longer run (e.g. after ``kill -9``)."""
+    """Temporary files left by writers that no longer run (e.g. after ``kill -9``): of this host
+    when their process is gone, of other hosts (whose processes cannot be checked from here) when
+    untouched for :data:`STALE_TEMP_SECONDS`."""
+    import time
+
     host = socket.gethostname().replace(".", "-")
+    now = time.time()
     stale = []
     for folder in (out / "cells", out / "agents"):
         if not folder.is_dir():
             continue
         for tmp in folder.rglob(".*.tmp"):
             match = _TAG.search(tmp.name)
-            if match and match.group("host") == host and not _pid_alive(int(match.group("pid"))):
-                stale.append(tmp)
+            if not match:
+                continue
+            if match.group("host") == host:
+                if not _pid_alive(int(match.group("pid"))):
+                    stale.append(tmp)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    if now - tmp.stat().st_mtime > STALE_TEMP_SECONDS:
+                        stale.append(tmp)
     return stale
+
+
+def claims(out: Path) -> list[ClaimInfo]:
+    """Every claim in ``out`` (live ones: cells being computed; expired ones: left by dead runners,
+    taken over by the next runner that reaches the cell)."""
+    folder = out / "cells"
+    found = (read_claim(path) for path in folder.rglob("*.claim")) if folder.is_dir() else ()
+    return [c for c in found if c is not None]
+
+
+def folder_lock(out: Path) -> Any:
+    """The lock under which the folder's shared files (``experiments.json``, ``config.toml``,
+    ``source.json``) are read, changed and written: runners starting together never lose an entry."""
+    return file_lock(out / "locks" / "folder.lock")
 
 
 def check_settings(out: Path, config: GridConfig) -> None:
     """Refuses to mix results of an experiment run with other settings under the same name."""
+    with folder_lock(out):
+        _check_settings(out, config)
+
+
+def _check_settings(out: Path, config: GridConfig) -> None:
     file = out / "experiments.json"
     recorded: dict[str, Any] = json.loads(file.read_text()) if file.is_file() else {}
     changed = False
@@ -170,6 +235,11 @@ def check_settings(out: Path, config: GridConfig) -> None:
 def record_config(out: Path, config: GridConfig) -> None:
     """Keeps a copy of the configuration in ``out`` and the folder its relative files come from,
     so that ``bbrl grid status OUT`` reads the copy as the original was read."""
+    with folder_lock(out):
+        _record_config(out, config)
+
+
+def _record_config(out: Path, config: GridConfig) -> None:
     write_atomic(out / "config.toml", config.text.encode())
     base = config.base if config.base is not None else (config.path.resolve().parent if config.path else None)
     source = {"config": str(config.path.resolve()) if config.path else None, "base": str(base) if base else None}
@@ -201,7 +271,10 @@ class GridStatus:
         missing: cells with no result yet (neither a file nor a failure record).
         failed: cells whose last run failed, with the recorded error.
         broken: cells whose file is damaged or short, with what is wrong (run again by the runner).
-        stale_temp_files: temporary files of writers of this host that no longer run.
+        stale_temp_files: temporary files of writers that no longer run.
+        running: missing cells claimed by a live runner, with who holds the claim (a subset of
+            ``missing``: a claim is no result).
+        expired_claims: claims left by runners that died (taken over when their cell runs again).
     """
 
     done: list[Cell]
@@ -209,6 +282,8 @@ class GridStatus:
     stale_temp_files: list[Path]
     failed: list[tuple[Cell, str]]
     broken: list[tuple[Cell, str]]
+    running: list[tuple[Cell, str]] = dataclasses.field(default_factory=list)
+    expired_claims: list[Path] = dataclasses.field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -234,4 +309,14 @@ def status(config: GridConfig, out: str | os.PathLike[str]) -> GridStatus:
             failed.append((cell, read_failure(failure_path(folder, cell))))
         else:
             missing.append(cell)
-    return GridStatus(done, missing, stale_temp_files(folder), failed, broken)
+    running: list[tuple[Cell, str]] = []
+    expired: list[Path] = []
+    for cell in missing + [c for c, _ in failed] + [c for c, _ in broken]:
+        holder = read_claim(claim_path(folder, cell))
+        if holder is None:
+            continue
+        if holder.expired:
+            expired.append(holder.path)
+        else:
+            running.append((cell, holder.describe()))
+    return GridStatus(done, missing, stale_temp_files(folder), failed, broken, running, expired)
