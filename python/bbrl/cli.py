@@ -25,6 +25,8 @@ from .tables import print_table, summary_frame
 #: parser to ``commands`` (the ``add_subparsers`` object) with ``set_defaults(handler=f)``, where
 #: ``f(args, console)`` runs the command. A new command adds one line here.
 SUBCOMMAND_MODULES: tuple[str, ...] = ("bbrl.cli_value_error", "bbrl.cli_replay")
+#: The same for subcommands of ``bbrl grid``: ``register(grid_commands)``.
+GRID_SUBCOMMAND_MODULES: tuple[str, ...] = ("bbrl.grid.cluster_cli",)
 
 EXAMPLES = """\
 examples:
@@ -35,6 +37,9 @@ examples:
   bbrl paper --quick                      # the paper's study, small: runs examples/quick.toml and its report
   bbrl grid run examples/quick.toml --out results --shard 1/2
   bbrl grid status results
+  bbrl grid run examples/quick.toml --out results --scheduler tcp://10.0.0.5:8786   # on a Dask cluster
+  bbrl grid plan paper-accurate --target-hours 12 --out results
+  bbrl grid submit paper-accurate --out results --partition cpu --time 04:00:00 --watch   # SLURM
   bbrl report results --out report
   bbrl quick --out bbrl-quick
   bbrl formulas --max-size 6 --seed 0
@@ -138,11 +143,19 @@ def build_parser() -> argparse.ArgumentParser:
     grid_run.add_argument("--out", type=Path, required=True, help="output folder (results and trained agents)")
     grid_run.add_argument("--shard", default=None, metavar="K/N", help="run only shard K of N (cells K-1, K-1+N, ...)")
     grid_run.add_argument("--threads", type=int, default=None, help="worker threads (default: every core)")
+    grid_run.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="run the cells on a Dask cluster: its scheduler's address (tcp://HOST:PORT) or scheduler file",
+    )
     grid_run.set_defaults(handler=_command_grid_run)
     grid_status = grid_commands.add_parser("status", help="which cells of a grid are done")
     grid_status.add_argument("target", type=Path, help="an output folder, or a configuration with --out")
     grid_status.add_argument("--out", type=Path, default=None, help="the output folder when TARGET is a configuration")
     grid_status.set_defaults(handler=_command_grid_status)
+    for module in GRID_SUBCOMMAND_MODULES:
+        importlib.import_module(module).register(grid_commands)
 
     report = commands.add_parser(
         "report",
@@ -274,7 +287,12 @@ def _command_grid_run(args: argparse.Namespace, console: Console) -> int:
 
     config = grid.load_config(_config_path(args.config))
     shard = grid.parse_shard(args.shard) if args.shard else None
-    outcome = grid.run_grid(config, args.out, shard=shard, threads=args.threads, console=console)
+    if args.scheduler is not None:
+        from .grid.engines.dask_engine import run_on_dask
+
+        outcome = run_on_dask(config, args.out, args.scheduler, shard=shard, threads=args.threads, console=console)
+    else:
+        outcome = grid.run_grid(config, args.out, shard=shard, threads=args.threads, console=console)
     console.print(
         f"{len(outcome.ran)} cells run in {outcome.seconds:.1f} s, {len(outcome.skipped)} already done, "
         f"{len(outcome.failed)} failed; results in {args.out}/cells",
@@ -308,17 +326,33 @@ def _command_grid_status(args: argparse.Namespace, console: Console) -> int:
         by_experiment.setdefault(cell.experiment.key, [0, 0])[1] += 1
     for key, (done, total) in by_experiment.items():
         console.print(f"{key}: {done}/{total} cells done", highlight=False)
+    running_ids = {cell.id for cell, _ in state.running}
+    failed_ids = {cell.id for cell, _ in state.failed}
+    done_ids = {cell.id for cell in state.done}
+    per_agent: dict[str, list[int]] = {}
+    for cell in config.cells:
+        counts = per_agent.setdefault(cell.block, [0, 0, 0, 0])
+        column = 0 if cell.id in done_ids else 1 if cell.id in running_ids else 2 if cell.id in failed_ids else 3
+        counts[column] += 1
+    console.print("per agent: done / running / failed / to do", highlight=False)
+    for block, (done, running, failed, todo) in per_agent.items():
+        console.print(f"  {block}: {done} / {running} / {failed} / {todo}", highlight=False, markup=False)
     console.print(f"total: {len(state.done)}/{state.total} cells done in {out}", highlight=False)
-    for cell in state.missing[:20]:
+    for cell, holder in state.running:
+        console.print(f"  running: {cell.id} ({holder})", highlight=False, markup=False)
+    waiting = [cell for cell in state.missing if cell.id not in running_ids]
+    for cell in waiting[:20]:
         console.print(f"  missing: {cell.id}", highlight=False)
-    if len(state.missing) > 20:
-        console.print(f"  ... and {len(state.missing) - 20} more")
+    if len(waiting) > 20:
+        console.print(f"  ... and {len(waiting) - 20} more")
     for cell, error in state.failed:
         console.print(f"  failed: {cell.id}: {error}", highlight=False, markup=False)
     for cell, problem in state.broken:
         console.print(f"  broken (run again by the next run): {cell.id}: {problem}", highlight=False, markup=False)
     if state.stale_temp_files:
         console.print(f"{len(state.stale_temp_files)} stale temporary files (removed by the next run)")
+    if state.expired_claims:
+        console.print(f"{len(state.expired_claims)} claims of runners that died (their cells run again when reached)")
     return 0
 
 

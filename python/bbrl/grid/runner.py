@@ -4,6 +4,10 @@ MDPs and writes the cell's file atomically, one cell after another.
 A cell whose agent fails is recorded with its error (``<params>.failed.json``) and the run goes on
 with the others; the failures are listed at the end. Ctrl-C stops the run: finished cells stay on
 disk, the cell in progress is lost, and the next run resumes.
+
+Cells run longest first (by :func:`bbrl.grid.plan.longest_first`), so that on several runners the
+long cells do not all end up last. Every cell is claimed before it runs (:func:`run_claimed`), so
+runners sharing a folder (shards, Dask workers, SLURM tasks) never compute the same cell twice.
 """
 
 from __future__ import annotations
@@ -22,11 +26,15 @@ from typing import Any
 from .. import __version__, agents
 from .._fileio import write_atomic
 from ..schema import CELL_COLUMNS, describe_host, host_columns, per_mdp_frame
+from .claims import file_lock
 from .config import Cell, GridConfig, select_shard
 from .display import open_display
+from .plan import longest_first
 from .store import (
     CellFileError,
+    agent_lock,
     agent_path,
+    cell_claim,
     cell_path,
     check_cell_file,
     check_settings,
@@ -36,7 +44,7 @@ from .store import (
     write_failure,
 )
 
-__all__ = ["GridRun", "run_cell", "run_grid"]
+__all__ = ["CellOutcome", "GridRun", "cores_given", "prepare_folder", "run_cell", "run_claimed", "run_grid"]
 
 
 def _json(value: Any) -> str:
@@ -67,7 +75,13 @@ def in_thread(work: Callable[[], Any], on_poll: Callable[[], None] | None = None
 
 
 def _trained(out: Path, cell: Cell) -> agents.TrainedAgent:
-    """The cell's agent trained on its prior, from the cache or trained now (and cached)."""
+    """The cell's agent trained on its prior, from the cache or trained now (and cached). Under
+    the agent's lock: runners needing the same agent wait for the first to train and write it."""
+    with file_lock(agent_lock(out, cell)):
+        return _trained_unlocked(out, cell)
+
+
+def _trained_unlocked(out: Path, cell: Cell) -> agents.TrainedAgent:
     assert cell.spec is not None
     e = cell.experiment
     path = agent_path(out, cell)
@@ -166,12 +180,79 @@ class GridRun:
         skipped: cells already done (their file reads back whole).
         seconds: wall time of the run.
         failed: cells whose agent failed, with the error (recorded beside the cell's file).
+        busy: cells left to the live runners that had claimed them, with who holds the claim.
     """
 
     ran: list[Cell]
     skipped: list[Cell]
     seconds: float
     failed: list[tuple[Cell, str]] = field(default_factory=list)
+    busy: list[tuple[Cell, str]] = field(default_factory=list)
+
+
+def cores_given() -> int:
+    """The cores this process was given: SLURM's ``--cpus-per-task`` inside a SLURM job (SLURM
+    does not always pin a task to its cores), else the CPU affinity (taskset, cgroups, Dask's
+    worker pinning), not every core of the node."""
+    slurm = os.environ.get("SLURM_CPUS_PER_TASK")
+    if slurm and slurm.isdigit() and int(slurm) > 0:
+        return int(slurm)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class CellOutcome:
+    """What :func:`run_claimed` did with a cell: ``"ran"`` (written now), ``"done"`` (another runner
+    had finished it), ``"busy"`` (a live runner holds its claim; with ``wait=False``) or
+    ``"failed"`` (recorded beside the cell, ``error`` says why). ``seconds``: wall time spent."""
+
+    status: str
+    seconds: float = 0.0
+    error: str = ""
+    holder: str = ""
+
+
+def run_claimed(
+    out: Path,
+    cell: Cell,
+    threads: int | None = None,
+    on_mdps: Callable[[int], None] | None = None,
+    wait: bool = False,
+    poll_seconds: float = 2.0,
+) -> CellOutcome:
+    """Claims ``cell``, runs it unless it is done, records its result or failure, releases the claim.
+
+    With ``wait``, a cell claimed by a live runner is waited for (until that runner finishes it or
+    its claim expires, see :mod:`bbrl.grid.claims`): what an engine task does, so that a task
+    rescheduled after a worker died neither duplicates nor skips its cell.
+    """
+    started = time.perf_counter()
+    while True:
+        if _is_done(out, cell):
+            return CellOutcome("done", time.perf_counter() - started)
+        claim = cell_claim(out, cell)
+        holder = claim.acquire()
+        if holder is None:
+            break
+        if not wait:
+            return CellOutcome("busy", time.perf_counter() - started, holder=holder.describe())
+        time.sleep(poll_seconds)
+    try:
+        if _is_done(out, cell):  # finished by another runner between the check and the claim
+            return CellOutcome("done", time.perf_counter() - started)
+        try:
+            run_cell(out, cell, threads, on_mdps)
+        except Exception as exc:  # an agent's failure: record it, the caller goes on with other cells
+            details = "".join(traceback.format_exception(exc)[-12:])
+            write_failure(out, cell, exc, details)
+            return CellOutcome("failed", time.perf_counter() - started, f"{type(exc).__name__}: {exc}")
+        failure_path(out, cell).unlink(missing_ok=True)
+        return CellOutcome("ran", time.perf_counter() - started)
+    finally:
+        claim.release()
 
 
 def _is_done(folder: Path, cell: Cell) -> bool:
@@ -183,6 +264,29 @@ def _is_done(folder: Path, cell: Cell) -> bool:
     except CellFileError:
         return False
     return True
+
+
+def prepare_folder(
+    config: GridConfig, folder: Path, shard: tuple[int, int] | None, console: Any
+) -> tuple[list[Cell], list[Cell], list[Cell]]:
+    """What every engine does before sending cells out: checks that every agent is known, records
+    the settings and the configuration (under the folder's lock), removes stale temporary files.
+    Returns the shard's cells, those to run (longest first) and those already done."""
+    for cell in config.cells:
+        if cell.spec is None:
+            raise ValueError(f"cell {cell.id}: agent {cell.kind!r} is not known to this installation")
+    folder.mkdir(parents=True, exist_ok=True)
+    check_settings(folder, config)
+    record_config(folder, config)
+    for tmp in stale_temp_files(folder):
+        tmp.unlink(missing_ok=True)
+    for skipped_agent in config.skipped_agents:
+        console.print(f"skipping optional agent {skipped_agent}: not available in this installation")
+    selected = select_shard(config.cells, shard)
+    finished = {c.index for c in selected if _is_done(folder, c)}
+    todo = longest_first([c for c in selected if c.index not in finished], folder)
+    skipped = [c for c in selected if c.index in finished]
+    return selected, todo, skipped
 
 
 def run_grid(
@@ -198,26 +302,14 @@ def run_grid(
     short file and a recorded failure are run again. Each new cell is written atomically as soon
     as it finishes, so an interrupted run loses at most the cell in progress. A cell whose agent
     raises is recorded as failed and the run continues; ``GridRun.failed`` lists them. Temporary
-    files left by killed writers of this host are removed first.
+    files left by killed writers are removed first. Cells run longest first; a cell claimed by
+    another live runner is left to it (``GridRun.busy``).
     """
     from rich.console import Console
 
     console = console or Console()
     folder = Path(out)
-    for cell in config.cells:
-        if cell.spec is None:
-            raise ValueError(f"cell {cell.id}: agent {cell.kind!r} is not known to this installation")
-    folder.mkdir(parents=True, exist_ok=True)
-    check_settings(folder, config)
-    record_config(folder, config)
-    for tmp in stale_temp_files(folder):
-        tmp.unlink(missing_ok=True)
-    for skipped_agent in config.skipped_agents:
-        console.print(f"skipping optional agent {skipped_agent}: not available in this installation")
-    selected = select_shard(config.cells, shard)
-    finished = {c.index for c in selected if _is_done(folder, c)}
-    todo = [c for c in selected if c.index not in finished]
-    skipped = [c for c in selected if c.index in finished]
+    selected, todo, skipped = prepare_folder(config, folder, shard, console)
     started = time.perf_counter()
     if skipped:
         console.print(f"{len(skipped)} of {len(selected)} cells already done in {folder}; running {len(todo)}")
@@ -225,20 +317,21 @@ def run_grid(
         return GridRun([], skipped, 0.0)
     ran: list[Cell] = []
     failed: list[tuple[Cell, str]] = []
+    busy: list[tuple[Cell, str]] = []
     with open_display(console, len(selected), len(skipped)) as display:
         for cell in todo:
             display.start(cell)
-            t0 = time.perf_counter()
-            try:
-                path = run_cell(folder, cell, threads, display.mdps)
-            except Exception as exc:  # an agent's failure: record it and go on with the other cells
-                details = "".join(traceback.format_exception(exc)[-12:])
-                write_failure(folder, cell, exc, details)
-                message = f"{type(exc).__name__}: {exc}"
-                failed.append((cell, message))
-                display.fail(cell, message)
-                continue
-            failure_path(folder, cell).unlink(missing_ok=True)
-            ran.append(cell)
-            display.finish(cell, path, time.perf_counter() - t0)
-    return GridRun(ran, skipped, time.perf_counter() - started, failed)
+            outcome = run_claimed(folder, cell, threads, display.mdps)
+            if outcome.status == "failed":
+                failed.append((cell, outcome.error))
+                display.fail(cell, outcome.error)
+            elif outcome.status == "busy":
+                busy.append((cell, outcome.holder))
+            elif outcome.status == "ran":
+                ran.append(cell)
+                display.finish(cell, cell_path(folder, cell), outcome.seconds)
+            else:  # finished by another runner meanwhile
+                skipped.append(cell)
+    if busy:
+        console.print(f"{len(busy)} cells left to the other runners that are computing them", highlight=False)
+    return GridRun(ran, skipped, time.perf_counter() - started, failed, busy)

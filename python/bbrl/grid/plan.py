@@ -1,0 +1,279 @@
+"""Cost planning: how many core-hours a grid needs, measured on a small pilot, and how to split it.
+
+A cell's cost is its offline time (training on the prior) plus its online time (``n_mdps``
+trajectories of ``horizon`` decisions). Within one agent kind on one experiment both grow with the
+agent's budget parameters, summarised as *work units*:
+
+* online units per decision: ``k * depth`` for BAMCP and BFS3 (simulations or rollouts times their
+  length), ``1 / epsilon`` for SBOSS (posterior samples per pair), ``k`` for PSRL (models solved
+  per step), 1 otherwise;
+* offline units: ``n_draws * horizon`` for OPPS-DS (trajectories of UCB1 times their length), 1
+  otherwise (training is then measured as a constant per experiment and kind).
+
+The pilot runs, for every (experiment, kind), its cheapest and its most expensive setting, one
+thread each: training at the experiment's horizon (OPPS-DS with its draws capped at
+:data:`PILOT_DRAWS`), then a few test MDPs of a few decisions. It fits seconds = a + b * units to
+the two points, per decision online and per training offline. A cell's predicted
+core-seconds are then ``offline(units) + n_mdps * horizon * online(units)``.
+
+The pilot's cost is bounded twice: by its size (``pilot_mdps`` x ``pilot_decisions`` decisions per
+point, at most two points per pair) and by ``budget_seconds``, after which only the cheapest point
+of each remaining pair is run (and its cost taken as proportional to the units).
+
+Without a measured plan, :func:`longest_first` orders cells by the units alone (a relative cost).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import agents
+from .._fileio import write_atomic
+from .config import Cell, GridConfig
+
+__all__ = [
+    "Fit",
+    "Plan",
+    "compare",
+    "longest_first",
+    "lpt_makespan",
+    "offline_units",
+    "online_units",
+    "pilot",
+    "plan_path",
+    "read_plan",
+    "static_cost",
+]
+
+#: OPPS-DS's pilot trains with at most this many draws (its offline cost is linear in the draws).
+PILOT_DRAWS = 200
+
+
+def online_units(cell: Cell) -> float:
+    """Relative online work per decision of the cell's agent (see the module docstring)."""
+    p = cell.spec.params if cell.spec is not None else cell.params
+    if cell.kind in ("bamcp", "bfs3"):
+        return float(p.get("k", 1)) * float(p.get("depth", 1))
+    if cell.kind == "sboss":
+        return 1.0 / max(float(p.get("epsilon", 1.0)), 1e-9)
+    if cell.kind == "psrl":
+        return float(p.get("k", 1))
+    return 1.0
+
+
+def offline_units(cell: Cell, horizon: int | None = None) -> float:
+    """Relative offline work of training the cell's agent (``horizon``: the training horizon)."""
+    p = cell.spec.params if cell.spec is not None else cell.params
+    if cell.kind == "oppsds":
+        return float(p.get("n_draws", 1)) * float(horizon if horizon is not None else cell.experiment.horizon)
+    return 1.0
+
+
+def static_cost(cell: Cell) -> float:
+    """A relative cost without measurement: decisions x online units + offline units."""
+    e = cell.experiment
+    return e.n_mdps * e.horizon * online_units(cell) + offline_units(cell)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """seconds = a + b * units, fitted on one or two pilot points (a, b >= 0)."""
+
+    a: float
+    b: float
+
+    def __call__(self, units: float) -> float:
+        return self.a + self.b * units
+
+    @staticmethod
+    def through(points: Sequence[tuple[float, float]]) -> Fit:
+        """The line through two points (units, seconds) with distinct units, clipped to a, b >= 0;
+        through the origin for one point (or equal units)."""
+        (x1, y1), (x2, y2) = points[0], points[-1]
+        if len(points) < 2 or x1 == x2:
+            x = max(x1, 1e-12)
+            y = float(np.mean([y for _, y in points]))
+            return Fit(0.0, y / x)
+        b = max((y2 - y1) / (x2 - x1), 0.0)
+        a = max(y1 - b * x1, 0.0)
+        return Fit(a, b)
+
+
+@dataclass
+class Plan:
+    """Predicted core-seconds of every cell, and the pilot that measured them.
+
+    Attributes:
+        seconds: cell id -> predicted core-seconds (offline + online).
+        online: (experiment key, kind) -> fit of seconds per decision.
+        offline: (experiment key, kind) -> fit of seconds per training.
+        pilot_seconds: wall time of the pilot.
+        pilot_points: pilot runs made.
+    """
+
+    seconds: dict[str, float]
+    online: dict[tuple[str, str], Fit]
+    offline: dict[tuple[str, str], Fit]
+    pilot_seconds: float
+    pilot_points: int
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "cells": self.seconds,
+                "pilot_seconds": self.pilot_seconds,
+                "pilot_points": self.pilot_points,
+                "online": [[e, k, f.a, f.b] for (e, k), f in self.online.items()],
+                "offline": [[e, k, f.a, f.b] for (e, k), f in self.offline.items()],
+            },
+            indent=1,
+        )
+
+
+def read_plan(out: Path) -> dict[str, float] | None:
+    """The predicted core-seconds per cell id kept in ``out`` (``None`` without a readable plan)."""
+    try:
+        return {str(k): float(v) for k, v in json.loads(plan_path(out).read_text())["cells"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError, OSError):
+        return None
+
+
+def plan_path(out: Path) -> Path:
+    """Where ``bbrl grid plan --out DIR`` keeps the plan (read by runners to order cells)."""
+    return out / "plan.json"
+
+
+def _pilot_spec(cell: Cell) -> agents.AgentSpec:
+    spec = cell.spec
+    assert spec is not None
+    if cell.kind == "oppsds" and dataclasses.is_dataclass(spec):
+        return dataclasses.replace(spec, n_draws=min(int(spec.params["n_draws"]), PILOT_DRAWS))  # type: ignore[type-var]
+    return spec
+
+
+def _pilot_point(cell: Cell, n_mdps: int, decisions: int) -> tuple[float, float, float, float]:
+    """Runs a scaled-down copy of ``cell`` on one thread: (offline units, offline seconds,
+    online units, online seconds per decision)."""
+    from ..experiment import Experiment
+
+    e = cell.experiment
+    horizon = min(decisions, e.horizon)
+    spec = _pilot_spec(cell)
+    pilot_cell = dataclasses.replace(cell, spec=spec)
+    # Offline: trained at the experiment's horizon (training cost grows with it), its budget capped.
+    offline = spec.train(e.prior_fdm, e.gamma, e.horizon, e.seed)
+    # Online: a trained agent runs only at its training horizon, so a second, short training.
+    trained = spec.train(e.prior_fdm, e.gamma, horizon, e.seed) if horizon != e.horizon else offline
+    experiment = Experiment(e.test_fdm, n_mdps=n_mdps, gamma=e.gamma, horizon=horizon, seed=e.seed, name=e.name)
+    result = experiment.run(trained, threads=1)
+    per_decision = float(np.sum(result.online_seconds)) / (n_mdps * horizon)
+    return offline_units(pilot_cell), float(offline.offline_seconds), online_units(cell), per_decision
+
+
+def pilot(
+    config: GridConfig,
+    pilot_mdps: int = 2,
+    pilot_decisions: int = 10,
+    budget_seconds: float = 120.0,
+    console: Any = None,
+) -> Plan:
+    """Measures each (experiment, kind) of ``config`` on a pilot and predicts every cell's cost.
+
+    Raises:
+        ValueError: for a pilot size below 1 or a cell whose agent this installation lacks.
+    """
+    if pilot_mdps < 1 or pilot_decisions < 1 or budget_seconds < 0:
+        raise ValueError("the pilot needs pilot_mdps >= 1, pilot_decisions >= 1 and a budget >= 0 seconds")
+    groups: dict[tuple[str, str], list[Cell]] = {}
+    for cell in config.cells:
+        if cell.spec is None:
+            raise ValueError(f"cell {cell.id}: agent {cell.kind!r} is not known to this installation")
+        groups.setdefault((cell.experiment.key, cell.kind), []).append(cell)
+    started = time.perf_counter()
+    points: dict[tuple[str, str], list[tuple[float, float, float, float]]] = {}
+    # The cheapest point of every pair first, so that the budget never leaves a pair unmeasured.
+    cheapest = {key: min(cells, key=static_cost) for key, cells in groups.items()}
+    dearest = {key: max(cells, key=static_cost) for key, cells in groups.items()}
+    runs = 0
+    for key, cell in cheapest.items():
+        points[key] = [_pilot_point(cell, pilot_mdps, pilot_decisions)]
+        runs += 1
+    for key, cell in sorted(dearest.items(), key=lambda item: static_cost(item[1])):
+        if cell is cheapest[key]:
+            continue
+        if time.perf_counter() - started > budget_seconds:
+            if console is not None:
+                console.print(f"pilot budget of {budget_seconds:.0f} s spent: {key[0]} {key[1]} fitted on one point")
+            continue
+        points[key].append(_pilot_point(cell, pilot_mdps, pilot_decisions))
+        runs += 1
+    online = {key: Fit.through([(p[2], p[3]) for p in pts]) for key, pts in points.items()}
+    offline = {key: Fit.through([(p[0], p[1]) for p in pts]) for key, pts in points.items()}
+    seconds = {}
+    for cell in config.cells:
+        key = (cell.experiment.key, cell.kind)
+        e = cell.experiment
+        seconds[cell.id] = offline[key](offline_units(cell)) + e.n_mdps * e.horizon * online[key](online_units(cell))
+    return Plan(seconds, online, offline, time.perf_counter() - started, runs)
+
+
+def longest_first(cells: Sequence[Cell], out: Path | None = None) -> list[Cell]:
+    """``cells`` in decreasing predicted cost: from ``out``'s plan (``bbrl grid plan --out``) when it
+    has one, else from :func:`static_cost`. Ties keep the grid's order."""
+    predicted = (read_plan(out) if out is not None else None) or {}
+    if all(c.id in predicted for c in cells):
+        return sorted(cells, key=lambda c: (-predicted[c.id], c.index))
+    return sorted(cells, key=lambda c: (-static_cost(c), c.index))
+
+
+def lpt_makespan(seconds: Sequence[float], workers: int) -> float:
+    """Wall time of ``workers`` runners taking the longest remaining cell first (greedy LPT)."""
+    loads = [0.0] * max(workers, 1)
+    for s in sorted(seconds, reverse=True):
+        i = int(np.argmin(loads))
+        loads[i] += s
+    return max(loads)
+
+
+def suggest_workers(seconds: Sequence[float], target_seconds: float, cap: int = 100_000) -> int:
+    """The fewest runners whose longest-first makespan fits ``target_seconds`` (the number for
+    which it comes closest when the longest cell alone exceeds the target)."""
+    total = float(sum(seconds))
+    workers = max(1, math.ceil(total / target_seconds))
+    longest = max(seconds, default=0.0)
+    limit = min(cap, len(seconds)) if seconds else 1
+    while workers < limit and lpt_makespan(seconds, workers) > max(target_seconds, longest):
+        workers += 1
+    return min(workers, limit)
+
+
+def compare(predicted: dict[str, float], config: GridConfig, out: Path) -> list[tuple[Cell, float, float]]:
+    """(cell, predicted, measured core-seconds) for the cells of ``config`` done in ``out``; measured =
+    offline seconds + the sum of the trajectories' online seconds, as recorded in the cell file."""
+    import polars as pl
+
+    from .store import cell_path
+
+    rows = []
+    for cell in config.cells:
+        path = cell_path(out, cell)
+        if not path.is_file():
+            continue
+        frame = pl.read_parquet(path, columns=["offline_seconds", "online_seconds"])
+        measured = float(frame["offline_seconds"][0]) + float(frame["online_seconds"].sum())
+        rows.append((cell, predicted[cell.id], measured))
+    return rows
+
+
+def write_plan(out: Path, plan: Plan) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    return write_atomic(plan_path(out), (plan.to_json() + "\n").encode())
