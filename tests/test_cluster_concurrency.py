@@ -326,3 +326,18 @@ def test_concurrent_runners_compute_every_cell_once_and_train_each_agent_once(tm
         seconds = pl.read_parquet(grid.cell_path(shared, cell), columns=["offline_seconds"])["offline_seconds"][0]
         by_setting.setdefault(cell.params_id + cell.kind, set()).add(seconds)
     assert all(len(s) == 1 for s in by_setting.values()), by_setting
+
+
+def test_a_killed_process_not_yet_reaped_counts_as_dead() -> None:
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert claims.pid_alive(process.pid)
+        os.kill(process.pid, 9)
+        deadline = time.monotonic() + 10
+        while claims.pid_alive(process.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        # A zombie until it is waited for: kill(pid, 0) still succeeds on it, /proc tells the truth.
+        assert not claims.pid_alive(process.pid)
+    finally:
+        process.kill()
+        process.wait()

@@ -37,6 +37,7 @@ __all__ = [
     "Claim",
     "ClaimInfo",
     "file_lock",
+    "pid_alive",
     "read_claim",
 ]
 
@@ -51,14 +52,21 @@ def _host() -> str:
     return socket.gethostname().replace(".", "-")
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host runs. A zombie (killed, not yet reaped by its parent)
+    does not: ``kill(pid, 0)`` succeeds on it, so its state is read from ``/proc``."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
+        pass
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            # "pid (command) state ...": the command may hold spaces and parentheses.
+            return stat.read().rpartition(")")[2].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
         return True
-    return True
 
 
 _thread_locks: dict[str, threading.Lock] = {}
@@ -98,7 +106,7 @@ class ClaimInfo:
     @property
     def expired(self) -> bool:
         """The holder is known dead (same host, no such process) or missed its renewals."""
-        if self.host == _host() and not _pid_alive(self.pid):
+        if self.host == _host() and not pid_alive(self.pid):
             return True
         return self.age > LEASE_SECONDS
 

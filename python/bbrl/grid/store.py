@@ -36,7 +36,7 @@ from urllib.parse import quote
 import polars as pl
 
 from .._fileio import write_atomic
-from .claims import Claim, ClaimInfo, file_lock, read_claim
+from .claims import Claim, ClaimInfo, file_lock, pid_alive, read_claim
 from .config import Cell, GridConfig, load_config
 
 __all__ = [
@@ -151,16 +151,6 @@ def write_failure(out: Path, cell: Cell, error: BaseException, details: str) -> 
 _TAG = re.compile(r"\.w-(?P<host>[^.]+)-(?P<pid>\d+)-[^.]*\.tmp$")
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 #: A temporary file of another host is stale when it has not been written to for this long: a
 #: writer fills its temporary file in one go and renames it, within seconds.
 STALE_TEMP_SECONDS = 3600.0
@@ -183,7 +173,7 @@ def stale_temp_files(out: Path) -> list[Path]:
             if not match:
                 continue
             if match.group("host") == host:
-                if not _pid_alive(int(match.group("pid"))):
+                if not pid_alive(int(match.group("pid"))):
                     stale.append(tmp)
             else:
                 with contextlib.suppress(FileNotFoundError):

@@ -1,0 +1,211 @@
+"""The grid on a real Dask cluster on loopback: a `dask scheduler` and two `dask worker` processes,
+one of them killed with SIGKILL in the middle of a cell. The grid completes, every cell is written
+exactly once, and the results are those of a local run (the returns bit for bit)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from rich.console import Console
+
+from bbrl import grid
+
+distributed = pytest.importorskip("distributed", reason="the cluster extra (dask[distributed]) is not installed")
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process control as on Linux")
+
+STUBBORN = """
+from dataclasses import dataclass
+from bbrl import agents
+
+@dataclass
+class Stubborn(agents.Agent):
+    action: int = 0
+
+    def start_task(self):
+        pass
+
+    def act(self, state, rng):
+        return self.action
+
+    def observe(self, state, action, reward, next_state):
+        pass
+"""
+
+GRID = """\
+[defaults]
+n_mdps = 60
+horizon = 250
+
+[[experiment]]
+name = "Grid"
+test = "Grid"
+prior = "UGrid"
+
+[[agent]]
+kind = "bamcp"
+k = [20, 21, 22, 23, 24, 25, 26, 27]
+depth = 15
+
+[[agent]]
+kind = "python"
+class = "stubborn_agent.py:Stubborn"
+action = [0, 1]
+"""
+
+#: Every deterministic column of a cell file (the timings differ from run to run by nature).
+DETERMINISTIC = ["cell_id", "cell_index", "experiment", "prior", "agent", "kind", "params", "details", "mdp", "return"]
+
+
+def _dask(*args: str) -> list[str]:
+    exe = Path(sys.executable).parent / "dask"
+    return [str(exe), *args] if exe.is_file() else [sys.executable, "-m", "dask", *args]
+
+
+def _bbrl() -> list[str]:
+    exe = shutil.which("bbrl")
+    return [exe] if exe else [sys.executable, "-m", "bbrl"]
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.kill()
+    process.wait(timeout=30)
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[tuple[Path, list[subprocess.Popen[bytes]]]]:
+    """A scheduler on 127.0.0.1 (its address in a scheduler file) and two single-thread workers
+    without nannies (so that a killed worker stays dead); every process is killed at the end."""
+    scheduler_file = tmp_path / "scheduler.json"
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    processes: list[subprocess.Popen[bytes]] = []
+    files = contextlib.ExitStack()
+    log = {name: files.enter_context((logs / f"{name}.log").open("wb")) for name in ("scheduler", "w0", "w1")}
+    try:
+        processes.append(
+            subprocess.Popen(
+                _dask("scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                      "--scheduler-file", str(scheduler_file)),
+                stdout=log["scheduler"], stderr=subprocess.STDOUT,
+            )
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not scheduler_file.is_file() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert scheduler_file.is_file(), (logs / "scheduler.log").read_text()
+        for i in range(2):
+            processes.append(
+                subprocess.Popen(
+                    _dask("worker", "--scheduler-file", str(scheduler_file), "--nthreads", "1", "--no-nanny",
+                          "--no-dashboard", "--host", "127.0.0.1", "--death-timeout", "60", "--name", f"w{i}"),
+                    stdout=log[f"w{i}"], stderr=subprocess.STDOUT,
+                )
+            )  # fmt: skip
+        with distributed.Client(scheduler_file=str(scheduler_file), timeout=60) as client:
+            client.wait_for_workers(2, timeout=60)
+        yield scheduler_file, processes[1:]
+    finally:
+        for process in reversed(processes):
+            _stop(process)
+        files.close()
+
+
+def test_a_grid_on_dask_survives_a_killed_worker_with_every_cell_once(
+    tmp_path: Path, cluster: tuple[Path, list[subprocess.Popen[bytes]]]
+) -> None:
+    scheduler_file, workers = cluster
+    (tmp_path / "stubborn_agent.py").write_text(STUBBORN)
+    config_file = tmp_path / "grid.toml"
+    config_file.write_text(GRID)
+    config = grid.load_config(config_file)
+    out = tmp_path / "dask-out"
+    driver = subprocess.Popen(
+        [*_bbrl(), "grid", "run", str(config_file), "--out", str(out), "--scheduler", str(scheduler_file)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    victim = workers[0]
+    killed_cell = None
+    try:
+        # Kill the first worker while it holds a claim (in the middle of computing that cell).
+        deadline = time.monotonic() + 240
+        while killed_cell is None and time.monotonic() < deadline and driver.poll() is None:
+            for claim in (out / "cells").rglob("*.claim") if (out / "cells").is_dir() else []:
+                try:
+                    holder = json.loads(claim.read_text())
+                except (OSError, ValueError):
+                    continue
+                if holder["pid"] == victim.pid:
+                    os.kill(victim.pid, signal.SIGKILL)
+                    killed_cell = claim
+                    break
+            time.sleep(0.01)
+        output = driver.communicate(timeout=300)[0].decode(errors="replace")
+    finally:
+        _stop(driver)
+    assert killed_cell is not None, "the worker to kill never held a claim"
+    assert victim.wait(timeout=30) == -signal.SIGKILL
+    assert driver.returncode == 0, output
+    assert workers[1].poll() is None  # the other worker carried on
+    # Every cell once, nothing left behind: no claims, no temporary files, no failure records.
+    files = sorted((out / "cells").rglob("*.parquet"))
+    assert len(files) == len(config.cells) == len({grid.cell_path(out, c) for c in config.cells})
+    assert not list(out.rglob("*.claim")) and not list(out.rglob("*.tmp")) and not list(out.rglob("*.failed.json"))
+    # The same results as a local run: every deterministic column equal, the returns bit for bit.
+    local = tmp_path / "local-out"
+    assert len(grid.run_grid(config, local, threads=1, console=Console(file=io.StringIO())).ran) == len(config.cells)
+    for cell in config.cells:
+        on_dask = pl.read_parquet(grid.cell_path(out, cell))
+        here = pl.read_parquet(grid.cell_path(local, cell))
+        assert on_dask.select(DETERMINISTIC).equals(here.select(DETERMINISTIC)), cell.id
+        assert on_dask["return"].to_numpy().tobytes() == here["return"].to_numpy().tobytes()
+    assert np.all(grid.status(config, out).total == len(config.cells))
+
+
+def test_a_worker_that_cannot_see_a_python_agent_file_says_what_to_do(tmp_path: Path) -> None:
+    from bbrl.grid.engines.dask_engine import worker_task
+
+    (tmp_path / "stubborn_agent.py").write_text(STUBBORN)
+    config_file = tmp_path / "grid.toml"
+    config_file.write_text(GRID)
+    config = grid.load_config(config_file)
+    elsewhere = tmp_path / "not-shared"
+    elsewhere.mkdir()
+    text = GRID.replace("stubborn_agent.py", "stubborn_agent_elsewhere.py")
+    with pytest.raises(
+        ValueError, match=r"cannot read the grid's configuration: .*stubborn_agent_elsewhere\.py.*shared"
+    ):
+        worker_task(text, str(elsewhere), str(tmp_path / "out"), 8, config.cells[8].id, 1)
+    # A worker that expands the grid differently (another bbrl version) is refused by id.
+    with pytest.raises(ValueError, match="same bbrl version"):
+        worker_task(GRID, str(tmp_path), str(tmp_path / "out"), 0, "Grid/UGrid/bamcp/k=99,depth=15", 1)
+
+
+def test_an_unreachable_scheduler_is_a_clear_error(tmp_path: Path) -> None:
+    config_file = tmp_path / "grid.toml"
+    config_file.write_text(GRID.split('[[agent]]\nkind = "python"')[0])
+    started = time.monotonic()
+    done = subprocess.run(
+        [*_bbrl(), "grid", "run", str(config_file), "--out", str(tmp_path / "out"), "--scheduler", "tcp://127.0.0.1:9"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "cannot reach the Dask scheduler" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    assert time.monotonic() - started < 90
