@@ -133,13 +133,15 @@ RACE = textwrap.dedent(
     import sys, time
     from pathlib import Path
     from bbrl.grid.claims import Claim
-    target, guard, start = Path(sys.argv[1]), Path(sys.argv[2]), float(sys.argv[3])
-    while time.time() < start:
-        pass
+    target, guard, flags, me = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4]
+    (flags / f"ready-{me}").touch()
+    while not (flags / "go").exists():  # every racer imported and waiting: they start together
+        time.sleep(0.001)
     claim = Claim(target, guard)
     won = claim.acquire() is None
     print("won" if won else "lost", flush=True)
-    time.sleep(0.5)  # hold it while the others try
+    while not (flags / "release").exists():  # hold the claim until every racer has answered
+        time.sleep(0.01)
     if won:
         claim.release()
     """
@@ -150,16 +152,33 @@ RACE = textwrap.dedent(
 def test_of_many_processes_racing_for_a_claim_exactly_one_wins(tmp_path: Path, stale: bool) -> None:
     target, guard = tmp_path / "c.claim", tmp_path / "guard.lock"
     for round_ in range(3):
+        flags = tmp_path / f"flags{round_}"
+        flags.mkdir()
         if stale:
             _write_claim(target, socket.gethostname().replace(".", "-"), _dead_pid())
-        start = time.time() + 1.0
         racers = [
             subprocess.Popen(
-                [sys.executable, "-c", RACE, str(target), str(guard), str(start)], stdout=subprocess.PIPE, text=True
+                [sys.executable, "-c", RACE, str(target), str(guard), str(flags), str(i)],
+                stdout=subprocess.PIPE,
+                text=True,
             )
-            for _ in range(6)
+            for i in range(6)
         ]
-        answers = [r.communicate(timeout=60)[0].strip() for r in racers]
+        try:
+            deadline = time.monotonic() + 120
+            while len(list(flags.glob("ready-*"))) < len(racers) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            (flags / "go").touch()
+            answers = [r.stdout.readline().strip() for r in racers]  # type: ignore[union-attr]
+            (flags / "release").touch()
+            for r in racers:
+                assert r.wait(timeout=60) == 0
+        finally:
+            for r in racers:
+                if r.poll() is None:
+                    r.kill()
+                r.wait()
+                r.stdout.close()  # type: ignore[union-attr]
         assert sorted(answers) == ["lost"] * 5 + ["won"], (round_, answers)
         assert not target.exists()
 

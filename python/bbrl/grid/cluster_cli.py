@@ -69,6 +69,12 @@ def _command_plan(args: argparse.Namespace, console: Any) -> int:
     if args.target_hours <= 0:
         raise ValueError(f"--target-hours must be positive, got {args.target_hours}")
     config = load_config(_config_path(args.config))
+    if args.compare is not None:
+        kept = read_plan(args.compare)
+        if kept is not None and all(c.id in kept for c in config.cells):
+            # The prediction made before the run, not a new pilot: what the check is about.
+            _print_comparison(compare(kept, config, args.compare), args.compare, "the plan kept there", console)
+            return 0
     size = f"{args.pilot_mdps} MDPs x {args.pilot_decisions} decisions"
     console.print(f"pilot: {len(config.cells)} cells, {size} per point, budget {args.pilot_budget:.0f} s")
     plan = pilot(config, args.pilot_mdps, args.pilot_decisions, args.pilot_budget, console)
@@ -102,22 +108,24 @@ def _command_plan(args: argparse.Namespace, console: Any) -> int:
         path = write_plan(args.out, plan)
         console.print(f"plan kept in {path}")
     if args.compare is not None:
-        kept = read_plan(args.compare)
-        predicted_by_id = kept if kept is not None and all(c.id in kept for c in config.cells) else plan.seconds
-        which = "the plan kept there" if predicted_by_id is kept else "this pilot"
-        rows = compare(predicted_by_id, config, args.compare)
-        if not rows:
-            raise ValueError(f"{args.compare} has no finished cell of this configuration to compare with")
-        predicted = sum(p for _, p, _ in rows)
-        measured = sum(m for _, _, m in rows)
-        ratios = sorted(p / m for _, p, m in rows if m > 0)
-        console.print(
-            f"{which} compared with {len(rows)} cells done in {args.compare}: predicted {predicted:.4g} s, measured "
-            f"{measured:.4g} s (ratio {predicted / measured:.3f}); per cell predicted/measured: median "
-            f"{ratios[len(ratios) // 2]:.3f}, from {ratios[0]:.3f} to {ratios[-1]:.3f}",
-            highlight=False,
-        )
+        _print_comparison(compare(plan.seconds, config, args.compare), args.compare, "this pilot", console)
     return 0
+
+
+def _print_comparison(rows: list[tuple[Any, float, float]], folder: Path, which: str, console: Any) -> None:
+    if not rows:
+        raise ValueError(f"{folder} has no finished cell of this configuration to compare with")
+    predicted = sum(p for _, p, _ in rows)
+    measured = sum(m for _, _, m in rows)
+    ratios = sorted(p / m for _, p, m in rows if m > 0)
+    console.print(
+        f"{which} compared with {len(rows)} cells done in {folder}: predicted {predicted:.4g} core-s, measured "
+        f"{measured:.4g} core-s (ratio {predicted / measured:.3f}); per cell predicted/measured: median "
+        f"{ratios[len(ratios) // 2]:.3f}, from {ratios[0]:.3f} to {ratios[-1]:.3f}",
+        highlight=False,
+    )
+    for cell, p, m in sorted(rows, key=lambda row: -row[2])[:5]:
+        console.print(f"  {cell.id}: predicted {p:.3g} s, measured {m:.3g} s", highlight=False)
 
 
 def _command_submit(args: argparse.Namespace, console: Any) -> int:
