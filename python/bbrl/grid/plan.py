@@ -10,10 +10,11 @@ agent's budget parameters, summarised as *work units*:
 * offline units: ``n_draws * horizon`` for OPPS-DS (trajectories of UCB1 times their length), 1
   otherwise (training is then measured as a constant per experiment and kind).
 
-The pilot runs, for every (experiment, kind), its cheapest and its most expensive setting, one
-thread each: training at the experiment's horizon (OPPS-DS with its draws capped at
-:data:`PILOT_DRAWS`), then a few test MDPs of a few decisions. It fits seconds = a + b * units to
-the two points, per decision online and per training offline. A cell's predicted
+Costs are CPU seconds (core-seconds: what a core spends, however loaded the machine is; wall
+seconds only where a CPU time is unknown). The pilot runs, for every (experiment, kind), its
+cheapest and its most expensive setting, one thread each: training at the experiment's horizon
+(OPPS-DS with its draws capped at :data:`PILOT_DRAWS`), then a few test MDPs of a few decisions.
+It fits seconds = a + b * units to the two points, per decision online and per training offline. A cell's predicted
 core-seconds are then ``offline(units) + n_mdps * horizon * online(units)``.
 
 The pilot's cost is bounded twice: by its size (``pilot_mdps`` x ``pilot_decisions`` decisions per
@@ -175,8 +176,20 @@ def _pilot_point(cell: Cell, n_mdps: int, decisions: int) -> tuple[float, float,
     trained = spec.train(e.prior_fdm, e.gamma, horizon, e.seed) if horizon != e.horizon else offline
     experiment = Experiment(e.test_fdm, n_mdps=n_mdps, gamma=e.gamma, horizon=horizon, seed=e.seed, name=e.name)
     result = experiment.run(trained, threads=1)
-    per_decision = float(np.sum(result.online_seconds)) / (n_mdps * horizon)
-    return offline_units(pilot_cell), float(offline.offline_seconds), online_units(cell), per_decision
+    online = _cpu_or_wall(result.online_cpu_seconds, result.online_seconds)
+    per_decision = float(np.sum(online)) / (n_mdps * horizon)
+    training = _cpu_or_wall(np.array([offline.offline_cpu_seconds]), np.array([offline.offline_seconds]))
+    return offline_units(pilot_cell), float(training[0]), online_units(cell), per_decision
+
+
+def _cpu_or_wall(cpu: Any, wall: Any) -> np.ndarray:
+    """CPU seconds (what a core spent, however loaded the machine), or wall seconds where the CPU
+    time is unknown (NaN, or a file written before CPU times were recorded)."""
+    cpu_array = np.asarray(cpu, dtype=float) if cpu is not None else np.full(np.shape(wall), np.nan)
+    wall_array = np.asarray(wall, dtype=float)
+    if cpu_array.shape != wall_array.shape:
+        return wall_array
+    return np.where(np.isfinite(cpu_array), cpu_array, wall_array)
 
 
 def pilot(
@@ -258,7 +271,8 @@ def suggest_workers(seconds: Sequence[float], target_seconds: float, cap: int = 
 
 def compare(predicted: dict[str, float], config: GridConfig, out: Path) -> list[tuple[Cell, float, float]]:
     """(cell, predicted, measured core-seconds) for the cells of ``config`` done in ``out``; measured =
-    offline seconds + the sum of the trajectories' online seconds, as recorded in the cell file."""
+    offline + the sum of the trajectories' online CPU seconds (wall seconds where the file has no
+    CPU times), as recorded in the cell file."""
     import polars as pl
 
     from .store import cell_path
@@ -268,8 +282,14 @@ def compare(predicted: dict[str, float], config: GridConfig, out: Path) -> list[
         path = cell_path(out, cell)
         if not path.is_file():
             continue
-        frame = pl.read_parquet(path, columns=["offline_seconds", "online_seconds"])
-        measured = float(frame["offline_seconds"][0]) + float(frame["online_seconds"].sum())
+        frame = pl.read_parquet(path)
+        columns = set(frame.columns)
+
+        def column(name: str, wall: str, frame: pl.DataFrame = frame, columns: set[str] = columns) -> np.ndarray:
+            return _cpu_or_wall(frame[name].to_numpy() if name in columns else None, frame[wall].to_numpy())
+
+        offline = column("offline_cpu_seconds", "offline_seconds")[0]
+        measured = float(offline) + float(column("online_cpu_seconds", "online_seconds").sum())
         rows.append((cell, predicted[cell.id], measured))
     return rows
 
