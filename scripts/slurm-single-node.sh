@@ -41,6 +41,7 @@ ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=1024
 SchedulerType=sched/backfill
 ReturnToService=2
 SlurmctldPidFile=/run/slurmctld.pid
