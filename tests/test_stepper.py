@@ -180,3 +180,10 @@ def test_queries_never_change_a_trajectory(spec: agents.AgentSpec) -> None:
         assert run(pattern) == run([0] * len(pattern))
 
     check()
+
+
+def test_every_public_module_is_reachable_from_the_package() -> None:
+    # `import bbrl` alone must give every module a user is told about (gym needs its extra).
+    modules = ("agents", "distributions", "envs", "formulas", "kernels", "replay", "results", "seeds", "stats")
+    for name in (*modules, "value_error"):
+        assert hasattr(bbrl, name), name

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import agents, distributions, envs, formulas, kernels, results, schema, seeds, stats
+from . import agents, distributions, envs, formulas, kernels, replay, results, schema, seeds, stats, value_error
 from ._core import AgentError
 from .distributions import FDM
 from .experiment import Experiment, Run
@@ -38,8 +38,10 @@ __all__ = [
     "envs",
     "formulas",
     "kernels",
+    "replay",
     "results",
     "schema",
     "seeds",
     "stats",
+    "value_error",
 ]
