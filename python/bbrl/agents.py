@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from . import _core
+from ._checks import integer as _count
 from ._fileio import write_atomic
 
 __all__ = [
@@ -49,14 +50,6 @@ def _number(value: Any, name: str) -> float:
     if not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value}")
     return float(value)
-
-
-def _count(value: Any, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def training_arguments(prior: Any, gamma: Any, horizon: Any, seed: Any) -> tuple[Any, float, int, int]:

@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 
 from . import _core, _python_agents, distributions
+from ._checks import integer as _integer
 from .agents import Agent, AgentSpec, TrainedAgent, TrainedPythonAgent
 from .distributions import FDM
 from .stats import ci95_halfwidth
@@ -23,14 +24,6 @@ def _distribution(value: Any, what: str) -> FDM:
     if isinstance(value, str):
         return distributions.get(value)
     raise TypeError(f"{what} must be an FDM or a distribution name such as 'GC', got {type(value).__name__}")
-
-
-def _integer(value: Any, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
 
 
 @dataclass(frozen=True)

@@ -25,12 +25,12 @@ the benchmark protocol gives the agent on test MDP ``index``.
 from __future__ import annotations
 
 import copy
-import operator
 from typing import Any
 
 import numpy as np
 
 from . import _core
+from ._checks import integer as _index
 from ._python_agents import Agent, TrainedPythonAgent
 from .agents import AgentSpec, TrainedAgent
 
@@ -171,13 +171,3 @@ class Stepper:
 
     def __repr__(self) -> str:
         return f"Stepper({self.label}, {self.n_states} states, {self.n_actions} actions, gamma={self.gamma})"
-
-
-def _index(value: Any, name: str) -> int:
-    """A non-negative int (NumPy integers are fine), or a clear error."""
-    if isinstance(value, (bool, np.bool_, float, np.floating)) or not hasattr(type(value), "__index__"):
-        raise TypeError(f"{name} must be an int, got {value!r} of type {type(value).__name__}")
-    number = operator.index(value)
-    if number < 0:
-        raise ValueError(f"{name} must be >= 0, got {number}")
-    return number
