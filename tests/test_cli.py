@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import pytest
 
 
 def _bbrl(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("bbrl")
+    exe = shutil.which("bbrl", path=os.path.dirname(sys.executable))  # the CLI under test, not PATH's
     command = [exe] if exe else [sys.executable, "-m", "bbrl"]
     return subprocess.run([*command, *args], capture_output=True, text=True, timeout=600, cwd=cwd)
 

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="si
 
 
 def _command() -> list[str]:
-    exe = shutil.which("bbrl")
+    exe = shutil.which("bbrl", path=os.path.dirname(sys.executable))  # the CLI under test, not PATH's
     return [exe] if exe else [sys.executable, "-m", "bbrl"]
 
 

@@ -59,7 +59,7 @@ def _quiet() -> Console:
 
 
 def _command() -> list[str]:
-    exe = shutil.which("bbrl")
+    exe = shutil.which("bbrl", path=os.path.dirname(sys.executable))  # the CLI under test, not PATH's
     return [exe] if exe else [sys.executable, "-m", "bbrl"]
 
 

@@ -76,7 +76,7 @@ def _dask(*args: str) -> list[str]:
 
 
 def _bbrl() -> list[str]:
-    exe = shutil.which("bbrl")
+    exe = shutil.which("bbrl", path=os.path.dirname(sys.executable))  # the CLI under test, not PATH's
     return [exe] if exe else [sys.executable, "-m", "bbrl"]
 
 

@@ -47,7 +47,7 @@ DETERMINISTIC = ["cell_id", "cell_index", "params", "details", "mdp", "return"]
 
 
 def _bbrl() -> list[str]:
-    exe = shutil.which("bbrl")
+    exe = shutil.which("bbrl", path=os.path.dirname(sys.executable))  # the CLI under test, not PATH's
     return [exe] if exe else [sys.executable, "-m", "bbrl"]
 
 
