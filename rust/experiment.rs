@@ -59,6 +59,30 @@ pub struct RunOutcome {
     pub online_seconds: Vec<f64>,
     /// CPU time in seconds of each trajectory, on the thread that ran it.
     pub online_cpu_seconds: Vec<f64>,
+    /// With reward recording: the reward of every step, row-major N x T (MDP `i`'s step `t` at
+    /// `i * T + t`); `None` otherwise.
+    pub rewards: Option<Vec<f64>>,
+}
+
+/// The most memory a run may take for its recorded rewards (2 GiB): beyond it the run is refused
+/// before anything is allocated, with the size in the message.
+pub const MAX_REWARD_BYTES: usize = 2 << 30;
+
+/// The number of entries (N x T) of the reward buffer of `n_mdps` trajectories of `horizon` steps,
+/// or an error naming the size when it would exceed [`MAX_REWARD_BYTES`].
+pub fn reward_buffer_len(n_mdps: usize, horizon: usize) -> Result<usize> {
+    let entries = n_mdps.checked_mul(horizon);
+    match entries.and_then(|n| n.checked_mul(std::mem::size_of::<f64>())) {
+        Some(bytes) if bytes <= MAX_REWARD_BYTES => Ok(entries.unwrap_or(0)),
+        bytes => {
+            let size = bytes.map_or_else(|| "more than 2^64 bytes".to_string(), |b| format!("{b} bytes"));
+            Err(invalid!(
+                "recording rewards of {n_mdps} MDPs x {horizon} steps needs {size}, above the {} GiB cap \
+                 ({MAX_REWARD_BYTES} bytes); record fewer MDPs or a shorter horizon",
+                MAX_REWARD_BYTES >> 30
+            ))
+        }
+    }
 }
 
 /// The time offline learning took: wall and CPU seconds, both zero by declaration for an agent
@@ -133,21 +157,40 @@ impl Experiment {
     /// `(seed, AGENT_ONLINE, i)` and the environment stream `(seed, ENVIRONMENT, i)`, so the
     /// results are bit-identical whatever the thread count.
     pub fn run(&self, agent: &dyn Agent, threads: Option<usize>, progress: Option<&Progress>) -> Result<RunOutcome> {
-        let job = || -> Result<Vec<TrajectoryOutcome>> {
-            self.mdps
-                .par_iter()
-                .enumerate()
-                .map(|(i, mdp)| {
-                    if progress.is_some_and(Progress::is_cancelled) {
-                        return Err(BbrlError::Cancelled);
-                    }
-                    let outcome = self.run_on(agent.clone_box(), mdp, i)?;
-                    if let Some(p) = progress {
-                        p.done.fetch_add(1, Ordering::Relaxed);
-                    }
-                    Ok(outcome)
-                })
-                .collect()
+        self.run_with(agent, threads, progress, false)
+    }
+
+    /// [`Experiment::run`], with `record_rewards` also keeping every step's reward
+    /// ([`RunOutcome::rewards`]): one buffer of N x T values, allocated once (refused above
+    /// [`MAX_REWARD_BYTES`]) and filled in place, each MDP writing its own row. Returns and random
+    /// streams are those of [`Experiment::run`], bit for bit.
+    pub fn run_with(
+        &self,
+        agent: &dyn Agent,
+        threads: Option<usize>,
+        progress: Option<&Progress>,
+        record_rewards: bool,
+    ) -> Result<RunOutcome> {
+        let horizon = self.setting.horizon;
+        let mut rewards =
+            if record_rewards { vec![0.0; reward_buffer_len(self.mdps.len(), horizon)?] } else { Vec::new() };
+        let one = |i: usize, mdp: &Mdp, row: Option<&mut [f64]>| -> Result<TrajectoryOutcome> {
+            if progress.is_some_and(Progress::is_cancelled) {
+                return Err(BbrlError::Cancelled);
+            }
+            let outcome = self.run_on(agent.clone_box(), mdp, i, row)?;
+            if let Some(p) = progress {
+                p.done.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(outcome)
+        };
+        let mut job = || -> Result<Vec<TrajectoryOutcome>> {
+            let mdps = self.mdps.par_iter().enumerate();
+            if record_rewards {
+                mdps.zip(rewards.par_chunks_mut(horizon)).map(|((i, mdp), row)| one(i, mdp, Some(row))).collect()
+            } else {
+                mdps.map(|(i, mdp)| one(i, mdp, None)).collect()
+            }
         };
         let pairs = match threads {
             None => job()?,
@@ -162,6 +205,7 @@ impl Experiment {
             returns: pairs.iter().map(|o| o.discounted_return).collect(),
             online_seconds: pairs.iter().map(|o| o.seconds).collect(),
             online_cpu_seconds: pairs.iter().map(|o| o.cpu_seconds).collect(),
+            rewards: record_rewards.then_some(rewards),
         })
     }
 }
@@ -173,9 +217,22 @@ impl Experiment {
     /// agent. Front ends that step agents the core cannot clone or share across threads (Python
     /// agents) call this once per MDP.
     pub fn run_one(&self, agent: Box<dyn Agent>, index: usize) -> Result<TrajectoryOutcome> {
-        let mdp =
-            self.mdps.get(index).ok_or_else(|| invalid!("MDP index {index} is out of range 0..{}", self.mdps.len()))?;
-        self.run_on(agent, mdp, index)
+        self.run_on(agent, self.mdp(index)?, index, None)
+    }
+
+    /// [`Experiment::run_one`], also writing the reward of step `t` into `rewards[t]` (exactly T
+    /// entries): the row [`Experiment::run_with`] records for that MDP.
+    pub fn run_one_recording(
+        &self,
+        agent: Box<dyn Agent>,
+        index: usize,
+        rewards: &mut [f64],
+    ) -> Result<TrajectoryOutcome> {
+        self.run_on(agent, self.mdp(index)?, index, Some(rewards))
+    }
+
+    fn mdp(&self, index: usize) -> Result<&Mdp> {
+        self.mdps.get(index).ok_or_else(|| invalid!("MDP index {index} is out of range 0..{}", self.mdps.len()))
     }
 
     /// The handle on `agent` for test MDP `index`: its stream is `(seed, AGENT_ONLINE, index)`.
@@ -184,10 +241,19 @@ impl Experiment {
         Stepper::new(agent, self.test.n_states(), self.test.n_actions(), self.setting, rng)
     }
 
-    fn run_on(&self, agent: Box<dyn Agent>, mdp: &Mdp, index: usize) -> Result<TrajectoryOutcome> {
+    fn run_on(
+        &self,
+        agent: Box<dyn Agent>,
+        mdp: &Mdp,
+        index: usize,
+        rewards: Option<&mut [f64]>,
+    ) -> Result<TrajectoryOutcome> {
         let mut stepper = self.stepper(agent, index);
         let mut env_rng = stream(self.seed, purpose::ENVIRONMENT, index as u64);
-        guard(|| stepper.run_trajectory(mdp, index, &mut env_rng))
+        guard(|| match rewards {
+            None => stepper.run_trajectory(mdp, index, &mut env_rng),
+            Some(row) => stepper.run_trajectory_recording(mdp, index, &mut env_rng, row),
+        })
     }
 }
 
@@ -270,6 +336,82 @@ mod tests {
             assert_eq!(one.returns, two.returns, "{kind}");
             assert_eq!(one.returns, three.returns, "{kind}");
         }
+    }
+
+    /// The discounted sum of a recorded row, summed as the loop sums it (the same operations in
+    /// the same order, so the same bits).
+    fn discounted_sum(row: &[f64], gamma: f64) -> f64 {
+        let (mut total, mut discount) = (0.0, 1.0);
+        for reward in row {
+            total += discount * reward;
+            discount *= gamma;
+        }
+        total
+    }
+
+    #[test]
+    fn recorded_rewards_change_no_bit_and_sum_to_the_return() {
+        let fdm = gc_like();
+        let setting = Setting { gamma: 0.95, horizon: 50 };
+        let exp = Experiment::new(fdm.clone(), 24, setting, 11).unwrap();
+        let reward_values: Vec<u64> = fdm.rewards().iter().map(|r| r.to_bits()).collect();
+        for (kind, params) in [
+            ("random", Params::new()),
+            ("egreedy", Params::from([("epsilon".to_string(), ParamValue::Float(0.2))])),
+            ("softmax", Params::from([("tau".to_string(), ParamValue::Float(0.5))])),
+            ("beb", Params::from([("beta".to_string(), ParamValue::Float(1.5))])),
+            ("psrl", Params::from([("k".to_string(), ParamValue::Int(2))])),
+            ("optimal", Params::new()),
+            (
+                "bamcp",
+                Params::from([("k".to_string(), ParamValue::Int(20)), ("depth".to_string(), ParamValue::Int(5))]),
+            ),
+        ] {
+            let mut agent = build(kind, &params).unwrap();
+            exp.learn_offline(agent.as_mut(), &fdm).unwrap();
+            let plain = exp.run(agent.as_ref(), Some(1), None).unwrap();
+            assert_eq!(plain.rewards, None);
+            let one = exp.run_with(agent.as_ref(), Some(1), None, true).unwrap();
+            let two = exp.run_with(agent.as_ref(), Some(2), None, true).unwrap();
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&one.returns), bits(&plain.returns), "{kind}: recording changed a return");
+            assert_eq!(bits(&two.returns), bits(&plain.returns), "{kind}: threads changed a return");
+            let rewards = one.rewards.unwrap();
+            assert_eq!(rewards.len(), 24 * 50);
+            assert_eq!(bits(&rewards), bits(&two.rewards.unwrap()), "{kind}: threads changed a reward");
+            for (i, row) in rewards.chunks(50).enumerate() {
+                let sum = discounted_sum(row, setting.gamma);
+                assert_eq!(sum.to_bits(), plain.returns[i].to_bits(), "{kind}, MDP {i}");
+                // Every reward is an entry of the reward table (the test MDPs share it).
+                assert!(row.iter().all(|r| reward_values.contains(&r.to_bits())), "{kind}, MDP {i}: {row:?}");
+            }
+            // The row of one MDP run alone is the run's row.
+            let mut row = vec![f64::NAN; 50];
+            let alone = exp.run_one_recording(agent.clone_box(), 7, &mut row).unwrap();
+            assert_eq!(alone.discounted_return.to_bits(), plain.returns[7].to_bits(), "{kind}");
+            assert_eq!(bits(&row), bits(&rewards[7 * 50..8 * 50]), "{kind}");
+        }
+    }
+
+    #[test]
+    fn reward_recording_above_the_cap_is_refused_before_allocating() {
+        assert_eq!(reward_buffer_len(500, 250).unwrap(), 125_000);
+        // Exactly 2 GiB is allowed; 8 bytes more is not.
+        assert_eq!(reward_buffer_len(1, MAX_REWARD_BYTES / 8).unwrap(), MAX_REWARD_BYTES / 8);
+        let e = reward_buffer_len(2, (1 << 27) + 1).unwrap_err().to_string();
+        assert!(e.contains("2147483664 bytes") && e.contains("2 GiB cap"), "{e}");
+        let e = reward_buffer_len(usize::MAX, 3).unwrap_err().to_string();
+        assert!(e.contains("more than 2^64 bytes"), "{e}");
+        // A run that would need 2 GiB + 16 bytes fails at once (a run of 2^27 steps would not).
+        let fdm = gc_like();
+        let exp = Experiment::new(fdm.clone(), 2, Setting { gamma: 0.9, horizon: (1 << 27) + 1 }, 0).unwrap();
+        let mut agent = build("random", &Params::new()).unwrap();
+        exp.learn_offline(agent.as_mut(), &fdm).unwrap();
+        let e = exp.run_with(agent.as_ref(), Some(1), None, true).unwrap_err().to_string();
+        assert!(e.contains("above the 2 GiB cap"), "{e}");
+        let mut short = vec![0.0; 3];
+        let e = exp.run_one_recording(agent.clone_box(), 0, &mut short).unwrap_err().to_string();
+        assert!(e.contains("reward buffer has 3 entries"), "{e}");
     }
 
     #[test]

@@ -37,6 +37,40 @@ pub fn run_trajectory(
     agent_rng: &mut Rng,
     env_rng: &mut Rng,
 ) -> Result<TrajectoryOutcome> {
+    trajectory(agent, mdp, mdp_index, setting, agent_rng, env_rng, None)
+}
+
+/// [`run_trajectory`], also writing the reward of step `t` into `rewards[t]`: the same return, bit
+/// for bit, and the same random streams. `rewards` must hold exactly `setting.horizon` entries;
+/// on an agent failure it holds the rewards of the steps before the failure (the rest untouched).
+pub fn run_trajectory_recording(
+    agent: &mut dyn Agent,
+    mdp: &Mdp,
+    mdp_index: usize,
+    setting: Setting,
+    agent_rng: &mut Rng,
+    env_rng: &mut Rng,
+    rewards: &mut [f64],
+) -> Result<TrajectoryOutcome> {
+    if rewards.len() != setting.horizon {
+        return Err(crate::invalid!(
+            "the reward buffer has {} entries for a horizon of {} steps",
+            rewards.len(),
+            setting.horizon
+        ));
+    }
+    trajectory(agent, mdp, mdp_index, setting, agent_rng, env_rng, Some(rewards))
+}
+
+fn trajectory(
+    agent: &mut dyn Agent,
+    mdp: &Mdp,
+    mdp_index: usize,
+    setting: Setting,
+    agent_rng: &mut Rng,
+    env_rng: &mut Rng,
+    rewards: Option<&mut [f64]>,
+) -> Result<TrajectoryOutcome> {
     let fail = |agent: &dyn Agent, step: usize, message: String| BbrlError::AgentFailure {
         agent: agent.name(),
         mdp: mdp_index,
@@ -50,16 +84,19 @@ pub fn run_trajectory(
     let context = TaskContext { setting, true_mdp: agent.is_oracle().then_some(mdp) };
     agent.start_task(&context, agent_rng).map_err(|e| fail(agent, 0, format!("reset: {e}")))?;
     let discounted_return = agent
-        .run_decisions(mdp, state, setting, agent_rng, env_rng)
+        .run_decisions(mdp, state, setting, agent_rng, env_rng, rewards)
         .map_err(|StepFailure { step, message }| fail(agent, step, message))?;
     let cpu_seconds = crate::cputime::thread_cpu_seconds() - cpu_start;
     Ok(TrajectoryOutcome { discounted_return, seconds: start.elapsed().as_secs_f64(), cpu_seconds })
 }
 
 /// The decision loop of a trajectory, after the agent's reset: `setting.horizon` times, the agent
-/// acts in `state`, the MDP steps, the reward is discounted into the return and the agent observes
-/// the transition. Returns the discounted return. Generic so that each agent type gets its own
-/// copy with `act` and `observe` called directly; reached through [`Agent::run_decisions`].
+/// acts in `state`, the MDP steps, the reward is discounted into the return (and, with `rewards`,
+/// written into `rewards[t]`) and the agent observes the transition. Returns the discounted return.
+/// Generic so that each agent type gets its own copy with `act` and `observe` called directly;
+/// reached through [`Agent::run_decisions`]. `rewards`, when given, holds at least
+/// `setting.horizon` entries (checked by [`run_trajectory_recording`]; a shorter slice is an
+/// error, never a panic).
 #[inline]
 pub fn decide<A: Agent + ?Sized>(
     agent: &mut A,
@@ -68,22 +105,56 @@ pub fn decide<A: Agent + ?Sized>(
     setting: Setting,
     agent_rng: &mut Rng,
     env_rng: &mut Rng,
+    rewards: Option<&mut [f64]>,
 ) -> std::result::Result<f64, StepFailure> {
     // Local copies of the generators, written back at the end, can live in registers.
     let (mut agent_local, mut env_local) = (agent_rng.clone(), env_rng.clone());
-    let result = steps(agent, mdp, state, setting, &mut agent_local, &mut env_local);
+    // One branch per trajectory: each arm is its own compiled loop, and the loop without a
+    // buffer has no trace of recording in it (`Discard::record` is empty).
+    let result = match rewards {
+        None => steps(agent, mdp, state, setting, &mut agent_local, &mut env_local, Discard),
+        Some(buffer) => match buffer.get_mut(..setting.horizon) {
+            Some(row) => steps(agent, mdp, state, setting, &mut agent_local, &mut env_local, Record(row)),
+            None => return Err(short_buffer(buffer.len(), setting.horizon)),
+        },
+    };
     (*agent_rng, *env_rng) = (agent_local, env_local);
     result
 }
 
+/// Where the loop puts the reward of each step.
+trait RewardSink {
+    fn record(&mut self, step: usize, reward: f64);
+}
+
+/// Recording off: nothing to do.
+struct Discard;
+
+impl RewardSink for Discard {
+    #[inline(always)]
+    fn record(&mut self, _step: usize, _reward: f64) {}
+}
+
+/// Recording on: the trajectory's row of the reward buffer, exactly `horizon` long, so that the
+/// index `step < horizon` needs no bounds check the compiler cannot remove.
+struct Record<'a>(&'a mut [f64]);
+
+impl RewardSink for Record<'_> {
+    #[inline(always)]
+    fn record(&mut self, step: usize, reward: f64) {
+        self.0[step] = reward;
+    }
+}
+
 #[inline(always)]
-fn steps<A: Agent + ?Sized>(
+fn steps<A: Agent + ?Sized, R: RewardSink>(
     agent: &mut A,
     mdp: &Mdp,
     mut state: usize,
     setting: Setting,
     agent_rng: &mut Rng,
     env_rng: &mut Rng,
+    mut sink: R,
 ) -> std::result::Result<f64, StepFailure> {
     let n_actions = mdp.n_actions();
     let mut first_row = state * n_actions;
@@ -100,6 +171,7 @@ fn steps<A: Agent + ?Sized>(
         let (next_state, next_first_row, reward) = mdp.step_from(first_row, action, env_rng);
         total += discount * reward;
         discount *= setting.gamma;
+        sink.record(step, reward);
         if let Err(e) = agent.observe(Transition { state, action, reward, next_state }, agent_rng) {
             return Err(agent_error(step, e));
         }
@@ -107,6 +179,12 @@ fn steps<A: Agent + ?Sized>(
         first_row = next_first_row;
     }
     Ok(total)
+}
+
+#[cold]
+#[inline(never)]
+fn short_buffer(len: usize, horizon: usize) -> StepFailure {
+    StepFailure { step: 0, message: format!("the reward buffer has {len} entries for {horizon} steps") }
 }
 
 #[cold]
@@ -204,6 +282,19 @@ mod tests {
         }
         let mut agent = Faulty { fault: "none", step: 0 };
         assert!(run_trajectory(&mut agent, &mdp, 7, SETTING, &mut stream(0, 3, 0), &mut stream(0, 2, 0)).is_ok());
+        // A buffer of the wrong length is an error, never a panic.
+        let mut agent = Faulty { fault: "none", step: 0 };
+        let mut short = vec![0.0; SETTING.horizon - 1];
+        let error = run_trajectory_recording(
+            &mut agent,
+            &mdp,
+            7,
+            SETTING,
+            &mut stream(0, 3, 0),
+            &mut stream(0, 2, 0),
+            &mut short,
+        );
+        assert!(error.unwrap_err().to_string().contains("reward buffer has 39 entries for a horizon of 40 steps"));
     }
 
     #[test]
@@ -224,16 +315,29 @@ mod tests {
             let mut state = mdp.initial_state(&mut env_ref);
             agent.start_task(&TaskContext { setting: SETTING, true_mdp: None }, &mut agent_ref).unwrap();
             let (mut total, mut discount) = (0.0, 1.0);
+            let mut reference_rewards = Vec::new();
             for _ in 0..SETTING.horizon {
                 let action = agent.act(state, &mut agent_ref).unwrap();
                 let (next_state, reward) = mdp.step(state, action, &mut env_ref);
+                reference_rewards.push(reward.to_bits());
                 total += discount * reward;
                 discount *= SETTING.gamma;
                 agent.observe(Transition { state, action, reward, next_state }, &mut agent_ref).unwrap();
                 state = next_state;
             }
             assert_eq!(outcome.discounted_return.to_bits(), total.to_bits());
-            assert_eq!((agent_rng, env_rng), (agent_ref, env_ref));
+            assert_eq!((&agent_rng, &env_rng), (&agent_ref, &env_ref));
+
+            // Recording: the same return and streams, and the rewards the reference loop saw.
+            let (mut agent_rec, mut env_rec) = (stream(seed, 3, 0), stream(seed, 2, 0));
+            let mut agent: Box<dyn Agent> = Box::new(trained.clone());
+            let mut rewards = vec![f64::NAN; SETTING.horizon];
+            let recorded =
+                run_trajectory_recording(agent.as_mut(), &mdp, 0, SETTING, &mut agent_rec, &mut env_rec, &mut rewards)
+                    .unwrap();
+            assert_eq!(recorded.discounted_return.to_bits(), total.to_bits());
+            assert_eq!((agent_rec, env_rec), (agent_ref, env_ref));
+            assert_eq!(rewards.iter().map(|r| r.to_bits()).collect::<Vec<_>>(), reference_rewards);
         }
     }
 }

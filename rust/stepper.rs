@@ -164,10 +164,35 @@ impl Stepper {
     /// ([`Agent::run_decisions`]), with the environment's stream `env_rng`. The task stays
     /// started afterwards, so the caller may go on stepping by hand.
     pub fn run_trajectory(&mut self, mdp: &Mdp, mdp_index: usize, env_rng: &mut Rng) -> Result<TrajectoryOutcome> {
+        self.trajectory(mdp, mdp_index, env_rng, None)
+    }
+
+    /// [`Stepper::run_trajectory`], also writing the reward of step `t` into `rewards[t]`
+    /// (`rewards` holds exactly `setting.horizon` entries): the same return and streams, bit for bit.
+    pub fn run_trajectory_recording(
+        &mut self,
+        mdp: &Mdp,
+        mdp_index: usize,
+        env_rng: &mut Rng,
+        rewards: &mut [f64],
+    ) -> Result<TrajectoryOutcome> {
+        self.trajectory(mdp, mdp_index, env_rng, Some(rewards))
+    }
+
+    fn trajectory(
+        &mut self,
+        mdp: &Mdp,
+        mdp_index: usize,
+        env_rng: &mut Rng,
+        rewards: Option<&mut [f64]>,
+    ) -> Result<TrajectoryOutcome> {
         self.check_mdp(mdp, &format!("MDP {mdp_index}"))?;
         self.in_task = false;
-        let outcome =
-            simulate::run_trajectory(self.agent.as_mut(), mdp, mdp_index, self.setting, &mut self.rng, env_rng)?;
+        let (agent, rng, setting) = (self.agent.as_mut(), &mut self.rng, self.setting);
+        let outcome = match rewards {
+            None => simulate::run_trajectory(agent, mdp, mdp_index, setting, rng, env_rng)?,
+            Some(row) => simulate::run_trajectory_recording(agent, mdp, mdp_index, setting, rng, env_rng, row)?,
+        };
         self.in_task = true;
         Ok(outcome)
     }

@@ -14,7 +14,20 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import agents, distributions, envs, formulas, kernels, replay, results, schema, seeds, stats, value_error
+from . import (
+    agents,
+    distributions,
+    envs,
+    formulas,
+    kernels,
+    regret,
+    replay,
+    results,
+    schema,
+    seeds,
+    stats,
+    value_error,
+)
 from ._core import AgentError
 from .distributions import FDM
 from .experiment import Experiment, Run
@@ -38,6 +51,7 @@ __all__ = [
     "envs",
     "formulas",
     "kernels",
+    "regret",
     "replay",
     "results",
     "schema",

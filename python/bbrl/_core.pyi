@@ -114,14 +114,26 @@ class Experiment:
     def transitions(self, index: int) -> npt.NDArray[np.float64]: ...
     def learn_offline(self, agent: Agent, prior: Distribution) -> tuple[float, float]: ...
     def run(
-        self, agent: Agent, threads: int | None = None, progress: Progress | None = None
-    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
+        self,
+        agent: Agent,
+        threads: int | None = None,
+        progress: Progress | None = None,
+        record_rewards: bool = False,
+    ) -> tuple[
+        npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64] | None
+    ]:
+        """Returns, online wall and CPU seconds per MDP (N,), and the (N, T) rewards per step when recorded."""
 
 def host() -> dict[str, Any]: ...
+def reward_buffer_entries(n_mdps: int, horizon: int) -> int:
+    """N x T; raises ValueError (naming the size) when N x T x 8 bytes exceeds 2 GiB."""
+
 def sample_transitions(counts: npt.NDArray[np.float64], seed: int) -> npt.NDArray[np.float64]: ...
 def run_python_agent(
-    experiment: Experiment, agent: Any, name: str, indices: list[int]
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
+    experiment: Experiment, agent: Any, name: str, indices: list[int], record_rewards: bool = False
+) -> tuple[
+    npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64] | None
+]: ...
 def first_draw(seed: int, purpose: int, index: int) -> int: ...
 def sample_dirichlet(alpha: npt.NDArray[np.float64], seed: int) -> npt.NDArray[np.float64]: ...
 def q_iteration(

@@ -324,47 +324,54 @@ def _chunks(n: int, n_chunks: int) -> list[list[int]]:
 
 
 def run_trajectories(
-    experiment: Experiment, trained: TrainedPythonAgent, threads: int | None, progress: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Returns (returns, online wall seconds, online CPU seconds) of ``trained`` on every test MDP of ``experiment``."""
+    experiment: Experiment, trained: TrainedPythonAgent, threads: int | None, progress: bool, record_rewards: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Returns (returns, online wall seconds, online CPU seconds) of ``trained`` on every test MDP of
+    ``experiment`` and, with ``record_rewards``, the (n_mdps, horizon) rewards (else None)."""
     n = experiment.n_mdps
     workers = _n_workers(threads, n)
     returns = np.empty(n, dtype=np.float64)
     online = np.empty(n, dtype=np.float64)
     online_cpu = np.empty(n, dtype=np.float64)
+    rewards = np.empty((n, experiment.horizon), dtype=np.float64) if record_rewards else None
 
-    def store(indices: Sequence[int], r: np.ndarray, s: np.ndarray, c: np.ndarray) -> None:
+    def store(indices: Sequence[int], r: np.ndarray, s: np.ndarray, c: np.ndarray, w: np.ndarray | None) -> None:
         returns[indices] = r
         online[indices] = s
         online_cpu[indices] = c
+        if rewards is not None:
+            rewards[indices] = w
 
     if not progress:
-        _dispatch(experiment, trained, workers, store)
-        return returns, online, online_cpu
+        _dispatch(experiment, trained, workers, store, record_rewards)
+        return returns, online, online_cpu, rewards
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, transient=True) as bar:
         task = bar.add_task(f"{trained.label} on {experiment.name}", total=n)
 
-        def store_and_advance(indices: Sequence[int], r: np.ndarray, s: np.ndarray, c: np.ndarray) -> None:
-            store(indices, r, s, c)
+        def store_and_advance(
+            indices: Sequence[int], r: np.ndarray, s: np.ndarray, c: np.ndarray, w: np.ndarray | None
+        ) -> None:
+            store(indices, r, s, c, w)
             bar.advance(task, len(indices))
 
-        _dispatch(experiment, trained, workers, store_and_advance)
-    return returns, online, online_cpu
+        _dispatch(experiment, trained, workers, store_and_advance, record_rewards)
+    return returns, online, online_cpu, rewards
 
 
 def _dispatch(
     experiment: Experiment,
     trained: TrainedPythonAgent,
     workers: int,
-    store: Callable[[Sequence[int], np.ndarray, np.ndarray, np.ndarray], None],
+    store: Callable[[Sequence[int], np.ndarray, np.ndarray, np.ndarray, np.ndarray | None], None],
+    record_rewards: bool,
 ) -> None:
     n = experiment.n_mdps
     if workers == 1:
         for chunk in _chunks(n, max(1, min(n, 50))):
-            store(chunk, *_core.run_python_agent(experiment._core, trained.agent, trained.label, chunk))
+            store(chunk, *_core.run_python_agent(experiment._core, trained.agent, trained.label, chunk, record_rewards))
         return
     import multiprocessing
     from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
@@ -386,7 +393,7 @@ def _dispatch(
     )
     try:
         chunks = _chunks(n, 4 * workers)
-        futures = [pool.submit(_worker_run, chunk) for chunk in chunks]
+        futures = [pool.submit(_worker_run, chunk, record_rewards) for chunk in chunks]
         # On a failure, chunks after the failing one are cancelled and earlier ones finish, so the
         # error reported is the one of the lowest failing MDP index whatever the worker count.
         failed: int | None = None
@@ -470,7 +477,9 @@ def _worker_init(setup: tuple[Any, ...], payload: bytes, label: str, parent: int
     _WORKER.update(setup=setup, payload=payload, label=label)
 
 
-def _worker_run(indices: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _worker_run(
+    indices: list[int], record_rewards: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     if "experiment" not in _WORKER:
         from .distributions import from_document
 
@@ -486,4 +495,4 @@ def _worker_run(indices: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]
                 "define its class in an importable module (or a script guarded by if __name__ == '__main__'), "
                 "or pass threads=1"
             ) from None
-    return _core.run_python_agent(_WORKER["experiment"], _WORKER["agent"], _WORKER["label"], indices)
+    return _core.run_python_agent(_WORKER["experiment"], _WORKER["agent"], _WORKER["label"], indices, record_rewards)

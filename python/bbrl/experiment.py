@@ -42,6 +42,10 @@ class Run:
         threads: the worker threads (or processes, for a Python agent) the run used.
         host: the machine, as :func:`bbrl.schema.describe_host` returns it (CPU model, vector
             extensions, logical cores, load average at the end of the run, CPU clock resolution).
+        rewards: with ``record_rewards=True``, the reward of every step of every trajectory,
+            shape (n_mdps, horizon), float64, in reward units per step (row ``i`` is test MDP
+            ``i``, column ``t`` its step ``t``); its discounted sum over a row is that MDP's return.
+            ``None`` when not recorded.
     """
 
     experiment: str
@@ -64,6 +68,7 @@ class Run:
     online_cpu_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     threads: int = 0
     host: dict[str, Any] = field(default_factory=dict, repr=False)
+    rewards: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def mean(self) -> float:
@@ -104,8 +109,9 @@ class Run:
         return ", ".join(f"{k}={v}" for k, v in self.details.items())
 
     def to_polars(self) -> pl.DataFrame:
-        """One row per test MDP: its index, return and online time, with the run's identifiers."""
-        from .schema import RUN_COLUMNS, host_columns, per_mdp_frame
+        """One row per test MDP: its index, return and online time, with the run's identifiers;
+        and, when recorded, the column ``rewards`` (the MDP's T rewards as a list)."""
+        from .schema import REWARDS_COLUMN, RUN_COLUMNS, host_columns, per_mdp_frame
 
         values = {
             "experiment": self.experiment,
@@ -122,7 +128,10 @@ class Run:
             "offline_cpu_seconds": self.offline_cpu_seconds,
             **host_columns(self.host, self.threads),
         }
-        return per_mdp_frame(RUN_COLUMNS, values, self.n_mdps)
+        if self.rewards is None:
+            return per_mdp_frame(RUN_COLUMNS, values, self.n_mdps)
+        values[REWARDS_COLUMN] = self.rewards
+        return per_mdp_frame((*RUN_COLUMNS, REWARDS_COLUMN), values, self.n_mdps)
 
     def __str__(self) -> str:
         return (
@@ -201,6 +210,7 @@ class Experiment:
         threads: int | None = None,
         progress: bool = False,
         allow_transfer: bool = False,
+        record_rewards: bool = False,
     ) -> Run:
         """Trains ``agent`` offline on ``prior`` (timed), then runs one trajectory per test MDP.
 
@@ -216,7 +226,18 @@ class Experiment:
             progress: show a progress bar on the terminal.
             allow_transfer: run a trained agent although it was trained with another gamma or
                 horizon than this experiment's (a deliberate transfer study); otherwise refused.
+            record_rewards: also keep the reward of every step (:attr:`Run.rewards`, n_mdps x
+                horizon floats: 8 bytes each, refused above 2 GiB). Returns, times and every random
+                stream are exactly those of a run without it.
+
+        Raises:
+            TypeError: ``record_rewards`` is not a bool (or another argument has the wrong type).
+            ValueError: the rewards would take more than 2 GiB (the message gives the size).
         """
+        if not isinstance(record_rewards, bool):
+            raise TypeError(f"record_rewards must be True or False, got {record_rewards!r}")
+        if record_rewards:
+            _core.reward_buffer_entries(self.n_mdps, self.horizon)  # refuses above the cap, before any work
         if isinstance(agent, TrainedAgent):
             if prior is not None:
                 _distribution(prior, "prior")
@@ -243,7 +264,7 @@ class Experiment:
                 if isinstance(agent, TrainedPythonAgent)
                 else agent.train(prior_fdm, self.gamma, self.horizon, self.seed)
             )
-            times = _python_agents.run_trajectories(self, trained, threads, progress)
+            times = _python_agents.run_trajectories(self, trained, threads, progress, record_rewards)
             workers = _python_agents._n_workers(threads, self.n_mdps)
             offline = (trained.offline_seconds, trained.offline_cpu_seconds)
             return self._result(spec, prior_fdm, times, offline, trained.details, trained.training, workers)
@@ -254,14 +275,14 @@ class Experiment:
             core_agent = spec._build()
             offline = self._core.learn_offline(core_agent, prior_fdm._core)
             training = {"prior": prior_fdm.name, "gamma": self.gamma, "horizon": self.horizon, "seed": self.seed}
-        times = self._run_trajectories(core_agent, threads, progress, spec.label)
+        times = self._run_trajectories(core_agent, threads, progress, spec.label, record_rewards)
         return self._result(spec, prior_fdm, times, offline, dict(core_agent.details), training, threads)
 
     def _result(
         self,
         spec: AgentSpec | Agent,
         prior_fdm: FDM,
-        times: tuple[np.ndarray, np.ndarray, np.ndarray],
+        times: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None],
         offline: tuple[float, float],
         details: dict[str, str],
         training: dict[str, Any],
@@ -269,7 +290,7 @@ class Experiment:
     ) -> Run:
         from .schema import describe_host
 
-        returns, online, online_cpu = times
+        returns, online, online_cpu, rewards = times
         host = describe_host()
         return Run(
             experiment=self.name,
@@ -290,11 +311,12 @@ class Experiment:
             online_cpu_seconds=online_cpu,
             threads=threads if threads is not None else host["logical_cores"],
             host=host,
+            rewards=rewards,
         )
 
     def _run_trajectories(
-        self, core_agent: _core.Agent, threads: int | None, progress: bool, label: str
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        self, core_agent: _core.Agent, threads: int | None, progress: bool, label: str, record_rewards: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
         # The core runs with the GIL released in a worker thread, with or without a bar: this
         # thread stays free to see Ctrl-C (Python handles signals in the main thread only, between
         # bytecodes) and turns it into a cancellation the core honours between trajectories.
@@ -305,7 +327,7 @@ class Experiment:
 
         def work() -> None:
             try:
-                outcome["value"] = self._core.run(core_agent, threads, counter)
+                outcome["value"] = self._core.run(core_agent, threads, counter, record_rewards)
             except BaseException as exc:
                 outcome["error"] = exc
 

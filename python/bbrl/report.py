@@ -2,7 +2,9 @@
 
 Per experiment (test distribution and prior): the three figures (score vs offline time; score vs
 online time per decision; the best algorithms under offline/online time bounds) as PNG and SVG,
-the oracle (``Optimal``) drawn as a dashed reference level and left out of the map,
+the oracle (``Optimal``) drawn as a dashed reference level and left out of the map, and, for an
+experiment whose cells recorded per-step rewards, the cumulative regret of each algorithm's best
+setting against the oracle (:mod:`bbrl.regret`),
 the results table (Markdown, LaTeX, CSV; each algorithm's best setting in bold), and one
 self-contained HTML report (figures embedded as base64 PNG) that opens without a server.
 """
@@ -24,7 +26,8 @@ import polars as pl
 
 from . import __version__, agents
 from ._fileio import write_atomic
-from .results import Results, load, returns_matrix
+from .regret import RegretCurve, plot_cumulative_regret, regret_curve
+from .results import Results, load, returns_matrix, rewards_matrix
 from .stats import (
     best_per_algorithm,
     best_under_bounds,
@@ -34,7 +37,7 @@ from .stats import (
     stratified_bootstrap_ci,
 )
 
-__all__ = ["FIGURES", "ExperimentReport", "write_report"]
+__all__ = ["FIGURES", "REGRET_FIGURE", "ExperimentReport", "regret_curves", "write_report"]
 
 #: Figure kinds, their file suffix and caption (the original's captions).
 FIGURES = (
@@ -42,6 +45,11 @@ FIGURES = (
     ("online", "Online computation cost vs. performance"),
     ("bounds", "Best algorithms w.r.t. offline/online time bounds"),
     ("ecdf", "Distribution over the test MDPs of the return of the best setting of each algorithm"),
+)
+#: The figure drawn only for experiments whose cells recorded per-step rewards.
+REGRET_FIGURE = (
+    "regret",
+    "Mean cumulative regret against Optimal of the best setting of each algorithm, with 95% bands",
 )
 
 #: Stable colours: an algorithm has the same colour in every figure and report, by its place in the
@@ -456,6 +464,12 @@ def write_experiment(
         row["algorithm"]: returns_matrix(results, [row["cell_id"]])[0] for row in best.iter_rows(named=True)
     }
     figures["ecdf"] = _save(_ecdf_figure(by_algorithm, title, others), out / f"{slug}-ecdf")
+    curves = regret_curves(results, cells)
+    if curves:
+        colours = {c.label: _colour(c.label, others) for c in curves}
+        figures["regret"] = _save(plot_cumulative_regret(curves, title=title, colours=colours), out / f"{slug}-regret")
+        frame = pl.concat([c.to_polars() for c in curves]).rename({"label": "algorithm"})
+        write_atomic(out / f"{slug}-regret.csv", frame.write_csv().encode())
     note = f"incomplete: {missing} cells of this experiment have no result" if missing else ""
     figures["bounds"] = _save(_bounds_figure(bounds, title, others, note), out / f"{slug}-bounds")
     write_atomic(
@@ -467,6 +481,32 @@ def write_experiment(
         "csv": write_atomic(out / f"{slug}-table.csv", table_csv(cells).encode()),
     }
     return ExperimentReport(key=key, slug=slug, figures=figures, tables=tables, bounds=bounds, missing=missing)
+
+
+def regret_curves(results: Results, cells: pl.DataFrame) -> list[RegretCurve]:
+    """The cumulative regret against the oracle of each algorithm's best setting (highest mean)
+    among ``cells`` (one experiment's), from their recorded per-step rewards; empty when the
+    oracle's cell or every other cell lacks them.
+
+    Raises:
+        ValueError: the cells are not all on the same test MDPs (test, N, seed, T).
+    """
+    if "has_rewards" not in cells.columns:
+        return []
+    recorded = cells.filter(pl.col("has_rewards"))
+    oracle = recorded.filter(pl.col("kind").is_in(ORACLE_KINDS))
+    competing = recorded.filter(~pl.col("kind").is_in(ORACLE_KINDS))
+    if oracle.height == 0 or competing.height == 0:
+        return []
+    # Same test distribution, number of MDPs and seed: the same MDPs; and the same horizon.
+    for column in ("test", "n_mdps", "seed", "horizon", "gamma"):
+        if recorded[column].n_unique() > 1:
+            raise ValueError(f"cells of one experiment differ in {column}: their regrets cannot be paired")
+    reference = rewards_matrix(results, oracle["cell_id"][0])
+    return [
+        regret_curve(rewards_matrix(results, row["cell_id"]), reference, row["algorithm"])
+        for row in best_per_algorithm(competing).iter_rows(named=True)
+    ]
 
 
 def _missing_by_experiment(results_dir: Path) -> dict[str, int]:
@@ -763,7 +803,16 @@ def write_report(
         parts.append(f'<section id="{r.slug}"><h2>Experiment {html.escape(r.key)}</h2>')
         if r.missing:
             parts.append(f'<p class="warn">Incomplete: {r.missing} cells of this experiment have no result.</p>')
-        for kind, caption in FIGURES:
+        if "regret" in r.figures:
+            parts.append(
+                "<p>Cumulative regret: for each test MDP and step t, the sum up to t of the oracle's reward minus "
+                "the agent's on the same MDP; its mean over the MDPs with a 95% band (1.96 sd/√N, paired over the "
+                "MDPs). Every agent's trajectory on an MDP draws its transitions from that MDP's own environment "
+                f'stream, so the pairing is fair. Data: <a href="{html.escape(r.slug)}-regret.csv">CSV</a>.</p>'
+            )
+        for kind, caption in (*FIGURES, REGRET_FIGURE):
+            if kind not in r.figures:  # the regret figure needs recorded rewards
+                continue
             png = r.figures[kind]["png"]
             data = base64.b64encode(png.read_bytes()).decode()
             svg = r.figures[kind]["svg"].name

@@ -10,9 +10,10 @@ import numpy as np
 import polars as pl
 
 from .schema import CELL_COLUMNS as _FILE_COLUMNS
+from .schema import REWARDS_COLUMN, rewards_array
 from .stats import ci95_halfwidth
 
-__all__ = ["CELL_COLUMNS", "Results", "load"]
+__all__ = ["CELL_COLUMNS", "Results", "load", "returns_matrix", "rewards_matrix"]
 
 #: Per-MDP columns of a cell file; every other column is constant within a cell.
 _PER_MDP = ("mdp", "return", "online_seconds")
@@ -22,7 +23,8 @@ CELL_COLUMNS = tuple(c for c in _FILE_COLUMNS if c not in _PER_MDP)
 
 class Results(NamedTuple):
     """``cells``: one row per finished cell with its statistics; ``returns``: one row per
-    (cell, test MDP) with ``return`` and ``online_seconds`` (the long frame)."""
+    (cell, test MDP) with ``return`` and ``online_seconds`` (the long frame), and ``rewards`` (the
+    MDP's T per-step rewards, null for cells that did not record them) when any cell recorded them."""
 
     cells: pl.DataFrame
     returns: pl.DataFrame
@@ -38,7 +40,8 @@ def load(out: str | os.PathLike[str]) -> Results:
     the MDPs ``online_seconds_per_trajectory``, ``online_cpu_seconds_per_trajectory`` (and per
     step), ``online_cpu_ci95_per_trajectory`` (the interval of that mean), and the times the maps
     and figures compare: ``online_time_per_trajectory``, ``online_time_per_step`` and
-    ``offline_time``, CPU times where recorded, else wall times (``time_basis`` says which).
+    ``offline_time``, CPU times where recorded, else wall times (``time_basis`` says which), and
+    ``has_rewards`` (the cell recorded per-step rewards: :func:`rewards_matrix` gives them).
     Rows are in the order of the configuration (``cell_index``).
 
     Raises:
@@ -61,6 +64,8 @@ def load(out: str | os.PathLike[str]) -> Results:
             pl.lit(None, dtype=pl.Float64).alias("online_cpu_seconds"),
             pl.lit(None, dtype=pl.Float64).alias("offline_cpu_seconds"),
         )
+    if REWARDS_COLUMN not in returns.columns:  # no cell recorded per-step rewards
+        returns = returns.with_columns(pl.lit(None, dtype=pl.List(pl.Float64)).alias(REWARDS_COLUMN))
     constant = [c for c in CELL_COLUMNS if c != "cell_id" and c in returns.columns]
     cells = (
         returns.group_by("cell_id", maintain_order=True)
@@ -70,6 +75,7 @@ def load(out: str | os.PathLike[str]) -> Results:
             pl.col("online_seconds").mean().alias("online_seconds_per_trajectory"),
             pl.col("online_cpu_seconds").fill_nan(None).mean().alias("online_cpu_seconds_per_trajectory"),
             pl.col("online_cpu_seconds").fill_nan(None).alias("_cpu"),
+            pl.col(REWARDS_COLUMN).is_not_null().all().alias("has_rewards"),
         )
         .sort("cell_index")
     )
@@ -102,3 +108,21 @@ def returns_matrix(results: Results, cell_ids: list[str]) -> list[np.ndarray]:
     """The per-MDP returns of the given cells, in MDP order (for paired tests)."""
     by_cell = results.returns.partition_by("cell_id", as_dict=True, maintain_order=True)
     return [by_cell[(cid,)].sort("mdp")["return"].to_numpy() for cid in cell_ids]
+
+
+def rewards_matrix(results: Results, cell_id: str) -> np.ndarray:
+    """The per-step rewards of cell ``cell_id``: an (n_mdps, T) float64 array, MDP ``i`` in row
+    ``i``, in reward units per step.
+
+    Raises:
+        KeyError: no such cell.
+        ValueError: the cell did not record rewards (its experiment lacks ``record_rewards = true``).
+    """
+    rows = results.returns.filter(pl.col("cell_id") == cell_id).sort("mdp")
+    if rows.height == 0:
+        raise KeyError(f"no cell {cell_id!r} in the results")
+    if rows[REWARDS_COLUMN].null_count():
+        raise ValueError(
+            f"cell {cell_id!r} did not record per-step rewards (set record_rewards = true for its experiment)"
+        )
+    return rewards_array(rows[REWARDS_COLUMN])

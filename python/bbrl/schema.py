@@ -2,7 +2,10 @@
 cell file holds (one row per test MDP), defined once so that the two never drift apart.
 
 A run's frame has the :data:`RUN_COLUMNS`; a grid cell's file has those and the
-:data:`CELL_EXTRA_COLUMNS` that name the cell in its grid. Times are in seconds.
+:data:`CELL_EXTRA_COLUMNS` that name the cell in its grid. Times are in seconds. A run or cell that
+recorded per-step rewards has one more column, :data:`REWARDS_COLUMN` (last): the T rewards of the
+MDP's trajectory, a list of floats per row (reward per step, in the problem's reward units); results
+without it are unchanged.
 """
 
 from __future__ import annotations
@@ -16,11 +19,13 @@ import polars as pl
 __all__ = [
     "CELL_COLUMNS",
     "CELL_EXTRA_COLUMNS",
+    "REWARDS_COLUMN",
     "RUN_COLUMNS",
     "SCHEMA",
     "describe_host",
     "host_columns",
     "per_mdp_frame",
+    "rewards_array",
 ]
 
 #: Every column a per-MDP result frame may have, with its type.
@@ -63,7 +68,12 @@ SCHEMA: dict[str, Any] = {
     "details": pl.String,
     "n_mdps": pl.Int64,
     "bbrl_version": pl.String,
+    # Only where per-step rewards were recorded: the MDP's T rewards, step 0 first.
+    "rewards": pl.List(pl.Float64),
 }
+
+#: The optional column of recorded per-step rewards (see the module docstring).
+REWARDS_COLUMN = "rewards"
 
 #: The columns of :meth:`bbrl.Run.to_polars`, in order.
 RUN_COLUMNS: tuple[str, ...] = (
@@ -129,7 +139,8 @@ def host_columns(host: dict[str, Any], threads: int) -> dict[str, Any]:
 def per_mdp_frame(columns: Sequence[str], values: Mapping[str, Any], n_mdps: int) -> pl.DataFrame:
     """A frame of ``n_mdps`` rows with exactly ``columns``, typed by :data:`SCHEMA`.
 
-    ``values`` maps each column to an array of ``n_mdps`` values or to one value for every row.
+    ``values`` maps each column to an array of ``n_mdps`` values or to one value for every row;
+    the list column :data:`REWARDS_COLUMN` takes an (n_mdps, T) array, one row per MDP.
 
     Raises:
         ValueError: a column is missing from ``values``, unknown to the schema, or of another length.
@@ -142,10 +153,31 @@ def per_mdp_frame(columns: Sequence[str], values: Mapping[str, Any], n_mdps: int
     for name in columns:
         value = values[name]
         dtype = SCHEMA[name]
-        if isinstance(value, np.ndarray):
+        if isinstance(dtype, pl.List):
+            if not (isinstance(value, np.ndarray) and value.ndim == 2 and value.shape[0] == n_mdps):
+                shape = getattr(value, "shape", type(value).__name__)
+                raise ValueError(f"column {name!r} has shape {shape}, expected ({n_mdps}, T)")
+            # A 2-D array becomes a fixed-width array column without a per-row loop; stored as a list.
+            data[name] = pl.Series(name, np.ascontiguousarray(value, dtype=np.float64)).cast(dtype)
+        elif isinstance(value, np.ndarray):
             if value.shape != (n_mdps,):
                 raise ValueError(f"column {name!r} has shape {value.shape}, expected ({n_mdps},)")
             data[name] = pl.Series(name, value).cast(dtype)
         else:
             data[name] = pl.Series(name, [value], dtype=dtype).extend_constant(value, n_mdps - 1)
     return pl.DataFrame(data)
+
+
+def rewards_array(column: pl.Series) -> np.ndarray:
+    """The (rows, T) float64 array of a :data:`REWARDS_COLUMN` (rows in the column's order).
+
+    Raises:
+        ValueError: a row has no rewards, or rows of different lengths.
+    """
+    if column.null_count():
+        raise ValueError(f"{column.null_count()} of {column.len()} rows have no recorded rewards")
+    lengths = column.list.len()
+    if column.len() == 0 or lengths.min() != lengths.max():
+        raise ValueError(f"recorded rewards of unequal lengths ({lengths.min()} to {lengths.max()} steps)")
+    flat = column.explode().to_numpy().astype(np.float64, copy=False)
+    return flat.reshape(column.len(), int(lengths[0]))

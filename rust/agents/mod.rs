@@ -114,6 +114,7 @@ pub trait Agent: Send + Sync {
     fn action_probabilities(&mut self, state: usize, out: &mut [f64]) -> Result<()>;
 
     /// The `T` decisions of a trajectory after `reset`, from `state`: [`crate::simulate::decide`].
+    /// With `rewards`, the reward of step `t` is also written into `rewards[t]`.
     /// Keep this default: as a provided method it is compiled for each agent type, so `act` and
     /// `observe` are called directly (inlined) in the loop, with one virtual call per trajectory.
     fn run_decisions(
@@ -123,8 +124,9 @@ pub trait Agent: Send + Sync {
         setting: Setting,
         agent_rng: &mut Rng,
         env_rng: &mut Rng,
+        rewards: Option<&mut [f64]>,
     ) -> std::result::Result<f64, StepFailure> {
-        crate::simulate::decide(self, mdp, state, setting, agent_rng, env_rng)
+        crate::simulate::decide(self, mdp, state, setting, agent_rng, env_rng, rewards)
     }
 
     /// Whether `learn_offline` computes anything from the prior. Agents that only size their

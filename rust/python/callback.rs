@@ -21,9 +21,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt};
 use rand::RngCore as _;
 
-use super::{AgentError, ArrayTriple, PyExperiment};
+use super::{reward_rows, to_py, AgentError, PyExperiment, RunArrays};
 use crate::agents::{Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
+use crate::experiment::reward_buffer_len;
 use crate::fdm::Fdm;
 use crate::rng::Rng;
 
@@ -256,25 +257,30 @@ impl Agent for FailedCopy {
 /// with a fresh `copy.deepcopy` of `agent` per MDP (the core clones built-in agents the same way),
 /// through the experiment's handle for each MDP (`Experiment::run_one`), so MDP `i` gets the
 /// environment stream `(seed, ENVIRONMENT, i)` and the agent stream `(seed, AGENT_ONLINE, i)` as
-/// every built-in agent does. Returns (returns, online wall
-/// seconds, online CPU seconds of this thread) for those MDPs. On the first
-/// failure, raises `AgentError` (the message names the agent, the MDP and the step) with the
-/// agent's own exception as its cause; no partial result.
+/// every built-in agent does. Returns (returns, online wall seconds, online CPU seconds of this
+/// thread) for those MDPs and, with `record_rewards`, their (len(indices), T) rewards (else None).
+/// On the first failure, raises `AgentError` (the message names the agent, the MDP and the step)
+/// with the agent's own exception as its cause; no partial result.
 #[pyfunction]
+#[pyo3(signature = (experiment, agent, name, indices, record_rewards=false))]
 pub(super) fn run_python_agent<'py>(
     py: Python<'py>,
     experiment: &PyExperiment,
     agent: &Bound<'py, PyAny>,
     name: String,
     indices: Vec<usize>,
-) -> PyResult<ArrayTriple<'py>> {
+    record_rewards: bool,
+) -> PyResult<RunArrays<'py>> {
     let exp = &experiment.inner;
     let n_actions = exp.test_distribution().n_actions();
+    let horizon = exp.setting().horizon;
     let deepcopy = py.import("copy")?.getattr("deepcopy")?;
     let mut returns = Vec::with_capacity(indices.len());
     let mut seconds = Vec::with_capacity(indices.len());
     let mut cpu_seconds = Vec::with_capacity(indices.len());
-    for &i in &indices {
+    let mut rewards =
+        if record_rewards { vec![0.0; reward_buffer_len(indices.len(), horizon).map_err(to_py)?] } else { Vec::new() };
+    for (k, &i) in indices.iter().enumerate() {
         if i >= exp.mdps().len() {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
                 "MDP index {i} is out of range 0..{}",
@@ -284,7 +290,12 @@ pub(super) fn run_python_agent<'py>(
         let local = deepcopy.call1((agent,))?;
         let callback = PyCallbackAgent::new(&local, name.clone(), n_actions)?;
         let error = Arc::clone(&callback.error);
-        match exp.run_one(Box::new(callback), i) {
+        let outcome = if record_rewards {
+            exp.run_one_recording(Box::new(callback), i, &mut rewards[k * horizon..(k + 1) * horizon])
+        } else {
+            exp.run_one(Box::new(callback), i)
+        };
+        match outcome {
             Ok(outcome) => {
                 returns.push(outcome.discounted_return);
                 seconds.push(outcome.seconds);
@@ -304,6 +315,7 @@ pub(super) fn run_python_agent<'py>(
             }
         }
     }
+    let recorded = reward_rows(py, record_rewards.then_some(rewards), indices.len(), horizon)?;
     let returns: Bound<'py, PyArray1<f64>> = returns.into_pyarray(py);
-    Ok((returns, seconds.into_pyarray(py), cpu_seconds.into_pyarray(py)))
+    Ok((returns, seconds.into_pyarray(py), cpu_seconds.into_pyarray(py), recorded))
 }

@@ -9,9 +9,9 @@ use pyo3::types::PyDict;
 
 use super::agent::PyAgent;
 use super::distribution::PyFdm;
-use super::{table, to_py, ArrayTriple};
+use super::{reward_rows, table, to_py, RunArrays};
 use crate::agents::{Agent, Setting};
-use crate::experiment::{Experiment, Progress};
+use crate::experiment::{reward_buffer_len, Experiment, Progress};
 use crate::host::host_info;
 
 /// Progress of a running experiment, shared with the thread that runs it.
@@ -77,28 +77,39 @@ impl PyExperiment {
     }
 
     /// Runs the trained agent on every test MDP; returns (returns, online wall seconds, online CPU
-    /// seconds) per MDP.
-    #[pyo3(signature = (agent, threads=None, progress=None))]
+    /// seconds) per MDP and, with `record_rewards`, the (N, T) rewards of every step (else None).
+    #[pyo3(signature = (agent, threads=None, progress=None, record_rewards=false))]
     fn run<'py>(
         &self,
         py: Python<'py>,
         agent: PyRef<'_, PyAgent>,
         threads: Option<usize>,
         progress: Option<&PyProgress>,
-    ) -> PyResult<ArrayTriple<'py>> {
+        record_rewards: bool,
+    ) -> PyResult<RunArrays<'py>> {
         if agent.shape.is_none() {
             return Err(PyValueError::new_err("the agent has not learned offline yet"));
         }
         let trained: &dyn Agent = agent.inner.as_ref();
         let exp = &self.inner;
         let progress = progress.map(|p| Arc::clone(&p.inner));
-        let outcome = py.detach(|| exp.run(trained, threads, progress.as_deref())).map_err(to_py)?;
+        let outcome =
+            py.detach(|| exp.run_with(trained, threads, progress.as_deref(), record_rewards)).map_err(to_py)?;
+        let rewards = reward_rows(py, outcome.rewards, exp.mdps().len(), exp.setting().horizon)?;
         Ok((
             outcome.returns.into_pyarray(py),
             outcome.online_seconds.into_pyarray(py),
             outcome.online_cpu_seconds.into_pyarray(py),
+            rewards,
         ))
     }
+}
+
+/// The number of entries (N x T) of the reward buffer of `n_mdps` trajectories of `horizon`
+/// steps; raises ValueError, naming the size, above the 2 GiB cap.
+#[pyfunction]
+fn reward_buffer_entries(n_mdps: usize, horizon: usize) -> PyResult<usize> {
+    reward_buffer_len(n_mdps, horizon).map_err(to_py)
 }
 
 /// The host the results are measured on: a dict with `cpu_model`, `vector_extensions` (a list),
@@ -120,5 +131,6 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyExperiment>()?;
     m.add_class::<PyProgress>()?;
     m.add_function(wrap_pyfunction!(host, m)?)?;
+    m.add_function(wrap_pyfunction!(reward_buffer_entries, m)?)?;
     Ok(())
 }

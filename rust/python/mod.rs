@@ -2,7 +2,7 @@
 //! Docstrings and validation with friendly messages live in the Python package; these functions
 //! re-validate everything (the core returns errors, never panics) so that no input can crash.
 
-use numpy::{IntoPyArray, PyArray1, PyArray3, PyArrayMethods, PyReadonlyArray3, PyUntypedArrayMethods};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray3, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -85,8 +85,24 @@ pub(super) fn mdp_from_arrays(
 
 /// Two arrays returned together.
 pub(super) type ArrayPair<'py, T, U> = (Bound<'py, PyArray1<T>>, Bound<'py, PyArray1<U>>);
-/// Three float arrays: per-MDP returns, wall seconds and CPU seconds.
-pub(super) type ArrayTriple<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
+
+/// A run's per-MDP arrays: returns, wall seconds, CPU seconds, and the (N, T) rewards when recorded.
+pub(super) type RunArrays<'py> = (
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    Option<Bound<'py, PyArray2<f64>>>,
+);
+
+/// Recorded rewards, row-major `rows` x `horizon`, as a NumPy (rows, horizon) array (no copy).
+pub(super) fn reward_rows<'py>(
+    py: Python<'py>,
+    rewards: Option<Vec<f64>>,
+    rows: usize,
+    horizon: usize,
+) -> PyResult<Option<Bound<'py, PyArray2<f64>>>> {
+    rewards.map(|values| values.into_pyarray(py).reshape([rows, horizon])).transpose()
+}
 
 pub(super) fn table<'py>(py: Python<'py>, data: &[f64], s: usize, a: usize) -> Bound<'py, PyArray3<f64>> {
     data.to_vec().into_pyarray(py).reshape([s, a, s]).expect("length S*A*S by construction")

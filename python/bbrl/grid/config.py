@@ -8,6 +8,7 @@ A configuration::
     gamma = 0.95
     horizon = 250
     seed = 0
+    record_rewards = false  # true: keep every step's reward (the cumulative-regret figure)
 
     [[experiment]]
     name = "GC"             # experiments are identified by (name, prior)
@@ -28,7 +29,9 @@ fastest (as the original's Lua scripts). An OPPS-DS formula set is a shipped set
 
 A cell's id names every parameter of the agent, defaults included, so that a result computed
 before a default changed is never taken for one of the new default (see :mod:`bbrl.grid.store`
-for where a cell's files live).
+for where a cell's files live). An experiment with ``record_rewards = true`` keeps the reward of
+every step in its cell files; its cells' ids (and file names) end in ``+rewards``, so that they are
+never taken for cells without them. Ids and files of experiments without the option are unchanged.
 """
 
 from __future__ import annotations
@@ -67,6 +70,10 @@ __all__ = [
 EXPERIMENT_KEYS = ("name", "test", "prior", "n_mdps", "gamma", "horizon", "seed")
 DEFAULT_KEYS = ("n_mdps", "gamma", "horizon", "seed")
 DEFAULTS: dict[str, Any] = {"n_mdps": 500, "gamma": 0.95, "horizon": 250, "seed": 0}
+#: Keys that change what is recorded, not the results: in [defaults] and [[experiment]] tables.
+RECORDING_KEYS = ("record_rewards",)
+#: The end of the id (and file name) of a cell that records per-step rewards.
+REWARDS_SUFFIX = "+rewards"
 AGENT_RESERVED = ("kind", "block", "optional", "class")
 
 
@@ -87,6 +94,8 @@ class ExperimentConfig:
     seed: int
     test_fdm: FDM = field(repr=False, compare=False)
     prior_fdm: FDM = field(repr=False, compare=False)
+    #: Keep the reward of every step in the cell files (N x T floats per cell).
+    record_rewards: bool = False
 
     @property
     def key(self) -> str:
@@ -94,8 +103,12 @@ class ExperimentConfig:
         return f"{self.name}/{self.prior}"
 
     def settings(self) -> dict[str, Any]:
-        """The settings that determine its results (the MDPs drawn and the protocol)."""
-        return {k: getattr(self, k) for k in EXPERIMENT_KEYS}
+        """The settings that determine its results (the MDPs drawn and the protocol), and
+        ``record_rewards`` when true (absent when false, as in folders written before the option)."""
+        settings = {k: getattr(self, k) for k in EXPERIMENT_KEYS}
+        if self.record_rewards:
+            settings["record_rewards"] = True
+        return settings
 
 
 @dataclass(frozen=True)
@@ -114,10 +127,16 @@ class Cell:
         return params_id(self.spec, self.params)
 
     @property
+    def suffix(self) -> str:
+        """What the id and file name gain for what the cell records: ``+rewards`` or nothing."""
+        return REWARDS_SUFFIX if self.experiment.record_rewards else ""
+
+    @property
     def id(self) -> str:
-        """A readable, stable id, e.g. ``GC/UGC/egreedy/epsilon=0.1`` (no parameters: ``GC/GC/random``)."""
+        """A readable, stable id, e.g. ``GC/UGC/egreedy/epsilon=0.1`` (no parameters: ``GC/GC/random``;
+        recording rewards: ``GC/UGC/egreedy/epsilon=0.1+rewards``)."""
         tail = self.params_id
-        return f"{self.experiment.key}/{self.kind}" + (f"/{tail}" if tail else "")
+        return f"{self.experiment.key}/{self.kind}" + (f"/{tail}" if tail else "") + self.suffix
 
     @property
     def algorithm(self) -> str:
@@ -283,6 +302,11 @@ def _distribution(checker: _Checker, section: tuple[Any, ...], key: str, value: 
         raise checker.error(section, key, str(exc)) from None
 
 
+def where_record_key(section: tuple[Any, ...], raw: dict[str, Any]) -> tuple[Any, ...]:
+    """The table ``record_rewards`` was read from: the experiment's own, else ``[defaults]``."""
+    return section if "record_rewards" in raw else ("defaults",)
+
+
 def parse_config(
     text: str, source: str = "<config>", base: Path | None = None, check_agents: bool = True
 ) -> GridConfig:
@@ -312,9 +336,10 @@ def parse_config(
     raw_defaults = document.get("defaults", {})
     if not isinstance(raw_defaults, dict):
         raise checker.error((), "defaults", "must be a table [defaults]")
+    defaults["record_rewards"] = False
     for key, value in raw_defaults.items():
-        if key not in DEFAULT_KEYS:
-            raise checker.error(("defaults",), key, f"unknown key; known: {', '.join(DEFAULT_KEYS)}")
+        if key not in DEFAULT_KEYS + RECORDING_KEYS:
+            raise checker.error(("defaults",), key, f"unknown key; known: {', '.join(DEFAULT_KEYS + RECORDING_KEYS)}")
         defaults[key] = value
 
     raw_experiments = document.get("experiment")
@@ -325,8 +350,9 @@ def parse_config(
     for i, raw in enumerate(raw_experiments):
         section = ("experiment", i)
         for key in raw:
-            if key not in EXPERIMENT_KEYS:
-                raise checker.error(section, key, f"unknown key; known: {', '.join(EXPERIMENT_KEYS)}")
+            if key not in EXPERIMENT_KEYS + RECORDING_KEYS:
+                known_keys = ", ".join(EXPERIMENT_KEYS + RECORDING_KEYS)
+                raise checker.error(section, key, f"unknown key; known: {known_keys}")
         for key in ("name", "test"):
             if key not in raw:
                 raise checker.error(section, None, f"missing key {key!r}")
@@ -348,6 +374,18 @@ def parse_config(
         n_mdps = _check_int(checker, where["n_mdps"], "n_mdps", settings["n_mdps"], 2)
         horizon = _check_int(checker, where["horizon"], "horizon", settings["horizon"], 1)
         seed = _check_int(checker, where["seed"], "seed", settings["seed"], 0)
+        record_rewards = raw.get("record_rewards", defaults["record_rewards"])
+        if not isinstance(record_rewards, bool):
+            raise checker.error(
+                where_record_key(section, raw), "record_rewards", f"must be true or false, got {record_rewards!r}"
+            )
+        if record_rewards:
+            from .. import _core
+
+            try:
+                _core.reward_buffer_entries(n_mdps, horizon)
+            except ValueError as exc:
+                raise checker.error(where_record_key(section, raw), "record_rewards", str(exc)) from None
         gamma = settings["gamma"]
         if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0.0 <= gamma < 1.0:
             raise checker.error(where["gamma"], "gamma", f"must be a number in [0, 1), got {gamma!r}")
@@ -363,6 +401,7 @@ def parse_config(
             seed=seed,
             test_fdm=test_fdm,
             prior_fdm=prior_fdm,
+            record_rewards=record_rewards,
         )
         if experiment.key in seen:
             raise checker.error(section, "name", f"experiment {name!r} with prior {prior_name!r} is defined twice")

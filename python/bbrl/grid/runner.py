@@ -25,7 +25,7 @@ from typing import Any
 
 from .. import __version__, agents
 from .._fileio import write_atomic
-from ..schema import CELL_COLUMNS, describe_host, host_columns, per_mdp_frame
+from ..schema import CELL_COLUMNS, REWARDS_COLUMN, describe_host, host_columns, per_mdp_frame
 from .claims import file_lock
 from .config import Cell, GridConfig, select_shard
 from .display import open_display
@@ -105,7 +105,8 @@ def _trained_unlocked(out: Path, cell: Cell) -> agents.TrainedAgent:
 
 def run_cell(out: Path, cell: Cell, threads: int | None = None, on_mdps: Callable[[int], None] | None = None) -> Path:
     """Trains (or loads) the cell's agent, runs it on the experiment's MDPs and writes the cell's
-    Parquet file atomically. Returns the file."""
+    Parquet file atomically (with the per-step rewards when its experiment records them). Returns
+    the file."""
     from .. import _core
     from ..experiment import Experiment
 
@@ -115,16 +116,17 @@ def run_cell(out: Path, cell: Cell, threads: int | None = None, on_mdps: Callabl
     trained = _trained(out, cell)
     experiment = Experiment(e.test_fdm, n_mdps=e.n_mdps, gamma=e.gamma, horizon=e.horizon, seed=e.seed, name=e.name)
     counter = _core.Progress()
+    record = e.record_rewards
     if isinstance(cell.spec, agents.Agent):
         # A Python agent holds the GIL: it runs on worker processes through Experiment.run.
-        result = experiment.run(trained, threads=threads)
+        result = experiment.run(trained, threads=threads, record_rewards=record)
         returns, online, online_cpu = result.returns, result.online_seconds, result.online_cpu_seconds
-        used = result.threads
+        rewards, used = result.rewards, result.threads
     else:
         used = threads
         try:
-            returns, online, online_cpu = in_thread(
-                lambda: experiment._core.run(trained._core, threads, counter),
+            returns, online, online_cpu, rewards = in_thread(
+                lambda: experiment._core.run(trained._core, threads, counter, record),
                 (lambda: on_mdps(counter.done())) if on_mdps else None,
             )
         except BaseException:
@@ -157,7 +159,11 @@ def run_cell(out: Path, cell: Cell, threads: int | None = None, on_mdps: Callabl
         "online_cpu_seconds": online_cpu,
         **host_columns(host, used if used is not None else host["logical_cores"]),
     }
-    frame = per_mdp_frame(CELL_COLUMNS, values, e.n_mdps)
+    columns = CELL_COLUMNS
+    if record:
+        values[REWARDS_COLUMN] = rewards
+        columns = (*CELL_COLUMNS, REWARDS_COLUMN)
+    frame = per_mdp_frame(columns, values, e.n_mdps)
     buffer = io.BytesIO()
     frame.write_parquet(buffer)
     path = cell_path(out, cell)

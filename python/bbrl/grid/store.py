@@ -5,6 +5,8 @@ Layout of an output folder ``DIR``:
 
 * ``DIR/cells/<experiment>/<prior>/<kind>/<params>.parquet``: a finished cell (one row per test
   MDP), written atomically; ``<params>.failed.json`` beside it records a cell whose agent failed.
+  A cell that records per-step rewards is ``<params>+rewards.parquet``, with the ``rewards``
+  column (see :mod:`bbrl.schema`).
 * ``DIR/agents/...json``: trained agents, cached per (prior, agent, parameters, gamma, horizon, seed).
 * ``DIR/config.toml``: the configuration last run; ``DIR/source.json``: the folder its relative
   files (distributions, Python agents) are read from.
@@ -70,11 +72,13 @@ def _safe(component: str) -> str:
 
 
 def cell_path(out: Path, cell: Cell) -> Path:
-    """``out/cells/<experiment>/<prior>/<kind>/<params>.parquet``, each part percent-encoded."""
+    """``out/cells/<experiment>/<prior>/<kind>/<params>.parquet``, each part percent-encoded
+    (``<params>+rewards.parquet`` for a cell that records per-step rewards)."""
     parts = [cell.experiment.name, cell.experiment.prior, cell.kind]
     tail = cell.params_id
     folder = out / "cells" / Path(*[_safe(p) for p in parts])
-    return folder.parent / f"{folder.name}.parquet" if not tail else folder / f"{_safe(tail)}.parquet"
+    suffix = cell.suffix + ".parquet"
+    return folder.parent / f"{folder.name}{suffix}" if not tail else folder / f"{_safe(tail)}{suffix}"
 
 
 def failure_path(out: Path, cell: Cell) -> Path:
@@ -206,14 +210,19 @@ def _check_settings(out: Path, config: GridConfig) -> None:
     file = out / "experiments.json"
     recorded: dict[str, Any] = json.loads(file.read_text()) if file.is_file() else {}
     changed = False
+    # A folder written before the option recorded no rewards: a missing key means false. Mixing
+    # cells with and without rewards of one experiment in one folder is refused like any other
+    # change of settings (a report would show each setting twice).
+    unrecorded = {"record_rewards": False}
     for experiment in config.experiments:
         settings = experiment.settings()
         old = recorded.get(experiment.key)
         if old is None:
             recorded[experiment.key] = settings
             changed = True
-        elif old != settings:
-            diff = ", ".join(f"{k} {old.get(k)!r} there, {v!r} here" for k, v in settings.items() if old.get(k) != v)
+        elif {**unrecorded, **old} != {**unrecorded, **settings}:
+            now, before = {**unrecorded, **settings}, {**unrecorded, **old}
+            diff = ", ".join(f"{k} {before.get(k)!r} there, {v!r} here" for k, v in now.items() if before.get(k) != v)
             raise ValueError(
                 f"{out} holds results of experiment {experiment.key!r} with other settings ({diff}); "
                 "use another --out folder or another experiment name"
