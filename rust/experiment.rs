@@ -393,6 +393,40 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        /// Over seeds, discounts, horizons and sizes (and a random initial state): recording changes
+        /// no return, and each recorded row discounted and summed in step order is its return.
+        #[test]
+        fn recording_is_invisible_to_the_returns(
+            seed in proptest::prelude::any::<u64>(),
+            gamma in 0.0f64..0.999,
+            horizon in 1usize..60,
+            n_mdps in 1usize..6,
+            epsilon in 0.0f64..=1.0,
+            random_start in proptest::prelude::any::<bool>(),
+        ) {
+            let fdm = gc_like();
+            let test = if random_start {
+                Fdm::new(3, 2, fdm.theta().to_vec(), fdm.rewards().to_vec(), None).unwrap()
+            } else {
+                fdm
+            };
+            let setting = Setting { gamma, horizon };
+            let exp = Experiment::new(test.clone(), n_mdps, setting, seed).unwrap();
+            let mut agent = build("egreedy", &Params::from([("epsilon".to_string(), ParamValue::Float(epsilon))])).unwrap();
+            exp.learn_offline(agent.as_mut(), &test).unwrap();
+            let plain = exp.run(agent.as_ref(), Some(1), None).unwrap();
+            let recorded = exp.run_with(agent.as_ref(), Some(2), None, true).unwrap();
+            let rewards = recorded.rewards.unwrap();
+            proptest::prop_assert_eq!(rewards.len(), n_mdps * horizon);
+            for (i, row) in rewards.chunks(horizon).enumerate() {
+                proptest::prop_assert_eq!(recorded.returns[i].to_bits(), plain.returns[i].to_bits());
+                proptest::prop_assert_eq!(discounted_sum(row, gamma).to_bits(), plain.returns[i].to_bits());
+            }
+        }
+    }
+
     #[test]
     fn reward_recording_above_the_cap_is_refused_before_allocating() {
         assert_eq!(reward_buffer_len(500, 250).unwrap(), 125_000);

@@ -269,8 +269,19 @@ def test_report_draws_the_regret_figure_when_the_grid_has_rewards(tmp_path: Path
         assert figure.is_file() and figure.stat().st_size > 1000
     curves = pl.read_csv(folder / "GC-GC-regret.csv")
     # One curve per algorithm but the oracle, e-Greedy at its best setting, T steps each.
+    assert curves.columns == ["algorithm", "label", "step", "mean", "ci95", "low", "high"]
     assert sorted(set(curves["algorithm"].to_list())) == ["Random", "e-Greedy"]
     assert curves.height == 2 * 15
+    loaded = results.load(out)
+    best = loaded.cells.filter(pl.col("algorithm") == "e-Greedy").sort("mean", descending=True)["label"][0]
+    assert set(curves.filter(pl.col("algorithm") == "e-Greedy")["label"].to_list()) == {best}
+    # The CSV's curve is the regret of that cell's rewards against the oracle's (polars writes each
+    # float in the shortest form that reads back to the same bits, so no tolerance).
+    cell = loaded.cells.filter(pl.col("label") == best)["cell_id"][0]
+    expected = regret.regret_curve(
+        results.rewards_matrix(loaded, cell), results.rewards_matrix(loaded, "GC/GC/optimal+rewards"), best
+    )
+    assert np.array_equal(curves.filter(pl.col("label") == best)["mean"].to_numpy(), expected.mean)
     assert "regret" in report.read_text()
     # Without rewards: no regret figure.
     plain = tmp_path / "plain"

@@ -466,9 +466,11 @@ def write_experiment(
     figures["ecdf"] = _save(_ecdf_figure(by_algorithm, title, others), out / f"{slug}-ecdf")
     curves = regret_curves(results, cells)
     if curves:
-        colours = {c.label: _colour(c.label, others) for c in curves}
-        figures["regret"] = _save(plot_cumulative_regret(curves, title=title, colours=colours), out / f"{slug}-regret")
-        frame = pl.concat([c.to_polars() for c in curves]).rename({"label": "algorithm"})
+        colours = {c.label: _colour(algorithm, others) for algorithm, c in curves.items()}
+        figure = plot_cumulative_regret(list(curves.values()), title=title, colours=colours)
+        figures["regret"] = _save(figure, out / f"{slug}-regret")
+        frame = pl.concat([c.to_polars().with_columns(pl.lit(a).alias("algorithm")) for a, c in curves.items()])
+        frame = frame.select("algorithm", pl.exclude("algorithm"))
         write_atomic(out / f"{slug}-regret.csv", frame.write_csv().encode())
     note = f"incomplete: {missing} cells of this experiment have no result" if missing else ""
     figures["bounds"] = _save(_bounds_figure(bounds, title, others, note), out / f"{slug}-bounds")
@@ -483,30 +485,30 @@ def write_experiment(
     return ExperimentReport(key=key, slug=slug, figures=figures, tables=tables, bounds=bounds, missing=missing)
 
 
-def regret_curves(results: Results, cells: pl.DataFrame) -> list[RegretCurve]:
+def regret_curves(results: Results, cells: pl.DataFrame) -> dict[str, RegretCurve]:
     """The cumulative regret against the oracle of each algorithm's best setting (highest mean)
-    among ``cells`` (one experiment's), from their recorded per-step rewards; empty when the
-    oracle's cell or every other cell lacks them.
+    among ``cells`` (one experiment's), from their recorded per-step rewards, by algorithm (each
+    curve labelled with its setting); empty when the oracle's cell or every other cell lacks them.
 
     Raises:
         ValueError: the cells are not all on the same test MDPs (test, N, seed, T).
     """
     if "has_rewards" not in cells.columns:
-        return []
+        return {}
     recorded = cells.filter(pl.col("has_rewards"))
     oracle = recorded.filter(pl.col("kind").is_in(ORACLE_KINDS))
     competing = recorded.filter(~pl.col("kind").is_in(ORACLE_KINDS))
     if oracle.height == 0 or competing.height == 0:
-        return []
+        return {}
     # Same test distribution, number of MDPs and seed: the same MDPs; and the same horizon.
     for column in ("test", "n_mdps", "seed", "horizon", "gamma"):
         if recorded[column].n_unique() > 1:
             raise ValueError(f"cells of one experiment differ in {column}: their regrets cannot be paired")
     reference = rewards_matrix(results, oracle["cell_id"][0])
-    return [
-        regret_curve(rewards_matrix(results, row["cell_id"]), reference, row["algorithm"])
+    return {
+        row["algorithm"]: regret_curve(rewards_matrix(results, row["cell_id"]), reference, row["label"])
         for row in best_per_algorithm(competing).iter_rows(named=True)
-    ]
+    }
 
 
 def _missing_by_experiment(results_dir: Path) -> dict[str, int]:
