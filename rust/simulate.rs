@@ -135,8 +135,8 @@ impl RewardSink for Discard {
     fn record(&mut self, _step: usize, _reward: f64) {}
 }
 
-/// Recording on: the trajectory's row of the reward buffer, exactly `horizon` long, so that the
-/// index `step < horizon` needs no bounds check the compiler cannot remove.
+/// Recording on: the trajectory's row of the reward buffer, cut to exactly `horizon` entries by
+/// [`decide`], so the write at `step < horizon` is always in bounds.
 struct Record<'a>(&'a mut [f64]);
 
 impl RewardSink for Record<'_> {
@@ -295,6 +295,17 @@ mod tests {
             &mut short,
         );
         assert!(error.unwrap_err().to_string().contains("reward buffer has 39 entries for a horizon of 40 steps"));
+        // The loop itself refuses a short buffer too (for callers of `run_decisions`), and takes a
+        // longer one, writing only its first T entries.
+        let mut agent = Faulty { fault: "none", step: 0 };
+        let (mut agent_rng, mut env_rng) = (stream(0, 3, 0), stream(0, 2, 0));
+        let failure = agent.run_decisions(&mdp, 0, SETTING, &mut agent_rng, &mut env_rng, Some(&mut short));
+        assert_eq!(failure.unwrap_err().message, "the reward buffer has 39 entries for 40 steps");
+        let mut long = vec![f64::NAN; SETTING.horizon + 2];
+        agent.run_decisions(&mdp, 0, SETTING, &mut agent_rng, &mut env_rng, Some(&mut long)).unwrap();
+        assert!(
+            long[..SETTING.horizon].iter().all(|r| r.is_finite()) && long[SETTING.horizon..].iter().all(|r| r.is_nan())
+        );
     }
 
     #[test]

@@ -302,7 +302,7 @@ def _distribution(checker: _Checker, section: tuple[Any, ...], key: str, value: 
         raise checker.error(section, key, str(exc)) from None
 
 
-def where_record_key(section: tuple[Any, ...], raw: dict[str, Any]) -> tuple[Any, ...]:
+def _record_section(section: tuple[Any, ...], raw: dict[str, Any]) -> tuple[Any, ...]:
     """The table ``record_rewards`` was read from: the experiment's own, else ``[defaults]``."""
     return section if "record_rewards" in raw else ("defaults",)
 
@@ -377,7 +377,7 @@ def parse_config(
         record_rewards = raw.get("record_rewards", defaults["record_rewards"])
         if not isinstance(record_rewards, bool):
             raise checker.error(
-                where_record_key(section, raw), "record_rewards", f"must be true or false, got {record_rewards!r}"
+                _record_section(section, raw), "record_rewards", f"must be true or false, got {record_rewards!r}"
             )
         if record_rewards:
             from .. import _core
@@ -385,7 +385,7 @@ def parse_config(
             try:
                 _core.reward_buffer_entries(n_mdps, horizon)
             except ValueError as exc:
-                raise checker.error(where_record_key(section, raw), "record_rewards", str(exc)) from None
+                raise checker.error(_record_section(section, raw), "record_rewards", str(exc)) from None
         gamma = settings["gamma"]
         if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0.0 <= gamma < 1.0:
             raise checker.error(where["gamma"], "gamma", f"must be a number in [0, 1), got {gamma!r}")
