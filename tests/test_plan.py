@@ -103,6 +103,25 @@ def test_the_pilot_measures_each_experiment_and_kind_at_most_twice_and_predicts_
         pilot(config, pilot_mdps=0)
 
 
+def test_the_every_cell_pilot_measures_each_cell_once_with_its_own_cost() -> None:
+    config = grid.parse_config(GRID)
+    plan = pilot(config, pilot_mdps=1, pilot_decisions=4, budget_seconds=0, every_cell=True)
+    # The budget does not apply: one run per cell, and a prediction for each.
+    assert plan.every_cell and plan.pilot_points == len(config.cells)
+    assert set(plan.seconds) == {c.id for c in config.cells}
+    assert all(math.isfinite(s) and s > 0 for s in plan.seconds.values())
+    # Each cell's own measurement, OPPS-DS's training scaled from the capped draws: 1000 draws
+    # (measured on 200, times 5) against 100 is about 10 times the training, and training
+    # dominates these cells (8 MDPs x 40 decisions of a formula cost microseconds); a factor 3
+    # leaves room for timer noise.
+    for key in ("GC/GC", "Grid/UGrid"):
+        cheap, dear = (
+            plan.seconds[f"{key}/oppsds/formula_set=2,n_draws={n},c=660.0,compat=false"] for n in (100, 1000)
+        )
+        assert dear > 3 * cheap
+    assert '"every_cell": true' in plan.to_json()
+
+
 def test_runners_order_cells_by_the_plan_kept_in_the_folder(tmp_path: Path) -> None:
     config = grid.parse_config(GRID)
     plan = pilot(config, pilot_mdps=2, pilot_decisions=5, budget_seconds=60)

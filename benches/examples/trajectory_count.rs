@@ -2,7 +2,8 @@
 //! `valgrind --tool=callgrind` (deterministic, unlike timings on a shared machine):
 //! `cargo build --release -p bbrl-benches --example trajectory_count && valgrind --tool=callgrind \
 //!  target/release/examples/trajectory_count GC egreedy 10`. Arguments: problem, agent (egreedy,
-//! softmax, beb, bamcp, bfs3, ...), number of MDPs, and for bamcp and bfs3 an optional K (500).
+//! softmax, beb, bamcp, bfs3, ...), number of MDPs, for bamcp and bfs3 an optional K (500) and
+//! depth (15), and for bfs3 an optional C (15): `trajectory_count Grid bfs3 1 10000 50 2`.
 //! The mean return is printed in full, so that two builds can be checked for identical results.
 
 use bbrl::agents::{build, ParamValue, Params, Setting};
@@ -13,17 +14,19 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let fdm = problems::by_name(&args[1]).expect("GC, GDL, Grid, UGC, UGDL or UGrid");
     let k: i64 = args.get(4).map_or(500, |k| k.parse().expect("K, a number of simulations"));
+    let depth: i64 = args.get(5).map_or(15, |d| d.parse().expect("a depth"));
+    let c: i64 = args.get(6).map_or(15, |c| c.parse().expect("C, a branching factor"));
     let params = match args[2].as_str() {
         "egreedy" => Params::from([("epsilon".into(), ParamValue::Float(0.1))]),
         "softmax" => Params::from([("tau".into(), ParamValue::Float(1.0))]),
         "beb" => Params::from([("beta".into(), ParamValue::Float(1.0))]),
         // The planners at the parameters of the original's timing table (`benches/planning.rs`);
-        // an optional fourth argument sets K.
-        "bamcp" => Params::from([("k".into(), ParamValue::Int(k)), ("depth".into(), ParamValue::Int(15))]),
+        // optional arguments set K, the depth and C.
+        "bamcp" => Params::from([("k".into(), ParamValue::Int(k)), ("depth".into(), ParamValue::Int(depth))]),
         "bfs3" => Params::from([
             ("k".into(), ParamValue::Int(k)),
-            ("c".into(), ParamValue::Int(15)),
-            ("depth".into(), ParamValue::Int(15)),
+            ("c".into(), ParamValue::Int(c)),
+            ("depth".into(), ParamValue::Int(depth)),
         ]),
         _ => Params::new(),
     };

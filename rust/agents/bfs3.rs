@@ -64,6 +64,8 @@ struct Bfs3State {
     tree: FsssTree,
     /// Per-support-state sample counts while a node is expanded.
     sampled: Vec<u32>,
+    /// The cumulative predictive weights of a row's support while its children are drawn.
+    row_weights: Vec<f64>,
     /// `n / C` for `n = 0..=C`: the backup weight of a child drawn `n` times.
     weights: Vec<f64>,
     /// The sample counts of two-state rows.
@@ -317,14 +319,31 @@ impl Bfs3State {
                 }
             }
             _ => {
-                // Count the draws per support state, then emit the edges in support order.
+                // Count the draws per support state, then emit the edges in support order. Each
+                // draw inverts the predictive's CDF: the first state whose cumulative weight exceeds
+                // `u * total`, found as the number of cumulative weights at most `u * total` (the
+                // weights are positive, so those form a prefix): a count without branches, over
+                // cumulative weights computed once for the C draws. (Sampling by subtracting the
+                // weights one by one, as `predictive_index` does, is the same law; the two can
+                // differ only where `u * total` is within rounding of a cumulative weight.)
+                let ns = self.counts.n_states();
+                let (alpha, planned) = (&self.counts.counts()[base..base + ns], &self.planning[base..base + ns]);
+                self.row_weights.clear();
+                let mut cumulative = 0.0;
+                for &y in support {
+                    cumulative += alpha[y as usize] + f64::from(planned[y as usize]);
+                    self.row_weights.push(cumulative);
+                }
+                let total = self.counts.row_totals()[row] + f64::from(self.planning_totals[row]);
                 self.sampled.clear();
                 self.sampled.resize(support.len(), 0);
+                // The last state takes whatever lies beyond the other cumulative weights.
+                let bounds = &self.row_weights[..support.len() - 1];
                 for _ in 0..c {
-                    let i = self.predictive_index(row, rng);
-                    self.sampled[i] += 1;
+                    let u = rng.random::<f64>() * total;
+                    let index = bounds.iter().map(|&w| usize::from(w <= u)).sum::<usize>();
+                    self.sampled[index] += 1;
                 }
-                let support = self.counts.support().row(row);
                 for (&y, &n) in support.iter().zip(&self.sampled) {
                     if n > 0 {
                         self.tree.edges.push(edge(y, n));
@@ -496,6 +515,7 @@ impl Agent for Bfs3 {
             touched: Vec::new(),
             tree: FsssTree::new(na),
             sampled: Vec::with_capacity(ns),
+            row_weights: Vec::with_capacity(ns),
             weights: (0..=self.c).map(|k| k as f64 / self.c as f64).collect(),
             row_reward: vec![f64::NAN; ns * na],
             two_state_rows: vec![None; ns * na],
@@ -740,6 +760,49 @@ mod tests {
                 assert!((mean - true_mean).abs() < 5.0 * (true_var / draws as f64).sqrt(), "{n} x {w}/{total}: {mean}");
                 assert!((var - true_var).abs() < 5.0 * se_var, "{n} x {w}/{total}: variance {var} vs {true_var}");
             }
+        }
+    }
+
+    #[test]
+    fn children_of_a_wide_row_are_multinomial_in_the_planning_predictive() {
+        // One state's row with four next states, theta = (1, 2, 3, 4), and 5 simulated
+        // transitions to the first: the C = 15 children are Multinomial(15, (6, 2, 3, 4) / 15),
+        // whose marginals are Binomial(15, p_i): the same 5-standard-error bounds on the mean
+        // and the variance as `success_counts_are_binomial`.
+        let (ns, c, draws) = (4, 15_usize, 20_000);
+        let theta = [1.0, 2.0, 3.0, 4.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
+        let prior = Fdm::new(ns, 1, theta.to_vec(), vec![0.5; ns * ns], Some(0)).unwrap();
+        let (mut agent, _) = trained(30, c, 4, &prior, 3);
+        let st = agent.state.as_mut().unwrap();
+        for _ in 0..5 {
+            st.plan_transition(0, 0);
+        }
+        let mut rng = stream(11, 0, 0);
+        let (mut sum, mut sum2) = ([0.0; 4], [0.0; 4]);
+        for _ in 0..draws {
+            st.tree.clear(st.v_max);
+            let node = st.tree.add_node(st.v_max) as usize;
+            st.sample_children(node, 0, c, &mut rng);
+            let entry = st.tree.q[node];
+            let mut counts = [0.0; 4];
+            for e in &st.tree.edges[entry.start as usize..(entry.start + entry.len) as usize] {
+                counts[e.state as usize] = e.count;
+            }
+            assert_eq!(counts.iter().sum::<f64>(), c as f64);
+            for i in 0..4 {
+                sum[i] += counts[i];
+                sum2[i] += counts[i] * counts[i];
+            }
+        }
+        for (i, w) in [6.0, 2.0, 3.0, 4.0].into_iter().enumerate() {
+            let (n, p) = (c as f64, w / 15.0);
+            let mean = sum[i] / draws as f64;
+            let var = sum2[i] / draws as f64 - mean * mean;
+            let (true_mean, true_var) = (n * p, n * p * (1.0 - p));
+            let mu4 = true_var * (1.0 + 3.0 * (n - 2.0) * p * (1.0 - p));
+            let se_var = ((mu4 - true_var * true_var) / draws as f64).sqrt();
+            assert!((mean - true_mean).abs() < 5.0 * (true_var / draws as f64).sqrt(), "state {i}: mean {mean}");
+            assert!((var - true_var).abs() < 5.0 * se_var, "state {i}: variance {var} vs {true_var}");
         }
     }
 

@@ -28,6 +28,11 @@ def register(grid_commands: Any) -> None:
     plan.add_argument("--pilot-mdps", type=int, default=2, help="test MDPs per pilot run (default 2)")
     plan.add_argument("--pilot-decisions", type=int, default=10, help="decisions per pilot trajectory (default 10)")
     plan.add_argument("--pilot-budget", type=float, default=120.0, help="pilot seconds before it stops adding points")
+    plan.add_argument(
+        "--every-cell",
+        action="store_true",
+        help="measure every cell on the pilot (no interpolation between settings; the budget does not apply)",
+    )
     plan.add_argument("--cells", type=int, default=10, help="how many of the longest cells to list (default 10)")
     plan.add_argument("--compare", type=Path, default=None, help="an output folder whose done cells to check against")
     plan.set_defaults(handler=_command_plan)
@@ -76,8 +81,9 @@ def _command_plan(args: argparse.Namespace, console: Any) -> int:
             _print_comparison(compare(kept, config, args.compare), args.compare, "the plan kept there", console)
             return 0
     size = f"{args.pilot_mdps} MDPs x {args.pilot_decisions} decisions"
-    console.print(f"pilot: {len(config.cells)} cells, {size} per point, budget {args.pilot_budget:.0f} s")
-    plan = pilot(config, args.pilot_mdps, args.pilot_decisions, args.pilot_budget, console)
+    bound = "every cell measured" if args.every_cell else f"budget {args.pilot_budget:.0f} s"
+    console.print(f"pilot: {len(config.cells)} cells, {size} per point, {bound}")
+    plan = pilot(config, args.pilot_mdps, args.pilot_decisions, args.pilot_budget, console, args.every_cell)
     console.print(f"pilot cost: {plan.pilot_seconds:.3g} s wall for {plan.pilot_points} runs", highlight=False)
     seconds = plan.seconds
     cells = sorted(config.cells, key=lambda c: -seconds[c.id])

@@ -21,6 +21,10 @@ The pilot's cost is bounded twice: by its size (``pilot_mdps`` x ``pilot_decisio
 point, at most two points per pair) and by ``budget_seconds``, after which only the cheapest point
 of each remaining pair is run (and its cost taken as proportional to the units).
 
+With ``every_cell=True`` the pilot measures every cell instead (``pilot_mdps`` x ``pilot_decisions``
+decisions of each, and its training, OPPS-DS's scaled linearly from the capped draws), so no cell's
+cost is interpolated between two settings: the measurement behind a study's stated total.
+
 Without a measured plan, :func:`longest_first` orders cells by the units alone (a relative cost).
 """
 
@@ -126,6 +130,7 @@ class Plan:
     offline: dict[tuple[str, str], Fit]
     pilot_seconds: float
     pilot_points: int
+    every_cell: bool = False
 
     def to_json(self) -> str:
         return json.dumps(
@@ -133,6 +138,7 @@ class Plan:
                 "cells": self.seconds,
                 "pilot_seconds": self.pilot_seconds,
                 "pilot_points": self.pilot_points,
+                "every_cell": self.every_cell,
                 "online": [[e, k, f.a, f.b] for (e, k), f in self.online.items()],
                 "offline": [[e, k, f.a, f.b] for (e, k), f in self.offline.items()],
             },
@@ -198,8 +204,14 @@ def pilot(
     pilot_decisions: int = 10,
     budget_seconds: float = 120.0,
     console: Any = None,
+    every_cell: bool = False,
 ) -> Plan:
     """Measures each (experiment, kind) of ``config`` on a pilot and predicts every cell's cost.
+
+    Args:
+        every_cell: measure every cell rather than two settings per (experiment, kind); the
+            budget then does not apply (the pilot costs about ``pilot_mdps * pilot_decisions /
+            (n_mdps * horizon)`` of the grid's online time, plus every training).
 
     Raises:
         ValueError: for a pilot size below 1 or a cell whose agent this installation lacks.
@@ -211,6 +223,8 @@ def pilot(
         if cell.spec is None:
             raise ValueError(f"cell {cell.id}: agent {cell.kind!r} is not known to this installation")
         groups.setdefault((cell.experiment.key, cell.kind), []).append(cell)
+    if every_cell:
+        return _pilot_every_cell(config, groups, pilot_mdps, pilot_decisions, console)
     started = time.perf_counter()
     points: dict[tuple[str, str], list[tuple[float, float, float, float]]] = {}
     # The cheapest point of every pair first, so that the budget never leaves a pair unmeasured.
@@ -237,6 +251,40 @@ def pilot(
         e = cell.experiment
         seconds[cell.id] = offline[key](offline_units(cell)) + e.n_mdps * e.horizon * online[key](online_units(cell))
     return Plan(seconds, online, offline, time.perf_counter() - started, runs)
+
+
+def _pilot_every_cell(
+    config: GridConfig,
+    groups: dict[tuple[str, str], list[Cell]],
+    pilot_mdps: int,
+    pilot_decisions: int,
+    console: Any,
+) -> Plan:
+    """:func:`pilot` with ``every_cell``: each cell's own training and per-decision cost."""
+    started = time.perf_counter()
+    seconds: dict[str, float] = {}
+    points: dict[tuple[str, str], list[tuple[float, float, float, float]]] = {}
+    for index, cell in enumerate(config.cells):
+        point = _pilot_point(cell, pilot_mdps, pilot_decisions)
+        pilot_units, training, _, per_decision = point
+        # Training cost is linear in its units (OPPS-DS's draws were capped for the pilot).
+        offline = training * offline_units(cell) / pilot_units
+        e = cell.experiment
+        seconds[cell.id] = offline + e.n_mdps * e.horizon * per_decision
+        points.setdefault((e.key, cell.kind), []).append(point)
+        if console is not None and (index + 1) % 50 == 0:
+            elapsed = time.perf_counter() - started
+            console.print(f"pilot: {index + 1} of {len(config.cells)} cells measured ({elapsed:.0f} s)")
+    # The per-pair lines (kept in plan.json like the two-point pilot's) through each pair's
+    # cheapest and dearest measured points.
+    online, offline_fits = {}, {}
+    for key, pts in points.items():
+        ends = [min(pts, key=lambda p: p[2]), max(pts, key=lambda p: p[2])]
+        online[key] = Fit.through([(p[2], p[3]) for p in ends])
+        ends = [min(pts, key=lambda p: p[0]), max(pts, key=lambda p: p[0])]
+        offline_fits[key] = Fit.through([(p[0], p[1]) for p in ends])
+    assert set(points) == set(groups)
+    return Plan(seconds, online, offline_fits, time.perf_counter() - started, len(config.cells), every_cell=True)
 
 
 def longest_first(cells: Sequence[Cell], out: Path | None = None) -> list[Cell]:
