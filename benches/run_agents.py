@@ -16,6 +16,7 @@ import time
 
 import bbrl
 from bbrl import agents
+from bbrl.schema import host_line
 
 #: (agent, the original's cost per decision in microseconds on GC, GDL, Grid; None: not measured).
 BASIC: list[tuple[agents.AgentSpec, dict[str, float] | None]] = [
@@ -45,6 +46,7 @@ def main() -> None:
     parser.add_argument("--set", choices=sorted(SETS), default="basic")
     parser.add_argument("--problems", nargs="+", default=["GC", "GDL", "Grid"])
     args = parser.parse_args()
+    print(host_line())
     print(f"N = {args.n_mdps}, T = 250, gamma = 0.95, threads = {args.threads}, accurate prior")
     print(f"{'problem':<6} {'agent':<40} {'decisions/s':>12} {'us/decision':>12} {'original us':>12} {'speed-up':>9}")
     for problem in args.problems:

@@ -24,6 +24,7 @@ __all__ = [
     "SCHEMA",
     "describe_host",
     "host_columns",
+    "host_line",
     "per_mdp_frame",
     "rewards_array",
 ]
@@ -122,6 +123,17 @@ def describe_host() -> dict[str, Any]:
     from . import _core
 
     return dict(_core.host())
+
+
+def host_line(host: dict[str, Any] | None = None) -> str:
+    """One line naming the machine (for benches and logs): CPU model, logical cores, vector
+    extensions and load, from :func:`describe_host` (now, when ``host`` is not given)."""
+    host = describe_host() if host is None else host
+    extensions = " ".join(host.get("vector_extensions", [])) or "none detected"
+    return (
+        f"machine: {host.get('cpu_model', 'unknown CPU')}, {host.get('logical_cores', 0)} logical CPUs, "
+        f"vector extensions {extensions}, load average {host.get('load_average', float('nan')):.1f}"
+    )
 
 
 def host_columns(host: dict[str, Any], threads: int) -> dict[str, Any]:

@@ -66,6 +66,9 @@ struct Bfs3State {
     sampled: Vec<u32>,
     /// The cumulative predictive weights of a row's support while its children are drawn.
     row_weights: Vec<f64>,
+    /// Per (s, a) row (at `row * S`), the cumulative weights of its support under the real
+    /// counts: the predictive of a row without planning counts (see `sample_children`).
+    row_cumulative: Vec<f64>,
     /// `n / C` for `n = 0..=C`: the backup weight of a child drawn `n` times.
     weights: Vec<f64>,
     /// The sample counts of two-state rows.
@@ -327,26 +330,47 @@ impl Bfs3State {
                 // weights one by one, as `predictive_index` does, is the same law; the two can
                 // differ only where `u * total` is within rounding of a cumulative weight.)
                 let ns = self.counts.n_states();
-                let (alpha, planned) = (&self.counts.counts()[base..base + ns], &self.planning[base..base + ns]);
-                self.row_weights.clear();
-                let mut cumulative = 0.0;
-                for &y in support {
-                    cumulative += alpha[y as usize] + f64::from(planned[y as usize]);
-                    self.row_weights.push(cumulative);
-                }
+                let len = support.len();
+                // The cumulative weights of the real counts are kept per row (`update_row`); with
+                // planning counts in the row they are summed afresh (adding a zero planning count
+                // leaves every sum as it is, so both give the same bits).
+                let cumulative: &[f64] = if self.planning_totals[row] == 0 {
+                    &self.row_cumulative[base..base + len]
+                } else {
+                    let (alpha, planned) = (&self.counts.counts()[base..base + ns], &self.planning[base..base + ns]);
+                    self.row_weights.clear();
+                    let mut sum = 0.0;
+                    for &y in support {
+                        sum += alpha[y as usize] + f64::from(planned[y as usize]);
+                        self.row_weights.push(sum);
+                    }
+                    &self.row_weights
+                };
                 let total = self.counts.row_totals()[row] + f64::from(self.planning_totals[row]);
                 self.sampled.clear();
-                self.sampled.resize(support.len(), 0);
+                self.sampled.resize(len, 0);
                 // The last state takes whatever lies beyond the other cumulative weights.
-                let bounds = &self.row_weights[..support.len() - 1];
+                let bounds = &cumulative[..len - 1];
+                // Which support positions were drawn, as bits (rows of up to 64 states), so that
+                // the edges are emitted by walking the drawn positions only, in support order.
+                let mut drawn = 0_u64;
                 for _ in 0..c {
                     let u = rng.random::<f64>() * total;
                     let index = bounds.iter().map(|&w| usize::from(w <= u)).sum::<usize>();
                     self.sampled[index] += 1;
+                    drawn |= 1_u64.checked_shl(index as u32).unwrap_or(0);
                 }
-                for (&y, &n) in support.iter().zip(&self.sampled) {
-                    if n > 0 {
-                        self.tree.edges.push(edge(y, n));
+                if len <= 64 {
+                    while drawn != 0 {
+                        let i = drawn.trailing_zeros() as usize;
+                        drawn &= drawn - 1;
+                        self.tree.edges.push(edge(support[i], self.sampled[i]));
+                    }
+                } else {
+                    for (&y, &n) in support.iter().zip(&self.sampled) {
+                        if n > 0 {
+                            self.tree.edges.push(edge(y, n));
+                        }
                     }
                 }
             }
@@ -382,6 +406,12 @@ impl Bfs3State {
         let base = row * self.n_states();
         let rewards = self.counts.rewards();
         let support = self.counts.support().row(row);
+        let alpha = &self.counts.counts()[base..base + self.n_states()];
+        let mut sum = 0.0;
+        for (i, &y) in support.iter().enumerate() {
+            sum += alpha[y as usize];
+            self.row_cumulative[base + i] = sum;
+        }
         let mut values = support.iter().map(|&y| rewards[base + y as usize]);
         let first = values.next().unwrap_or(f64::NAN);
         let reward = if values.all(|r| r == first) { first } else { f64::NAN };
@@ -520,6 +550,7 @@ impl Agent for Bfs3 {
             row_reward: vec![f64::NAN; ns * na],
             two_state_rows: vec![None; ns * na],
             row_bounds: vec![(0.0, 0.0); ns * na * (self.c + 1)],
+            row_cumulative: vec![0.0; ns * na * ns],
             binomial: BinomialSampler::new(self.c),
             path: Vec::new(),
             scores: vec![0.0; na],
