@@ -67,7 +67,8 @@ def main() -> int:
             f"   ({time.perf_counter() - started:.0f} s)",
             flush=True,
         )
-    print(f"plan / whole trajectories: median {statistics.median(ratios):.2f}, from {min(ratios):.2f} to {max(ratios):.2f}")
+    low, high = min(ratios), max(ratios)
+    print(f"plan / whole trajectories: median {statistics.median(ratios):.2f}, from {low:.2f} to {high:.2f}")
     return 0
 
 
