@@ -290,6 +290,17 @@ def test_report_draws_the_regret_figure_when_the_grid_has_rewards(tmp_path: Path
     assert not list((tmp_path / "plain-report").glob("*regret*"))
 
 
+def test_report_says_why_there_is_no_regret_figure_without_an_oracle_cell(tmp_path: Path) -> None:
+    text = GRID.format(option="record_rewards = true").replace('[[agent]]\nkind = "optimal"\n\n', "")
+    config = grid.parse_config(text, "grid.toml")
+    assert not any(c.kind == "optimal" for c in config.cells)
+    out = tmp_path / "out"
+    grid.run_grid(config, out, threads=1, console=_quiet())
+    report = write_report(out, tmp_path / "report")
+    assert not list((tmp_path / "report").glob("*regret*"))
+    assert "it needs an Optimal cell" in report.read_text()
+
+
 def test_plot_writes_a_figure_file(tmp_path: Path) -> None:
     exp = bbrl.Experiment("GC", n_mdps=6, gamma=GAMMA, horizon=20, seed=0)
     optimal = exp.run(agents.Optimal(), record_rewards=True)

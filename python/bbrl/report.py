@@ -86,6 +86,8 @@ class ExperimentReport:
     bounds: pl.DataFrame
     #: Cells of the experiment without a result: the map is incomplete when > 0.
     missing: int = 0
+    #: Why no regret figure was drawn although some cells recorded per-step rewards ("" otherwise).
+    regret_note: str = ""
 
 
 def _slug(experiment: str, prior: str) -> str:
@@ -472,6 +474,12 @@ def write_experiment(
         frame = pl.concat([c.to_polars().with_columns(pl.lit(a).alias("algorithm")) for a, c in curves.items()])
         frame = frame.select("algorithm", pl.exclude("algorithm"))
         write_atomic(out / f"{slug}-regret.csv", frame.write_csv().encode())
+    regret_note = ""
+    if not curves and "has_rewards" in cells.columns and cells["has_rewards"].any():
+        regret_note = (
+            "Some cells recorded per-step rewards, but no regret figure is drawn: it needs an Optimal cell and at "
+            "least one other cell of this experiment with recorded rewards."
+        )
     note = f"incomplete: {missing} cells of this experiment have no result" if missing else ""
     figures["bounds"] = _save(_bounds_figure(bounds, title, others, note), out / f"{slug}-bounds")
     write_atomic(
@@ -482,7 +490,9 @@ def write_experiment(
         "tex": write_atomic(out / f"{slug}-table.tex", table_latex(cells, title).encode()),
         "csv": write_atomic(out / f"{slug}-table.csv", table_csv(cells).encode()),
     }
-    return ExperimentReport(key=key, slug=slug, figures=figures, tables=tables, bounds=bounds, missing=missing)
+    return ExperimentReport(
+        key=key, slug=slug, figures=figures, tables=tables, bounds=bounds, missing=missing, regret_note=regret_note
+    )
 
 
 def regret_curves(results: Results, cells: pl.DataFrame) -> dict[str, RegretCurve]:
@@ -805,6 +815,8 @@ def write_report(
         parts.append(f'<section id="{r.slug}"><h2>Experiment {html.escape(r.key)}</h2>')
         if r.missing:
             parts.append(f'<p class="warn">Incomplete: {r.missing} cells of this experiment have no result.</p>')
+        if r.regret_note:
+            parts.append(f'<p class="warn">{html.escape(r.regret_note)}</p>')
         if "regret" in r.figures:
             parts.append(
                 "<p>Cumulative regret: for each test MDP and step t, the sum up to t of the oracle's reward minus "
