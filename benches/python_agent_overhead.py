@@ -16,6 +16,7 @@ import time
 
 import bbrl
 from bbrl import agents
+from bbrl.schema import host_line
 
 
 class UniformPython(agents.Agent):
@@ -52,6 +53,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     exp = bbrl.Experiment(args.problem, n_mdps=args.n_mdps, horizon=args.horizon, seed=0)
+    print(host_line())
     print(f"{args.problem}, N = {args.n_mdps}, T = {args.horizon}, one process, best of {args.repeats}")
     print(f"{'agent':<34}{'online us/decision':>20}{'run() us/decision':>20}")
     rust_online = None

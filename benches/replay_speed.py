@@ -15,28 +15,13 @@ reference figure. Prints the CPU model and its vector extensions first.
 from __future__ import annotations
 
 import argparse
-import platform
 import random
 import time
-from pathlib import Path
 
 import numpy as np
 
 from bbrl import agents, replay
-
-
-def cpu_description() -> str:
-    model, flags = "", set()
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name") and not model:
-                model = line.split(":", 1)[1].strip()
-            elif line.startswith("flags") and not flags:
-                flags = set(line.split(":", 1)[1].split())
-    model = model or platform.processor() or "unknown CPU"
-    vector = [f for f in ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512dq", "avx512vl") if f in flags]
-    return f"{model}; vector extensions: {' '.join(vector) or 'none found'}"
+from bbrl.schema import host_line
 
 
 def timed(repeats: int, run):
@@ -89,7 +74,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--psrl-episodes", type=int, default=20_000)
     args = parser.parse_args()
-    print(cpu_description())
+    print(host_line())
     # Uniform logging on SixArms: 2.068 steps per episode on average.
     start = time.perf_counter()
     data = replay.Dataset.collect("SixArms", np.full((7, 6), 1 / 6), int(args.transitions / 2.068), seed=0)

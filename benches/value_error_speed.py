@@ -9,34 +9,16 @@ states on every core (`reference_values`), reporting returns and environment ste
 
 from __future__ import annotations
 
-import os
-import platform
 import time
 
 import numpy as np
 
 from bbrl import value_error as ve
-
-
-def cpu() -> tuple[str, list[str]]:
-    model, flags = platform.processor() or "unknown", []
-    try:
-        with open("/proc/cpuinfo") as info:
-            for line in info:
-                if line.startswith("model name") and model in ("unknown", "x86_64", ""):
-                    model = line.split(":", 1)[1].strip()
-                if line.startswith("flags"):
-                    flags = line.split(":", 1)[1].split()
-                    break
-    except OSError:
-        pass
-    wanted = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512dq", "avx512vl", "avx512bw")
-    return model, [f for f in wanted if f in flags]
+from bbrl.schema import host_line
 
 
 def main() -> None:
-    model, vectors = cpu()
-    print(f"CPU: {model}; vector extensions: {' '.join(vectors) or 'none found'}; {os.cpu_count()} logical cores")
+    print(host_line())
     cases = [
         ("mountain-car", (-0.5, 0.0), 20_000, 1000),
         ("puddle-world", (0.5, 0.5), 2_000, 1194),

@@ -72,6 +72,17 @@ def test_two_runs_share_every_score_and_declared_time(tmp_path: Path) -> None:
         assert np.all(np.isfinite(cpu)) and np.all(cpu >= 0.0)
 
 
+def test_the_host_line_names_the_machine_and_the_solvers_vector_path() -> None:
+    host = schema.describe_host()
+    assert host["vector_path"] in ("scalar", "avx2", "avx512")
+    line = schema.host_line(host)
+    assert line.startswith("machine: ") and host["cpu_model"] in line
+    assert f"solvers on the {host['vector_path']} path" in line
+    # Given a host dict, the line is made from it alone.
+    fake = {"cpu_model": "Test CPU", "logical_cores": 3, "vector_extensions": [], "vector_path": "scalar"}
+    assert schema.host_line(fake).startswith("machine: Test CPU, 3 logical CPUs, vector extensions none detected")
+
+
 def test_a_run_and_its_frame_share_the_grid_schema() -> None:
     run = bbrl.Experiment("GC", n_mdps=5, horizon=10).run(agents.EGreedy(0.1), threads=1)
     frame = run.to_polars()

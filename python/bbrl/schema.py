@@ -119,7 +119,8 @@ CELL_COLUMNS: tuple[str, ...] = CELL_EXTRA_COLUMNS[:1] + RUN_COLUMNS + CELL_EXTR
 
 def describe_host() -> dict[str, Any]:
     """The machine, now: ``cpu_model``, ``vector_extensions`` (a list), ``logical_cores``,
-    ``load_average`` (1 minute) and ``cpu_clock_resolution_seconds``."""
+    ``load_average`` (1 minute), ``cpu_clock_resolution_seconds`` and ``vector_path`` (the
+    solvers' path in this process: ``scalar``, ``avx2`` or ``avx512``; ``BBRL_SIMD`` forces one)."""
     from . import _core
 
     return dict(_core.host())
@@ -132,7 +133,8 @@ def host_line(host: dict[str, Any] | None = None) -> str:
     extensions = " ".join(host.get("vector_extensions", [])) or "none detected"
     return (
         f"machine: {host.get('cpu_model', 'unknown CPU')}, {host.get('logical_cores', 0)} logical CPUs, "
-        f"vector extensions {extensions}, load average {host.get('load_average', float('nan')):.1f}"
+        f"vector extensions {extensions}, solvers on the {host.get('vector_path', 'unknown')} path, "
+        f"load average {host.get('load_average', float('nan')):.1f}"
     )
 
 

@@ -113,7 +113,8 @@ fn reward_buffer_entries(n_mdps: usize, horizon: usize) -> PyResult<usize> {
 }
 
 /// The host the results are measured on: a dict with `cpu_model`, `vector_extensions` (a list),
-/// `logical_cores`, `load_average` (1 minute, NaN if unknown) and `cpu_clock_resolution_seconds`.
+/// `logical_cores`, `load_average` (1 minute, NaN if unknown), `cpu_clock_resolution_seconds` and
+/// `vector_path` (the solvers' path in this process: `scalar`, `avx2` or `avx512`).
 #[pyfunction]
 fn host<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     let info = host_info();
@@ -123,6 +124,7 @@ fn host<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     out.set_item("logical_cores", info.logical_cores)?;
     out.set_item("load_average", info.load_average)?;
     out.set_item("cpu_clock_resolution_seconds", crate::cputime::cpu_clock_resolution_seconds())?;
+    out.set_item("vector_path", crate::solve::SimdPath::selected().name())?;
     Ok(out)
 }
 
