@@ -127,6 +127,7 @@ class Experiment:
 def host() -> dict[str, Any]:
     """cpu_model, vector_extensions (list), logical_cores, load_average (1 minute),
     cpu_clock_resolution_seconds and vector_path (scalar, avx2 or avx512)."""
+
 def reward_buffer_entries(n_mdps: int, horizon: int) -> int:
     """N x T; raises ValueError (naming the size) when N x T x 8 bytes exceeds 2 GiB."""
 
