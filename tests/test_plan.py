@@ -151,3 +151,29 @@ def test_plan_command_prints_the_plan_and_checks_it_against_a_run(tmp_path: Path
     assert f"the plan kept there compared with {len(kept['cells'])} cells" in checked.stdout
     empty = subprocess.run([*command, "--compare", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert empty.returncode == 2 and "no finished cell" in empty.stderr
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "named"),
+    [
+        ("--pilot-mdps", "0", "pilot_mdps must be >= 1, got 0"),
+        ("--pilot-decisions", "-1", "pilot_decisions must be >= 1, got -1"),
+        ("--pilot-budget", "-5", "pilot budget (seconds) must be >= 0, got -5.0"),
+    ],
+)
+def test_plan_command_refuses_a_pilot_size_out_of_range_before_it_starts(
+    tmp_path: Path, flag: str, value: str, named: str
+) -> None:
+    config_file = tmp_path / "grid.toml"
+    config_file.write_text(GRID)
+    refused = subprocess.run(
+        [*_bbrl(), "grid", "plan", str(config_file), flag, value], capture_output=True, text=True, timeout=300
+    )
+    assert refused.returncode == 2, refused.stderr
+    assert named in refused.stderr
+    assert "pilot:" not in refused.stdout and "Traceback" not in refused.stderr
+
+
+def test_the_pilot_names_the_size_it_refuses() -> None:
+    with pytest.raises(ValueError, match="pilot_decisions must be >= 1, got 0"):
+        pilot(grid.parse_config(GRID), pilot_mdps=1, pilot_decisions=0)

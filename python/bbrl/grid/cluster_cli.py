@@ -69,10 +69,11 @@ def _hours(seconds: float) -> str:
 def _command_plan(args: argparse.Namespace, console: Any) -> int:
     from ..cli import _config_path
     from . import load_config
-    from .plan import compare, lpt_makespan, pilot, read_plan, suggest_workers, write_plan
+    from .plan import check_pilot_size, compare, lpt_makespan, pilot, read_plan, suggest_workers, write_plan
 
     if args.target_hours <= 0:
         raise ValueError(f"--target-hours must be positive, got {args.target_hours}")
+    check_pilot_size(args.pilot_mdps, args.pilot_decisions, args.pilot_budget)
     config = load_config(_config_path(args.config))
     if args.compare is not None:
         kept = read_plan(args.compare)

@@ -198,6 +198,18 @@ def _cpu_or_wall(cpu: Any, wall: Any) -> np.ndarray:
     return np.where(np.isfinite(cpu_array), cpu_array, wall_array)
 
 
+def check_pilot_size(pilot_mdps: int, pilot_decisions: int, budget_seconds: float) -> None:
+    """Raises ValueError naming the first pilot size out of range (MDPs and decisions >= 1,
+    budget >= 0 seconds)."""
+    for name, value, least in (
+        ("pilot_mdps", pilot_mdps, 1),
+        ("pilot_decisions", pilot_decisions, 1),
+        ("pilot budget (seconds)", budget_seconds, 0),
+    ):
+        if value < least:
+            raise ValueError(f"{name} must be >= {least}, got {value}")
+
+
 def pilot(
     config: GridConfig,
     pilot_mdps: int = 2,
@@ -216,8 +228,7 @@ def pilot(
     Raises:
         ValueError: for a pilot size below 1 or a cell whose agent this installation lacks.
     """
-    if pilot_mdps < 1 or pilot_decisions < 1 or budget_seconds < 0:
-        raise ValueError("the pilot needs pilot_mdps >= 1, pilot_decisions >= 1 and a budget >= 0 seconds")
+    check_pilot_size(pilot_mdps, pilot_decisions, budget_seconds)
     groups: dict[tuple[str, str], list[Cell]] = {}
     for cell in config.cells:
         if cell.spec is None:
