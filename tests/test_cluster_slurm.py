@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -172,6 +173,13 @@ def test_submission_and_resubmission_of_unfinished_tasks_with_a_stand_in_slurm(t
     (fake / "queue").write_text("102_0 RUNNING\n")
     again = _run([*_bbrl(), "grid", "submit", str(config_file), "--out", str(out)], env)
     assert (fake / "sbatch.log").read_text().splitlines()[-1].split()[:2] == ["--parsable", "--array=5"]
+    # Whether or not the kill landed mid-write, a dead writer's temporary file is there to clear.
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    host = socket.gethostname().replace(".", "-")
+    planted = out / "agents" / f".planted.json.w-{host}-{dead.pid}-abc.tmp"
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    planted.write_bytes(b"half")
     for index in (0, 5):  # the resubmitted tasks run; task 0 takes over its dead runner's claim
         done = _run([*_bbrl(), "grid", "task", str(out), str(index)], task_env)
         assert done.returncode == 0 and "ran" in done.stdout, done.stdout + done.stderr
@@ -181,6 +189,7 @@ def test_submission_and_resubmission_of_unfinished_tasks_with_a_stand_in_slurm(t
     status = _run([*_bbrl(), "grid", "status", str(out)], env)
     assert f"total: {len(config.cells)}/{len(config.cells)} cells done" in status.stdout, status.stdout
     assert "bamcp #0: 6 / 0 / 0 / 0" in status.stdout
+    # Task 0 cleared the temporary files of dead writers, the killed task's included.
     assert not list(out.rglob("*.claim")) and not list(out.rglob("*.tmp"))
     local = tmp_path / "local"
     grid.run_grid(config, local, threads=1, console=_quiet())

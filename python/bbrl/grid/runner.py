@@ -40,7 +40,7 @@ from .store import (
     check_settings,
     failure_path,
     record_config,
-    stale_temp_files,
+    remove_stale_temp_files,
     write_failure,
 )
 
@@ -284,8 +284,7 @@ def prepare_folder(
     folder.mkdir(parents=True, exist_ok=True)
     check_settings(folder, config)
     record_config(folder, config)
-    for tmp in stale_temp_files(folder):
-        tmp.unlink(missing_ok=True)
+    remove_stale_temp_files(folder)
     for skipped_agent in config.skipped_agents:
         console.print(f"skipping optional agent {skipped_agent}: not available in this installation")
     selected = select_shard(config.cells, shard)

@@ -53,6 +53,7 @@ __all__ = [
     "failure_path",
     "load_output_config",
     "read_failure",
+    "remove_stale_temp_files",
     "stale_temp_files",
     "status",
 ]
@@ -184,6 +185,13 @@ def stale_temp_files(out: Path) -> list[Path]:
                     if now - tmp.stat().st_mtime > STALE_TEMP_SECONDS:
                         stale.append(tmp)
     return stale
+
+
+def remove_stale_temp_files(out: Path) -> None:
+    """Removes the :func:`stale_temp_files` of ``out``: what every runner does before it starts, so
+    that a writer killed mid-write (``kill -9``, a lost node) leaves nothing behind for long."""
+    for tmp in stale_temp_files(out):
+        tmp.unlink(missing_ok=True)
 
 
 def claims(out: Path) -> list[ClaimInfo]:

@@ -31,7 +31,7 @@ from ..._fileio import write_atomic
 from ..config import Cell, GridConfig
 from ..plan import lpt_makespan, plan_path, static_cost
 from ..runner import cores_given, prepare_folder, run_claimed
-from ..store import folder_lock, load_output_config, status
+from ..store import folder_lock, load_output_config, remove_stale_temp_files, status
 
 __all__ = [
     "SlurmOptions",
@@ -291,6 +291,9 @@ def run_task(out: Path, index: int, console: Any) -> int:
     missing = [i for i in tasks[index] if i not in by_id]
     if missing:
         raise ValueError(f"{out}: cells {missing[:3]} of task {index} are not in config.toml (resubmit the grid)")
+    # A task killed mid-write (a lost node, a time limit) leaves a temporary file that no other
+    # runner removes until the next `bbrl grid run`: each task clears those of dead writers.
+    remove_stale_temp_files(folder)
     threads = cores_given()
     failed = 0
     for cell_id in tasks[index]:
