@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
+from bbrl import envs
 from bbrl import value_error as ve
 
 
@@ -231,8 +233,6 @@ def test_linear_td_on_mountain_car_lowers_cmapve():
 
 
 def test_bbrl_finite_envs_are_accepted_and_match_their_exact_values():
-    from bbrl import envs
-
     river = envs.river_swim("osband")  # 20 undiscounted steps: values are over that horizon
     pi = np.full((6, 2), 0.5)
     refs = ve.reference_values(river, ve.tabular_policy(pi), np.arange(6), epsilon=0.3, delta=0.1, tau=1.0)
@@ -245,3 +245,28 @@ def test_bbrl_finite_envs_are_accepted_and_match_their_exact_values():
     assert curve.predictions.shape == (3, 6)
     with pytest.raises(TypeError, match="FiniteEnv"):
         ve.reference_values("six-arms", ve.uniform_policy(6), np.arange(2))
+
+
+def test_finite_mdp_and_a_finite_env_of_the_same_tables_give_the_same_references():
+    P, R, pi = random_mdp(3, S=4, A=2)
+    start = np.full(4, 0.25)
+    args = dict(epsilon=0.3, delta=0.1, tau=1.0, seed=5)
+    from_tables = ve.reference_values(ve.finite_mdp(P, R, start, 0.9), ve.tabular_policy(pi), np.arange(4), **args)
+    env = envs.FiniteEnv(P, R, start, 0.9, name="finite")
+    from_env = ve.reference_values(env, ve.tabular_policy(pi), np.arange(4), **args)
+    assert np.array_equal(from_tables.values, from_env.values)
+    env_params = ("env_kind", "env_name", "env_discount", "env_time_limit")
+    assert [from_tables.params[k] for k in env_params] == [from_env.params[k] for k in env_params]
+
+
+@pytest.mark.parametrize(
+    ("P", "R", "start", "named"),
+    [
+        (np.ones((2, 2)), np.zeros((2, 1, 2)), [1.0, 0.0], "transitions must have shape (S, A, S)"),
+        (np.full((2, 1, 2), 0.5), np.zeros((2, 2, 2)), [1.0, 0.0], "rewards shape"),
+        (np.full((2, 1, 2), 0.5), np.zeros((2, 1, 2)), [1.0, 0.0, 0.0], "start must have shape (2,)"),
+    ],
+)
+def test_finite_mdp_names_a_table_of_the_wrong_shape(P, R, start, named):
+    with pytest.raises(ValueError, match=re.escape(named)):
+        ve.finite_mdp(P, R, start, 0.9)

@@ -250,14 +250,7 @@ class ValueErrorEnv:
     @staticmethod
     def puddle_world(discount: float, noise: float, time_limit: int | None = None) -> ValueErrorEnv: ...
     @staticmethod
-    def finite(
-        name: str,
-        transitions: npt.NDArray[np.float64],
-        rewards: npt.NDArray[np.float64],
-        start: npt.NDArray[np.float64],
-        discount: float,
-        time_limit: int | None = None,
-    ) -> ValueErrorEnv: ...
+    def from_finite(env: FiniteEnv) -> ValueErrorEnv: ...
     @property
     def name(self) -> str: ...
     @property

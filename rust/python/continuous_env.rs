@@ -1,15 +1,15 @@
 //! Simulators, fixed policies and features for value-error studies (`bbrl.value_error`):
-//! `ValueErrorEnv` (Mountain Car, Puddle World or a finite MDP from arrays), `FixedPolicy` and
+//! `ValueErrorEnv` (Mountain Car, Puddle World or a finite environment of `bbrl.envs`), `FixedPolicy` and
 //! `SparseFeatures`. Conversions only; the simulators live in `crate::env`.
 
 use numpy::{
-    IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
-    PyUntypedArrayMethods,
+    IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::{mdp_from_arrays, to_py};
+use super::env::PyFiniteEnv;
+use super::to_py;
 use crate::env::{Env, FiniteEnv, MountainCar, PuddleWorld};
 use crate::value_error::catalog::{self, AnyEnv, AnyFeatures, AnyPolicy, States};
 use crate::value_error::tiles::{OneHot, TileCoder};
@@ -35,21 +35,11 @@ impl PyValueErrorEnv {
         Ok(Self { inner: AnyEnv::PuddleWorld(PuddleWorld::new(discount, noise, time_limit).map_err(to_py)?) })
     }
 
+    /// The finite environment `env` of `bbrl.envs` (its tables, start law, discount and time
+    /// limit; not its current state): one way to build a finite MDP, whichever module asks.
     #[staticmethod]
-    #[pyo3(signature = (name, transitions, rewards, start, discount, time_limit=None))]
-    fn finite(
-        name: &str,
-        transitions: PyReadonlyArray3<'_, f64>,
-        rewards: PyReadonlyArray3<'_, f64>,
-        start: PyReadonlyArray1<'_, f64>,
-        discount: f64,
-        time_limit: Option<usize>,
-    ) -> PyResult<Self> {
-        let mdp = mdp_from_arrays(transitions, rewards)?;
-        let start = start.as_slice()?.to_vec();
-        Ok(Self {
-            inner: AnyEnv::Finite(Box::new(FiniteEnv::new(name, mdp, start, discount, time_limit).map_err(to_py)?)),
-        })
+    fn from_finite(env: PyRef<'_, PyFiniteEnv>) -> Self {
+        Self { inner: AnyEnv::Finite(Box::new(FiniteEnv::clone(&env.env))) }
     }
 
     #[getter]

@@ -100,16 +100,11 @@ def finite_mdp(
     name: str = "finite",
 ) -> Environment:
     """A finite MDP: ``transitions[s, a, s']``, ``rewards[s, a, s']`` (S, A, S), the start law
-    ``start[s]``. A discount of 1 needs ``time_limit``: the values are then over that many steps."""
-    p = np.ascontiguousarray(transitions, dtype=np.float64)
-    r = np.ascontiguousarray(rewards, dtype=np.float64)
-    s0 = np.ascontiguousarray(start, dtype=np.float64)
-    if p.ndim != 3 or r.ndim != 3 or s0.ndim != 1:
-        raise ValueError(
-            f"transitions and rewards must be (S, A, S) and start (S,), got {p.shape}, {r.shape}, {s0.shape}"
-        )
-    core = _core.ValueErrorEnv.finite(str(name), p, r, s0, float(discount), _optional_int(time_limit, "time_limit"))
-    return Environment(core, {"kind": "finite", "name": name, "discount": float(discount), "time_limit": time_limit})
+    ``start[s]``. A discount of 1 needs ``time_limit``: the values are then over that many steps.
+    Built as a :class:`bbrl.envs.FiniteEnv` (which checks the tables), then converted."""
+    return as_environment(
+        FiniteEnv(transitions, rewards, start, discount, _optional_int(time_limit, "time_limit"), name)
+    )
 
 
 def as_environment(env: Environment | FiniteEnv) -> Environment:
@@ -119,7 +114,9 @@ def as_environment(env: Environment | FiniteEnv) -> Environment:
     if isinstance(env, Environment):
         return env
     if isinstance(env, FiniteEnv):
-        return finite_mdp(env.transitions, env.rewards, env.start_law, env.discount, env.time_limit, env.name)
+        core = _core.ValueErrorEnv.from_finite(env._core)
+        params = {"kind": "finite", "name": env.name, "discount": env.discount, "time_limit": env.time_limit}
+        return Environment(core, params)
     raise TypeError(f"expected a bbrl.value_error.Environment or a bbrl.envs.FiniteEnv, got {type(env).__name__}")
 
 
