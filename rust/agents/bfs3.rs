@@ -337,13 +337,9 @@ impl Bfs3State {
                 let cumulative: &[f64] = if self.planning_totals[row] == 0 {
                     &self.row_cumulative[base..base + len]
                 } else {
+                    self.row_weights.resize(len, 0.0);
                     let (alpha, planned) = (&self.counts.counts()[base..base + ns], &self.planning[base..base + ns]);
-                    self.row_weights.clear();
-                    let mut sum = 0.0;
-                    for &y in support {
-                        sum += alpha[y as usize] + f64::from(planned[y as usize]);
-                        self.row_weights.push(sum);
-                    }
+                    cumulative_weights(support, alpha, planned, &mut self.row_weights);
                     &self.row_weights
                 };
                 let total = self.counts.row_totals()[row] + f64::from(self.planning_totals[row]);
@@ -406,12 +402,10 @@ impl Bfs3State {
         let base = row * self.n_states();
         let rewards = self.counts.rewards();
         let support = self.counts.support().row(row);
-        let alpha = &self.counts.counts()[base..base + self.n_states()];
-        let mut sum = 0.0;
-        for (i, &y) in support.iter().enumerate() {
-            sum += alpha[y as usize];
-            self.row_cumulative[base + i] = sum;
-        }
+        // Outside a search the planning counts are all zero: the real counts' weights.
+        let ns = self.n_states();
+        let (alpha, planned) = (&self.counts.counts()[base..base + ns], &self.planning[base..base + ns]);
+        cumulative_weights(support, alpha, planned, &mut self.row_cumulative[base..base + support.len()]);
         let mut values = support.iter().map(|&y| rewards[base + y as usize]);
         let first = values.next().unwrap_or(f64::NAN);
         let reward = if values.all(|r| r == first) { first } else { f64::NAN };
@@ -444,6 +438,17 @@ impl Bfs3State {
                 self.row_bounds[row * (c + 1) + k] = (usa, lsa);
             }
         }
+    }
+}
+
+/// The running sums of the predictive weights `alpha[y] + planned[y]` over `support`, in support
+/// order, into `out` (`support.len()` entries).
+#[inline]
+fn cumulative_weights(support: &[u32], alpha: &[f64], planned: &[u32], out: &mut [f64]) {
+    let mut sum = 0.0;
+    for (&y, cumulative) in support.iter().zip(out) {
+        sum += alpha[y as usize] + f64::from(planned[y as usize]);
+        *cumulative = sum;
     }
 }
 
