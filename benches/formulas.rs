@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
-use bbrl::agents::{Agent, OppsDs, Setting, OPPS_DEFAULT_C};
-use bbrl::formula::{formula_set, set::shipped_set, Formula};
-use bbrl::rng::stream;
 use bbrl_benches::gc;
+use bbrl_core::agent::{Agent, Setting};
+use bbrl_core::agents::{OppsDs, OPPS_DEFAULT_C};
+use bbrl_core::formula::{formula_set, set::shipped_set, Formula};
+use bbrl_core::rng::stream;
 
 /// OPPS-DS offline learning on GC (gamma 0.95, T 250): pulls per second.
 /// * `one formula, 1 variable`: `X0`, every pull sequential after the first (UCB phase);

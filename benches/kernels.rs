@@ -9,12 +9,13 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 
-use bbrl::agents::{build, ParamValue, Params, Setting};
-use bbrl::experiment::Experiment;
-use bbrl::model::CountModel;
-use bbrl::problems;
-use bbrl::rng::stream;
-use bbrl::solve::{QIterationWorkspace, SimdPath, ValueIterationWorkspace, BBRL_Q_ACCURACY, GUEZ_VI_EPSILON};
+use bbrl_core::agent::Setting;
+use bbrl_core::agents::{build, ParamValue, Params};
+use bbrl_core::evaluators::protocol::Experiment;
+use bbrl_core::model::counts::CountModel;
+use bbrl_core::model::problems;
+use bbrl_core::rng::stream;
+use bbrl_core::solve::{QIterationWorkspace, SimdPath, ValueIterationWorkspace, BBRL_Q_ACCURACY, GUEZ_VI_EPSILON};
 
 const PROBLEMS: [&str; 3] = ["GC", "GDL", "Grid"];
 const SETTING: Setting = Setting { gamma: 0.95, horizon: 250 };
@@ -89,7 +90,7 @@ fn trajectories(c: &mut Criterion) {
                 b.iter_batched(
                     || (agent.clone_box(), stream(0, 3, 0), stream(0, 2, 0)),
                     |(mut a, mut ar, mut er)| {
-                        bbrl::simulate::run_trajectory(a.as_mut(), mdp, 0, SETTING, &mut ar, &mut er).unwrap()
+                        bbrl_core::trajectory::run_trajectory(a.as_mut(), mdp, 0, SETTING, &mut ar, &mut er).unwrap()
                     },
                     BatchSize::SmallInput,
                 )

@@ -16,12 +16,13 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use bbrl::agents::{Agent, Bamcp, Bfs3, Setting};
-use bbrl::fdm::Fdm;
-use bbrl::mdp::Mdp;
-use bbrl::rng::{purpose, stream};
-use bbrl::simulate::run_trajectory;
 use bbrl_benches::{gc, gdl, grid};
+use bbrl_core::agent::{Agent, Setting};
+use bbrl_core::agents::{Bamcp, Bfs3};
+use bbrl_core::model::fdm::Fdm;
+use bbrl_core::model::mdp::Mdp;
+use bbrl_core::rng::{purpose, stream};
+use bbrl_core::trajectory::run_trajectory;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 const SETTING: Setting = Setting { gamma: 0.95, horizon: 250 };

@@ -5,7 +5,7 @@
 //! from the distribution, as the protocol does; the reported time is the trajectory time divided by
 //! 250 (per decision). The prior is the test distribution (the accurate case).
 //!
-//! The distributions are the core's built-ins (`bbrl::problems`), which the test suite checks
+//! The distributions are the core's built-ins (`bbrl_core::model::problems`), which the test suite checks
 //! against the original BBRL files.
 //!
 //! Run: `cargo bench -p bbrl-benches --bench sboss`. Results: `benches/README-sboss.md`.
@@ -13,20 +13,21 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use bbrl::agents::{Agent, Psrl, Sboss, Setting};
-use bbrl::fdm::Fdm;
-use bbrl::mdp::Mdp;
-use bbrl::rng::{purpose, stream};
-use bbrl::simulate::run_trajectory;
+use bbrl_core::agent::{Agent, Setting};
+use bbrl_core::agents::{Psrl, Sboss};
+use bbrl_core::model::fdm::Fdm;
+use bbrl_core::model::mdp::Mdp;
+use bbrl_core::rng::{purpose, stream};
+use bbrl_core::trajectory::run_trajectory;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
 const SETTING: Setting = Setting { gamma: 0.95, horizon: 250 };
 const N_MDPS: usize = 100;
 const SEED: u64 = 2016;
 
-/// A built-in distribution by its original short name (`bbrl::problems`, the single source).
+/// A built-in distribution by its original short name (`bbrl_core::model::problems`, the single source).
 fn load(short: &str) -> Fdm {
-    bbrl::problems::by_name(short).unwrap_or_else(|| panic!("unknown distribution {short}"))
+    bbrl_core::model::problems::by_name(short).unwrap_or_else(|| panic!("unknown distribution {short}"))
 }
 
 fn per_decision(c: &mut Criterion) {

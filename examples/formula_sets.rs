@@ -9,8 +9,8 @@
 
 use std::path::PathBuf;
 
-use bbrl::formula::set::format_formula_set;
-use bbrl::formula::{formula_set_with_stats, set::POINTS_RANGE};
+use bbrl_core::formula::set::format_formula_set;
+use bbrl_core::formula::{formula_set_with_stats, set::POINTS_RANGE};
 
 fn main() {
     let mut seed = 0u64;

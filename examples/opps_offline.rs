@@ -8,10 +8,11 @@
 
 use std::time::Instant;
 
-use bbrl::agents::{Agent, OppsDs, Setting, OPPS_DEFAULT_C};
-use bbrl::fdm::Fdm;
-use bbrl::formula::set::shipped_set;
-use bbrl::rng::{purpose, stream};
+use bbrl_core::agent::{Agent, Setting};
+use bbrl_core::agents::{OppsDs, OPPS_DEFAULT_C};
+use bbrl_core::formula::set::shipped_set;
+use bbrl_core::model::fdm::Fdm;
+use bbrl_core::rng::{purpose, stream};
 
 /// The GC prior: 5 states, 3 identical actions, x -> {0, x+1} (x4 -> {0, 4}),
 /// theta 1 on the support; R(., ., 0) = 2, R(., ., 4) = 10.

@@ -29,4 +29,4 @@ fi
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
 echo "== Rust unit and property tests on $target (emulated)"
-cargo test --release --target "$target" --lib --quiet
+cargo test --release --target "$target" -p bbrl-core --lib --quiet

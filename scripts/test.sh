@@ -20,9 +20,9 @@ wheel=$(ls dist/*.whl)
 
 echo "== Rust: format, lints, unit and property tests"
 cargo fmt --all -- --check
-cargo clippy --lib --tests -- -D warnings
-cargo clippy --features python --lib -- -D warnings
-cargo test --lib --quiet
+cargo clippy -p bbrl-core --lib --tests -- -D warnings
+cargo clippy -p bbrl-python -- -D warnings
+cargo test -p bbrl-core --lib --quiet
 
 echo "== Python: lints and tests against the installed wheel"
 "$venv/bin/ruff" check python tests benches

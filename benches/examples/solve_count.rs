@@ -3,9 +3,9 @@
 //! `cargo build --release -p bbrl-benches --example solve_count && valgrind --tool=callgrind \
 //!  target/release/examples/solve_count GC q 1000`.
 
-use bbrl::model::CountModel;
-use bbrl::problems;
-use bbrl::solve::{QIterationWorkspace, ValueIterationWorkspace, BBRL_Q_ACCURACY, GUEZ_VI_EPSILON};
+use bbrl_core::model::counts::CountModel;
+use bbrl_core::model::problems;
+use bbrl_core::solve::{QIterationWorkspace, ValueIterationWorkspace, BBRL_Q_ACCURACY, GUEZ_VI_EPSILON};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

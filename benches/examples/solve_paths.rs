@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use bbrl::model::CountModel;
-use bbrl::problems;
-use bbrl::solve::{QIterationWorkspace, SimdPath, ValueIterationWorkspace, BBRL_Q_ACCURACY, GUEZ_VI_EPSILON};
+use bbrl_core::model::counts::CountModel;
+use bbrl_core::model::problems;
+use bbrl_core::solve::{QIterationWorkspace, SimdPath, ValueIterationWorkspace, BBRL_Q_ACCURACY, GUEZ_VI_EPSILON};
 
 /// CPU time consumed by the calling thread.
 fn thread_cpu_time() -> Duration {

@@ -6,9 +6,10 @@
 //! depth (15), and for bfs3 an optional C (15): `trajectory_count Grid bfs3 1 10000 50 2`.
 //! The mean return is printed in full, so that two builds can be checked for identical results.
 
-use bbrl::agents::{build, ParamValue, Params, Setting};
-use bbrl::experiment::Experiment;
-use bbrl::problems;
+use bbrl_core::agent::Setting;
+use bbrl_core::agents::{build, ParamValue, Params};
+use bbrl_core::evaluators::protocol::Experiment;
+use bbrl_core::model::problems;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

@@ -1,21 +1,21 @@
 //! Helpers of the criterion benches: the benchmark's problems, from the core's single source
-//! (`bbrl::problems`, checked against the original data files by the Python test suite).
+//! (`bbrl_core::model::problems`, checked against the original data files by the Python test suite).
 
-use bbrl::fdm::Fdm;
+use bbrl_core::model::fdm::Fdm;
 
 /// GC, the Generalised Chain (accurate prior).
 pub fn gc() -> Fdm {
-    bbrl::problems::generalized_chain()
+    bbrl_core::model::problems::generalized_chain()
 }
 
 /// GDL, the Generalised Double-Loop (accurate prior).
 pub fn gdl() -> Fdm {
-    bbrl::problems::generalized_double_loop()
+    bbrl_core::model::problems::generalized_double_loop()
 }
 
 /// Grid, the 5x5 grid (accurate prior).
 pub fn grid() -> Fdm {
-    bbrl::problems::grid()
+    bbrl_core::model::problems::grid()
 }
 
 /// The CPU model (`model name` of /proc/cpuinfo, "unknown" elsewhere).
@@ -36,7 +36,7 @@ pub fn cpu_model() -> String {
 pub fn print_machine() {
     static PRINTED: std::sync::Once = std::sync::Once::new();
     PRINTED.call_once(|| {
-        use bbrl::solve::SimdPath;
+        use bbrl_core::solve::SimdPath;
         let runnable: Vec<&str> = SimdPath::ALL.iter().filter(|p| p.is_available()).map(|p| p.name()).collect();
         eprintln!(
             "machine: CPU {}, {} logical CPUs, runs {}; solvers take the {} path",

@@ -1,0 +1,318 @@
+//! FormulaAgent (SPEC 4.9.2–4.9.3): greedy on a formula of three Q-variables.
+//!
+//! Each Q-variable is a counting model with its Q-table ([`MeanModelQ`]: cold-start BBRL
+//! Q-iteration at reset and after every transition):
+//! * `X0 = QMean`: counts = the prior's theta (the posterior-mean model);
+//! * `X1 = QSelf`: counts `N(x, u, x) = 1`, 0 elsewhere, plus the observed counts;
+//! * `X2 = QUniform`: counts 1 for every (x, u, y), plus the observed counts.
+//!
+//! All share the prior's rewards. Only the variables the formula uses are instantiated and
+//! solved; the others evaluate to 0.0 and cost nothing. The action is the argmax over `u` of
+//! `f(QMean(x, u), QSelf(x, u), QUniform(x, u))`, with uniformly random ties.
+//!
+//! **Evaluation errors** (ln <= 0, sqrt < 0, 1/0, x/0; e.g. `X2 X1 DIV` where QSelf is 0):
+//! * default: the run is not lost. A failing action's index counts as -inf (it is played only if
+//!   every other index is -inf too, then at random among them); if every action fails, the
+//!   action is uniformly random. `action_probabilities` follows the same rule.
+//! * `compat = true`: the error is returned, which aborts the trajectory, as the original's
+//!   `AgentException` aborts the whole `run_experiment` (and discards the arm in OPPS-DS).
+//!
+//! A NaN index (the formula can produce one without an error, e.g. `inf - inf`) is never the
+//! argmax unless every index is NaN ([`argmax_random_tie`]).
+
+use std::sync::Arc;
+
+use rand::Rng as _;
+
+use super::common::{argmax_random_tie, greedy_probabilities};
+use super::mean_model::MeanModelQ;
+use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
+use crate::error::{BbrlError, Result};
+use crate::formula::{Formula, N_VARIABLES};
+use crate::model::counts::CountModel;
+use crate::model::fdm::Fdm;
+use crate::rng::Rng;
+
+/// The initial counts of Q-variable `index` (0 QMean, 1 QSelf, 2 QUniform) for `prior`.
+pub fn variable_counts(index: usize, prior: &Fdm) -> Vec<f64> {
+    let (s, a) = (prior.n_states(), prior.n_actions());
+    match index {
+        0 => prior.theta().to_vec(),
+        1 => {
+            let mut counts = vec![0.0; s * a * s];
+            for x in 0..s {
+                for u in 0..a {
+                    counts[(x * a + u) * s + x] = 1.0;
+                }
+            }
+            counts
+        }
+        2 => vec![1.0; s * a * s],
+        _ => panic!("there are {N_VARIABLES} Q-variables, not {}", index + 1),
+    }
+}
+
+/// Greedy on `formula(QMean, QSelf, QUniform)`.
+#[derive(Clone, Debug)]
+pub struct FormulaAgent {
+    formula: Arc<Formula>,
+    compat: bool,
+    vars: [Option<MeanModelQ>; N_VARIABLES],
+    /// The formula's index of each action in the current state (length A, allocated offline).
+    scratch: Vec<f64>,
+}
+
+impl FormulaAgent {
+    /// An untrained agent; evaluation errors are handled as described in the module docs.
+    pub fn new(formula: Formula) -> Self {
+        Self::shared(Arc::new(formula), false)
+    }
+
+    /// `compat = true`: evaluation errors abort the trajectory, as in the original.
+    pub fn with_compat(mut self, compat: bool) -> Self {
+        self.compat = compat;
+        self
+    }
+
+    pub(crate) fn shared(formula: Arc<Formula>, compat: bool) -> Self {
+        Self { formula, compat, vars: [None, None, None], scratch: Vec::new() }
+    }
+
+    pub fn formula(&self) -> &Formula {
+        &self.formula
+    }
+
+    pub fn compat(&self) -> bool {
+        self.compat
+    }
+
+    /// Builds the Q-variables: those the formula uses, or all three (`all`, for OPPS-DS workers that
+    /// switch formulas with [`FormulaAgent::set_formula`]).
+    pub(crate) fn build_variables(&mut self, prior: &Fdm, setting: Setting, all: bool) {
+        for (i, var) in self.vars.iter_mut().enumerate() {
+            *var = (all || self.formula.uses(i)).then(|| {
+                let counts = variable_counts(i, prior);
+                MeanModelQ::new(
+                    CountModel::new(prior.n_states(), prior.n_actions(), counts, prior.rewards_arc()),
+                    setting,
+                )
+            });
+        }
+        self.scratch = vec![0.0; prior.n_actions()];
+    }
+
+    /// Switches to another formula without allocating. Every variable it uses must have been
+    /// built (`build_variables(.., all = true)`); the next `reset` re-solves them.
+    pub(crate) fn set_formula(&mut self, formula: Arc<Formula>) {
+        debug_assert!((0..N_VARIABLES).all(|i| !formula.uses(i) || self.vars[i].is_some()));
+        self.formula = formula;
+    }
+
+    fn trained(&self) -> Result<()> {
+        if self.scratch.is_empty() {
+            Err(not_trained(&self.name()))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Fills `scratch` with the index of every action in `state`; returns the number of actions
+    /// whose evaluation failed (their index is -inf), or the error in compat mode.
+    fn fill_indices(&mut self, state: usize) -> Result<usize> {
+        self.for_used_variables(MeanModelQ::ensure_solved)?;
+        let Self { formula, compat, vars, scratch } = self;
+        let rows: [Option<&[f64]>; N_VARIABLES] =
+            std::array::from_fn(|i| if formula.uses(i) { vars[i].as_ref().map(|v| v.q_row(state)) } else { None });
+        let mut failed = 0;
+        for (u, index) in scratch.iter_mut().enumerate() {
+            let x = std::array::from_fn(|i| rows[i].map_or(0.0, |row| row[u]));
+            match formula.eval(x) {
+                Ok(v) => *index = v,
+                Err(e) if *compat => {
+                    return Err(BbrlError::Agent(format!(
+                        "formula '{formula}' failed in state {state} for action {u}: {e} \
+                         (QMean = {}, QSelf = {}, QUniform = {})",
+                        x[0], x[1], x[2]
+                    )))
+                }
+                Err(_) => {
+                    *index = f64::NEG_INFINITY;
+                    failed += 1;
+                }
+            }
+        }
+        Ok(failed)
+    }
+
+    fn for_used_variables(&mut self, mut f: impl FnMut(&mut MeanModelQ)) -> Result<()> {
+        self.trained()?;
+        for (i, var) in self.vars.iter_mut().enumerate() {
+            if self.formula.uses(i) {
+                f(var.as_mut().ok_or_else(|| BbrlError::Agent(format!("Q-variable X{i} was not built")))?);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Agent for FormulaAgent {
+    fn name(&self) -> String {
+        if self.compat {
+            format!("Formula ({}, compat)", self.formula)
+        } else {
+            format!("Formula ({})", self.formula)
+        }
+    }
+
+    fn learn_offline(&mut self, prior: &Fdm, setting: Setting, _rng: &mut Rng) -> Result<()> {
+        self.build_variables(prior, setting, false);
+        Ok(())
+    }
+
+    fn start_task(&mut self, context: &TaskContext<'_>, _rng: &mut Rng) -> Result<()> {
+        let setting = context.setting;
+        self.for_used_variables(|v| v.reset(setting))
+    }
+
+    fn act(&mut self, state: usize, rng: &mut Rng) -> Result<usize> {
+        let failed = self.fill_indices(state)?;
+        if failed == self.scratch.len() {
+            return Ok(rng.random_range(0..self.scratch.len()));
+        }
+        Ok(argmax_random_tie(&self.scratch, rng))
+    }
+
+    fn observe(&mut self, t: Transition, _rng: &mut Rng) -> Result<()> {
+        self.for_used_variables(|v| v.observe(t.state, t.action, t.next_state))
+    }
+
+    fn action_probabilities(&mut self, state: usize, out: &mut [f64]) -> Result<()> {
+        let failed = self.fill_indices(state)?;
+        if failed == self.scratch.len() {
+            out.fill(1.0 / out.len() as f64);
+        } else {
+            greedy_probabilities(&self.scratch, out);
+        }
+        Ok(())
+    }
+
+    /// Nothing learned offline: learn_offline only builds the mean models the formula reads; they are solved online.
+    fn learns_offline(&self) -> bool {
+        false
+    }
+
+    fn clone_box(&self) -> Box<dyn Agent> {
+        Box::new(self.clone())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::model::mdp::Mdp;
+    use crate::rng::stream;
+    use crate::trajectory::run_trajectory;
+
+    /// Three states, two actions. From states 0 and 1, action 0 leads to state 1 with reward 1
+    /// (mostly; else to state 0, reward 0) and action 1 to the absorbing, rewardless state 2.
+    /// No self-loop reward in state 0, so QSelf(0, ·) = 0 at first; QMean(0, 1) = 0.
+    pub(crate) fn small_prior() -> Fdm {
+        let (s, a) = (3, 2);
+        let mut theta = vec![0.0; s * a * s];
+        let mut rewards = vec![0.0; s * a * s];
+        for x in 0..2 {
+            theta[(x * a) * s + 1] = 5.0;
+            theta[(x * a) * s] = 0.2;
+            rewards[(x * a) * s + 1] = 1.0;
+            theta[(x * a + 1) * s + 2] = 1.0;
+        }
+        for u in 0..a {
+            theta[(2 * a + u) * s + 2] = 1.0;
+        }
+        Fdm::new(s, a, theta, rewards, Some(0)).unwrap()
+    }
+
+    fn agent(rpn: &str, compat: bool, prior: &Fdm, setting: Setting) -> FormulaAgent {
+        let mut a = FormulaAgent::new(Formula::parse_rpn(rpn).unwrap()).with_compat(compat);
+        a.learn_offline(prior, setting, &mut stream(0, 0, 0)).unwrap();
+        a
+    }
+
+    fn run(agent: &mut FormulaAgent, mdp: &Mdp, setting: Setting, seed: u64) -> Result<f64> {
+        run_trajectory(agent, mdp, 0, setting, &mut stream(seed, 3, 0), &mut stream(seed, 2, 0))
+            .map(|o| o.discounted_return)
+    }
+
+    #[test]
+    fn variables_have_the_spec_counts_and_only_used_ones_are_built() {
+        let prior = small_prior();
+        let own = |x: usize, u: usize, y: usize| variable_counts(1, &prior)[(x * 2 + u) * 3 + y];
+        assert!((0..3).all(|x| (0..2).all(|u| (0..3).all(|y| own(x, u, y) == if x == y { 1.0 } else { 0.0 }))));
+        assert_eq!(variable_counts(2, &prior), vec![1.0; 18]);
+        assert_eq!(variable_counts(0, &prior), prior.theta());
+        let setting = Setting { gamma: 0.95, horizon: 20 };
+        let a = agent("X2 X0 DIV", false, &prior, setting);
+        assert!(a.vars[0].is_some() && a.vars[1].is_none() && a.vars[2].is_some());
+        assert_eq!(a.name(), "Formula (X2 X0 DIV)");
+    }
+
+    #[test]
+    fn greedy_on_qmean_collects_the_reward() {
+        let prior = small_prior();
+        let setting = Setting { gamma: 0.95, horizon: 30 };
+        let mdp = prior.sample_mdp(&mut stream(1, 1, 0));
+        let good = run(&mut agent("X0", false, &prior, setting), &mdp, setting, 4).unwrap();
+        let bad = run(&mut agent("X0 OPP", false, &prior, setting), &mdp, setting, 4).unwrap();
+        assert!(good > 5.0 && bad == 0.0, "{good} {bad}");
+        let mut a = agent("X0", false, &prior, setting);
+        a.start_task(&TaskContext { setting, true_mdp: None }, &mut stream(0, 0, 0)).unwrap();
+        let mut p = [0.0; 2];
+        a.action_probabilities(0, &mut p).unwrap();
+        assert_eq!(p, [1.0, 0.0]);
+    }
+
+    #[test]
+    fn argmax_is_invariant_under_monotone_transforms() {
+        // v -> v|v| and v -> 2v + 1 are increasing: the same actions, step by step.
+        let prior = small_prior();
+        let setting = Setting { gamma: 0.95, horizon: 40 };
+        for seed in 0..5 {
+            let mdp = prior.sample_mdp(&mut stream(seed, 1, 0));
+            let base = run(&mut agent("X0 X2 SUB", false, &prior, setting), &mdp, setting, seed).unwrap();
+            for rpn in ["X0 X2 SUB X0 X2 SUB ABS MUL2", "X0 X2 SUB 2 MUL2 1 ADD2"] {
+                let other = run(&mut agent(rpn, false, &prior, setting), &mdp, setting, seed).unwrap();
+                assert_eq!(base, other, "{rpn}");
+            }
+        }
+    }
+
+    #[test]
+    fn evaluation_errors_abort_only_in_compat_mode() {
+        // QSelf(0, ·) = 0 in the initial state: 1/QSelf fails for both actions.
+        let prior = small_prior();
+        let setting = Setting { gamma: 0.95, horizon: 20 };
+        let mdp = prior.sample_mdp(&mut stream(2, 1, 0));
+        let e = run(&mut agent("X1 INV", true, &prior, setting), &mdp, setting, 0).unwrap_err();
+        assert!(e.to_string().contains("INV of 0") && e.to_string().contains("step 0"), "{e}");
+        let mut lenient = agent("X1 INV", false, &prior, setting);
+        assert!(run(&mut lenient, &mdp, setting, 0).is_ok());
+        lenient.start_task(&TaskContext { setting, true_mdp: None }, &mut stream(0, 0, 0)).unwrap();
+        let mut p = [0.0; 2];
+        lenient.action_probabilities(0, &mut p).unwrap();
+        assert_eq!(p, [0.5, 0.5], "all actions fail: uniform");
+        // Only action 1 fails (QMean(0, 1) = 0: it leads to the rewardless absorbing state): action 0 is played.
+        let mut one = agent("X0 INV", false, &prior, setting);
+        one.start_task(&TaskContext { setting, true_mdp: None }, &mut stream(0, 0, 0)).unwrap();
+        one.action_probabilities(0, &mut p).unwrap();
+        assert_eq!(p, [1.0, 0.0]);
+        let mut strict = agent("X0 INV", true, &prior, setting);
+        strict.start_task(&TaskContext { setting, true_mdp: None }, &mut stream(0, 0, 0)).unwrap();
+        assert!(strict.action_probabilities(0, &mut p).is_err());
+    }
+
+    #[test]
+    fn untrained_agent_is_an_error() {
+        let mut a = FormulaAgent::new(Formula::parse_rpn("X0").unwrap());
+        assert!(a.act(0, &mut stream(0, 0, 0)).is_err());
+    }
+}

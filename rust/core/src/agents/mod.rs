@@ -1,0 +1,39 @@
+//! The built-in agents, one module per algorithm, and the registry that builds them by name.
+//! The interface they implement is [`crate::agent::Agent`].
+
+mod bamcp;
+mod beb;
+mod bfs3;
+mod common;
+mod egreedy;
+mod formula_agent;
+mod mean_model;
+mod opps;
+mod optimal;
+#[cfg(test)]
+mod planning_test_support;
+mod psrl;
+mod random;
+mod registry;
+mod sboss;
+mod softmax;
+#[cfg(test)]
+mod test_support;
+
+pub use bamcp::Bamcp;
+pub use beb::Beb;
+pub use bfs3::Bfs3;
+pub use common::{
+    argmax_random_tie, argmax_random_tie_by, argmax_random_tie_by_select, greedy_probabilities, plan_once,
+    uniform_below, PlanningStream,
+};
+pub use egreedy::EGreedy;
+pub use formula_agent::{variable_counts, FormulaAgent};
+pub use mean_model::MeanModelQ;
+pub use opps::{ucb1, Bandit, OppsDs, Ucb1Outcome, DEFAULT_C as OPPS_DEFAULT_C};
+pub use optimal::Optimal;
+pub use psrl::Psrl;
+pub use random::RandomAgent;
+pub use registry::{build, load_text, ParamValue, Params, AGENT_KINDS};
+pub use sboss::Sboss;
+pub use softmax::SoftMax;

@@ -1,0 +1,87 @@
+//! Repeated evaluations with different streams, in parallel: run `i` uses the evaluator stream
+//! `(seed, REPLAY_EVALUATOR, i)` and a fork of the agent's handle with the stream `(seed,
+//! REPLAY_AGENT, i)`, so the results do not depend on the thread count. Agents that call back into
+//! Python run their runs one after the other ([`Schedule::Sequential`]): they hold the GIL.
+
+use rayon::prelude::*;
+
+use super::{evaluate, online_returns, Config, Dataset, EpisodeEnd, Episodes, Outcome};
+use crate::envs::FiniteEnv;
+use crate::error::Result;
+use crate::invalid;
+use crate::rng::{purpose, stream};
+use crate::stepper::Stepper;
+
+/// How repeated runs are spread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// On `threads` rayon workers (`None`: the global pool, one per core).
+    Parallel { threads: Option<usize> },
+    /// One after the other on the calling thread (agents that call back into Python).
+    Sequential,
+}
+
+/// Runs `f(i)` for `i` in `0..runs` by `schedule`, results in order.
+fn spread<T: Send>(runs: usize, schedule: Schedule, f: impl Fn(usize) -> Result<T> + Sync + Send) -> Result<Vec<T>> {
+    let threads = match schedule {
+        Schedule::Sequential => return (0..runs).map(&f).collect(),
+        Schedule::Parallel { threads } => threads,
+    };
+    let work = || (0..runs).into_par_iter().map(&f).collect::<Result<Vec<T>>>();
+    match threads {
+        None => work(),
+        Some(0) => Err(invalid!("threads must be >= 1 (or None for every core), got 0")),
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .map_err(|e| invalid!("cannot start {n} worker threads: {e}"))?
+            .install(work),
+    }
+}
+
+/// `runs` evaluations of the agent behind `stepper`, run `i` on a fork of it with the stream
+/// `(seed, REPLAY_AGENT, i)`.
+#[allow(clippy::too_many_arguments)]
+pub fn evaluate_runs(
+    stepper: &Stepper,
+    data: &Dataset,
+    episodes: &Episodes,
+    config: &Config,
+    seed: u64,
+    runs: usize,
+    schedule: Schedule,
+) -> Result<Vec<Outcome>> {
+    if runs == 0 {
+        return Err(invalid!("runs must be >= 1"));
+    }
+    spread(runs, schedule, |i| {
+        let mut stepper = stepper.fork(stream(seed, purpose::REPLAY_AGENT, i as u64))?;
+        evaluate(&mut stepper, data, episodes, config, &mut stream(seed, purpose::REPLAY_EVALUATOR, i as u64))
+    })
+}
+
+/// `runs` online runs of `n_episodes` episodes each on `env` (environment stream `(seed,
+/// REPLAY_ONLINE_ENV, i)`, agent a fork of `stepper` with `(seed, REPLAY_AGENT, i)`), for the
+/// learning curve a replay estimates.
+#[allow(clippy::too_many_arguments)]
+pub fn online_runs(
+    stepper: &Stepper,
+    env: &FiniteEnv,
+    start: usize,
+    n_episodes: usize,
+    end: EpisodeEnd,
+    gamma: f64,
+    max_steps: usize,
+    seed: u64,
+    runs: usize,
+    schedule: Schedule,
+) -> Result<Vec<Vec<f64>>> {
+    if runs == 0 {
+        return Err(invalid!("runs must be >= 1"));
+    }
+    spread(runs, schedule, |i| {
+        let mut stepper = stepper.fork(stream(seed, purpose::REPLAY_AGENT, i as u64))?;
+        let mut env_rng = stream(seed, purpose::REPLAY_ONLINE_ENV, i as u64);
+        online_returns(&mut stepper, env, start, n_episodes, end, gamma, max_steps, &mut env_rng)
+    })
+}

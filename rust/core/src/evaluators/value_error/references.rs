@@ -1,0 +1,298 @@
+//! Algorithm 1: reference values at m states, each from truncated-return rollouts stopped by
+//! EBGStop, in parallel over states (state i draws from its own stream, so the values do not
+//! depend on the thread count), and the CMAPVE of any learned value function against them with
+//! the error the design guarantees.
+
+use rayon::prelude::*;
+
+use super::ebgstop::{ebgstop, CheckVariant, EbgStopConfig, StopReason};
+use super::losses::{mean_loss, Loss};
+use super::policy::Policy;
+use super::rollout_length::rollout_length;
+use super::sample_size::{accuracies, guaranteed_error, AccuracySplit};
+use crate::envs::Env;
+use crate::error::Result;
+use crate::invalid;
+use crate::rng::{purpose, stream, Rng};
+
+/// What the caller chooses.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReferenceSettings {
+    /// Target accuracy ε of the CMAPVE estimate (a fraction of the clipped loss).
+    pub epsilon: f64,
+    /// Failure probability δ of the whole guarantee (all states, all K queries).
+    pub delta: f64,
+    /// τ > 0, in value units.
+    pub tau: f64,
+    /// The clip level c of the loss.
+    pub c: f64,
+    /// K: how many times the error will be queried.
+    pub k: u64,
+    pub split: AccuracySplit,
+    pub variant: CheckVariant,
+    pub beta: f64,
+    pub p: f64,
+    /// Per-state cap on sampled returns.
+    pub max_samples: u64,
+    pub seed: u64,
+}
+
+/// Everything derived from the settings and the environment: stored beside the values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReferenceDesign {
+    pub settings: ReferenceSettings,
+    /// Number of states m.
+    pub m: usize,
+    pub eps_m: f64,
+    /// The per-state relative accuracy ε̄.
+    pub eps_bar: f64,
+    /// The per-state failure probability δ/(2m).
+    pub state_delta: f64,
+    /// Steps per rollout at most (Lemma 5 with ε̄, or the time limit).
+    pub rollout_length: usize,
+    /// The range of a truncated return (EBGStop's R).
+    pub value_range: f64,
+    pub discount: f64,
+}
+
+impl ReferenceDesign {
+    /// The design for m states of `env`.
+    pub fn new<E: Env>(env: &E, settings: ReferenceSettings, m: usize) -> Result<Self> {
+        if m == 0 {
+            return Err(invalid!("at least one state is needed"));
+        }
+        if !(settings.delta > 0.0 && settings.delta < 1.0) {
+            return Err(invalid!("delta must be in (0, 1), got {}", settings.delta));
+        }
+        if settings.k == 0 {
+            return Err(invalid!("k (the number of times the error is queried) must be >= 1"));
+        }
+        let acc = accuracies(settings.epsilon, settings.c, settings.split)?;
+        let (lo, hi) = env.reward_bounds();
+        if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
+            return Err(invalid!("the environment's reward bounds ({lo}, {hi}) are not usable"));
+        }
+        let gamma = env.discount();
+        let r_max = lo.abs().max(hi.abs());
+        let rollout_length = match (gamma < 1.0, env.time_limit()) {
+            (true, limit) => {
+                let l = rollout_length(acc.eps_bar, settings.tau, r_max, gamma)?;
+                limit.map_or(l, |t| l.min(t))
+            }
+            (false, Some(limit)) => {
+                if !(settings.tau.is_finite() && settings.tau > 0.0) {
+                    return Err(invalid!("tau must be finite and > 0, got {}", settings.tau));
+                }
+                limit
+            }
+            (false, None) => return Err(invalid!("an undiscounted environment needs a time limit")),
+        };
+        // A return of 1..=l rewards: at least min(lo, lo·S_l), at most max(hi, hi·S_l), where
+        // S_l = Σ_{k<l} γ^k. A single possible return (range 0) is certified by one sample.
+        let horizon_weight =
+            if gamma < 1.0 { (1.0 - gamma.powi(rollout_length as i32)) / (1.0 - gamma) } else { rollout_length as f64 };
+        let lowest = lo.min(lo * horizon_weight);
+        let highest = hi.max(hi * horizon_weight);
+        let value_range = (highest - lowest).max(f64::MIN_POSITIVE);
+        let design = Self {
+            settings,
+            m,
+            eps_m: acc.eps_m,
+            eps_bar: acc.eps_bar,
+            state_delta: settings.delta / (2.0 * m as f64),
+            rollout_length,
+            value_range,
+            discount: gamma,
+        };
+        design.ebgstop_config().validate()?;
+        Ok(design)
+    }
+
+    /// EBGStop's parameters for one state: (ε̄, δ/(2m), τ).
+    pub fn ebgstop_config(&self) -> EbgStopConfig {
+        let s = &self.settings;
+        EbgStopConfig {
+            epsilon: self.eps_bar,
+            delta: self.state_delta,
+            tau: s.tau,
+            range: self.value_range,
+            variant: s.variant,
+            beta: s.beta,
+            p: s.p,
+            max_samples: s.max_samples,
+        }
+    }
+
+    /// Theorem 1's guaranteed error for these m states and K queries.
+    pub fn guaranteed_error(&self) -> Result<f64> {
+        guaranteed_error(self.m, self.settings.delta, self.settings.c, self.settings.k, self.eps_bar)
+    }
+}
+
+/// One stored reference.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReferenceValue {
+    pub value: f64,
+    /// Returns sampled.
+    pub n_samples: u64,
+    /// Environment steps simulated.
+    pub n_steps: u64,
+    pub reason: StopReason,
+}
+
+/// One discounted return of at most `length` steps from `start` under `policy`; also counts the
+/// steps. Allocation-free (states are moved, not collected).
+#[inline]
+pub fn truncated_return<E: Env, P: Policy<E::State> + ?Sized>(
+    env: &E,
+    policy: &P,
+    start: &E::State,
+    length: usize,
+    rng: &mut Rng,
+    steps: &mut u64,
+) -> f64 {
+    let gamma = env.discount();
+    let (mut total, mut weight) = (0.0, 1.0);
+    let mut state = start.clone();
+    for _ in 0..length {
+        let action = policy.draw(&state, rng);
+        let step = env.step(&state, action, rng);
+        *steps += 1;
+        total += weight * step.reward;
+        if step.terminal {
+            break;
+        }
+        weight *= gamma;
+        state = step.next_state;
+    }
+    total
+}
+
+fn check_policy<E: Env, P: Policy<E::State> + ?Sized>(env: &E, policy: &P) -> Result<()> {
+    if policy.n_actions() != env.n_actions() {
+        return Err(invalid!(
+            "the policy has {} actions but {} has {}",
+            policy.n_actions(),
+            env.name(),
+            env.n_actions()
+        ));
+    }
+    Ok(())
+}
+
+/// Algorithm 2 at each state with the given EBGStop parameters and rollout length, in parallel
+/// over states; state i uses stream (seed, VALUE_ERROR_ROLLOUTS, i), so the values do not depend
+/// on the thread count.
+pub fn rollout_values<E: Env, P: Policy<E::State> + ?Sized>(
+    env: &E,
+    policy: &P,
+    states: &[E::State],
+    config: &EbgStopConfig,
+    length: usize,
+    seed: u64,
+) -> Result<Vec<ReferenceValue>> {
+    check_policy(env, policy)?;
+    config.validate()?;
+    if length == 0 {
+        return Err(invalid!("the rollout length must be >= 1"));
+    }
+    states
+        .par_iter()
+        .enumerate()
+        .map(|(i, state)| {
+            let mut rng = stream(seed, purpose::VALUE_ERROR_ROLLOUTS, i as u64);
+            let mut steps = 0u64;
+            let out = ebgstop(config, || Some(truncated_return(env, policy, state, length, &mut rng, &mut steps)))?;
+            Ok(ReferenceValue { value: out.estimate, n_samples: out.n_samples, n_steps: steps, reason: out.reason })
+        })
+        .collect()
+}
+
+/// The reference at each state (Algorithm 1's loop, given the states).
+pub fn reference_values<E: Env, P: Policy<E::State> + ?Sized>(
+    env: &E,
+    policy: &P,
+    states: &[E::State],
+    settings: ReferenceSettings,
+) -> Result<(ReferenceDesign, Vec<ReferenceValue>)> {
+    check_policy(env, policy)?;
+    let design = ReferenceDesign::new(env, settings, states.len())?;
+    let values = rollout_values(env, policy, states, &design.ebgstop_config(), design.rollout_length, settings.seed)?;
+    Ok((design, values))
+}
+
+/// CMAPVE of learned values against stored references, and the error it is guaranteed within.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CmapveReport {
+    pub estimate: f64,
+    /// With probability ≥ 1 − δ over the references, |CMAPVE − estimate| ≤ bound for all K
+    /// queries; `inf` if some reference was not certified (cap reached).
+    pub bound: f64,
+    pub certified: bool,
+}
+
+/// CMAPVE of `v_hat` (one value per reference state) against the references.
+pub fn cmapve(v_hat: &[f64], references: &[f64], certified: bool, design: &ReferenceDesign) -> Result<CmapveReport> {
+    if references.len() != design.m {
+        return Err(invalid!("{} references for a design of m = {}", references.len(), design.m));
+    }
+    let s = &design.settings;
+    let estimate = mean_loss(Loss::ClippedPercentage { tau: s.tau, c: s.c }, v_hat, references)?;
+    let bound = if certified { design.guaranteed_error()? } else { f64::INFINITY };
+    Ok(CmapveReport { estimate, bound, certified })
+}
+
+/// Samples from stream (seed, VALUE_ERROR_STATES, 0), for drawing evaluation states.
+pub fn state_stream(seed: u64) -> Rng {
+    stream(seed, purpose::VALUE_ERROR_STATES, 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::envs::MountainCar;
+    use crate::evaluators::value_error::policy::EnergyPumping;
+
+    fn settings() -> ReferenceSettings {
+        ReferenceSettings {
+            epsilon: 0.3,
+            delta: 0.1,
+            tau: 1.0,
+            c: 1.0,
+            k: 1,
+            split: AccuracySplit::Corrected,
+            variant: CheckVariant::Checkpoints,
+            beta: 1.1,
+            p: 1.1,
+            max_samples: 1_000_000,
+            seed: 9,
+        }
+    }
+
+    #[test]
+    fn design_by_hand() {
+        // ε̄ = 0.3/8 = 0.0375; Lemma 5 with R_max = 1, γ = 0.99: ⌈log(3.75e-4)/log 0.99⌉ = ⌈784.9⌉ = 785;
+        // a Mountain Car return (−1 per step) lies in [−S_l, −1], S_l = (1 − 0.99^786)/0.01.
+        let env = MountainCar::new(0.99, None).unwrap();
+        let d = ReferenceDesign::new(&env, settings(), 10).unwrap();
+        assert_eq!(d.rollout_length, 785);
+        assert!((d.eps_bar - 0.0375).abs() < 1e-15 && (d.state_delta - 0.005).abs() < 1e-15);
+        let s_l = (1.0 - 0.99f64.powi(785)) / 0.01;
+        assert!((d.value_range - (s_l - 1.0)).abs() < 1e-9);
+        assert!(ReferenceDesign::new(&env, ReferenceSettings { tau: 0.0, ..settings() }, 10).is_err());
+        assert!(ReferenceDesign::new(&env, settings(), 0).is_err());
+    }
+
+    #[test]
+    fn values_do_not_depend_on_the_thread_count() {
+        let env = MountainCar::new(0.99, None).unwrap();
+        let policy = EnergyPumping::new(0.6).unwrap();
+        let mut rng = state_stream(1);
+        let states: Vec<[f64; 2]> = (0..6).map(|_| env.uniform_state(&mut rng)).collect();
+        let run = |threads| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| reference_values(&env, &policy, &states, settings()).unwrap().1)
+        };
+        assert_eq!(run(1), run(3));
+    }
+}

@@ -1,0 +1,43 @@
+//! bbrl-core: the fast core of a Bayesian reinforcement-learning benchmark.
+//!
+//! The crate knows nothing of Python (the `bbrl._core` extension module is the separate binding
+//! crate `rust/python`, which reaches only this crate's public API): it is tested with
+//! `cargo test` and benched with criterion on its own.
+//!
+//! Layers, each using only the ones above it:
+//! - [`error`], [`rng`] (the one seed rule), [`platform`] (CPU time, host);
+//! - [`model`]: tabular views and checks, [`model::Mdp`], [`model::Fdm`], Dirichlet rows, posterior
+//!   counts, the named problems; [`solve`]: value iteration (scalar, AVX2, AVX-512);
+//!   [`formula`]: OPPS formulas and formula spaces;
+//! - [`agent`]: the `Agent` trait, its value types and one decision step; [`trajectory`]: one
+//!   timed trajectory on a finite MDP; [`stepper`]: the handle every evaluator drives;
+//! - [`agents`]: one file per algorithm and the registry; [`envs`]: the `Env` trait, finite and
+//!   continuous environments and their registry;
+//! - [`evaluators`]: the benchmark protocol, the replay evaluators, the value-error estimates.
+//!
+//! Data flow of the protocol: an [`model::Fdm`] (Dirichlet distribution over MDPs) is sampled
+//! into [`model::Mdp`]s; an [`agent::Agent`] learns offline from a prior `Fdm`, then
+//! [`evaluators::protocol::Experiment`] runs one trajectory per test MDP (in parallel,
+//! bit-identical whatever the thread count).
+
+// Numeric kernels index several parallel tables by the same state/action; index loops read best there.
+#![allow(clippy::needless_range_loop)]
+
+pub mod error;
+pub mod platform;
+pub mod rng;
+
+pub mod formula;
+pub mod model;
+pub mod solve;
+
+pub mod agent;
+pub mod stepper;
+pub mod trajectory;
+
+pub mod agents;
+pub mod envs;
+
+pub mod evaluators;
+
+pub use error::{BbrlError, Result};

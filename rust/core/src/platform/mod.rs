@@ -1,0 +1,5 @@
+//! What the machine is and how long things took on it: thread and process CPU time, and the
+//! host description (CPU model, vector extensions, cores, load) recorded beside every result.
+
+pub mod cputime;
+pub mod host;

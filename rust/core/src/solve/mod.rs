@@ -1,0 +1,892 @@
+//! The two dynamic-programming routines of the original (SPEC 2.1 and 2.2), writing into
+//! caller-owned buffers so that agents re-solve their model at every step without allocating.
+
+use std::sync::OnceLock;
+
+mod lanes256;
+mod lanes512;
+
+use crate::model::tables::TabularView;
+#[cfg(target_arch = "x86_64")]
+use lanes256::Lanes256;
+#[cfg(target_arch = "x86_64")]
+use lanes512::Lanes512;
+
+/// BBRL's per-entry convergence threshold of Q-iteration (`ACCURACY` in `dds.h`).
+pub const BBRL_Q_ACCURACY: f64 = 1e-2;
+/// The Guez value-iteration threshold (`eps` of BEB and SBOSS).
+pub const GUEZ_VI_EPSILON: f64 = 1e-4;
+/// A safety cap on Guez value iteration, which has none in the original: with gamma < 1 and
+/// finite rewards it converges in far fewer sweeps (about 400 at gamma = 0.95), but a cap
+/// guarantees that a floating-point cycle can never hang a run.
+pub const GUEZ_VI_MAX_SWEEPS: usize = 1_000_000;
+
+/// A model packed for fast sweeps: each (s, a) row's support as `width` (next state,
+/// probability, reward) triples, padded with probability 0 to the widest row so that every row
+/// has the same shape and the inner loop has a length known at compile time for the usual widths.
+/// A backup is the original's `sum_y P (R + gamma V)`, summed over the support in increasing
+/// `y`, term for term the same arithmetic (padding adds exact zeros). Packing costs one pass over
+/// the supports and never allocates after the first solve.
+#[derive(Clone, Debug)]
+struct PackedRows {
+    width: usize,
+    next: Vec<usize>,
+    prob: Vec<f64>,
+    reward: Vec<f64>,
+}
+
+impl PackedRows {
+    fn new(n_states: usize, n_actions: usize) -> Self {
+        let rows = n_states * n_actions;
+        Self {
+            width: 0,
+            next: Vec::with_capacity(rows * n_states),
+            prob: Vec::with_capacity(rows * n_states),
+            reward: Vec::with_capacity(rows * n_states),
+        }
+    }
+
+    /// Packs `model`; with `row_bonus`, the rewards of row (s, a) are `R + bonus[s * A + a]`, the
+    /// modified rewards `R'` BEB uses.
+    fn pack(&mut self, model: TabularView<'_>, row_bonus: Option<&[f64]>) {
+        let rows = model.n_states * model.n_actions;
+        self.width = (0..rows).map(|row| model.support.row(row).len()).max().unwrap_or(0);
+        self.next.clear();
+        self.prob.clear();
+        self.reward.clear();
+        for row in 0..rows {
+            let base = row * model.n_states;
+            let support = model.support.row(row);
+            for &y in support {
+                let i = base + y as usize;
+                self.next.push(y as usize);
+                self.prob.push(model.transitions[i]);
+                self.reward.push(match row_bonus {
+                    Some(bonus) => model.rewards[i] + bonus[row],
+                    None => model.rewards[i],
+                });
+            }
+            for _ in support.len()..self.width {
+                // Padding: probability 0 on state 0 adds exactly 0 to any finite backup.
+                self.next.push(0);
+                self.prob.push(0.0);
+                self.reward.push(0.0);
+            }
+        }
+    }
+
+    /// The backup `sum_j p_j (r_j + gamma V(y_j))` of one row of `W` packed entries.
+    #[inline(always)]
+    fn backup<const W: usize>(ys: &[usize], ps: &[f64], rs: &[f64], gamma: f64, values: &[f64]) -> f64 {
+        // Starting from the first term rather than 0.0 gives the same sum (only the sign of an
+        // exact zero could differ) and a dependency chain one addition shorter.
+        let mut value = ps[0] * (rs[0] + gamma * values[ys[0]]);
+        for j in 1..W {
+            value += ps[j] * (rs[j] + gamma * values[ys[j]]);
+        }
+        value
+    }
+
+    /// The backup of one row of any width.
+    #[inline(always)]
+    fn backup_any(ys: &[usize], ps: &[f64], rs: &[f64], gamma: f64, values: &[f64]) -> f64 {
+        let mut value = 0.0;
+        for ((&y, &p), &r) in ys.iter().zip(ps).zip(rs) {
+            value += p * (r + gamma * values[y]);
+        }
+        value
+    }
+
+    /// One Q-iteration sweep for rows of `W` entries (`W = 0`: any width): writes every row's
+    /// backup into `new` and returns how many moved by more than `accuracy` from `old`.
+    #[inline(always)]
+    fn q_sweep_fixed<const W: usize>(
+        &self,
+        gamma: f64,
+        accuracy: f64,
+        values: &[f64],
+        old: &[f64],
+        new: &mut [f64],
+    ) -> usize {
+        let w = if W == 0 { self.width } else { W };
+        let entries = self.next.chunks_exact(w).zip(self.prob.chunks_exact(w)).zip(self.reward.chunks_exact(w));
+        let mut moved = 0;
+        for ((out, &previous), ((ys, ps), rs)) in new.iter_mut().zip(old).zip(entries) {
+            let value = if W == 0 {
+                Self::backup_any(ys, ps, rs, gamma, values)
+            } else {
+                Self::backup::<W>(ys, ps, rs, gamma, values)
+            };
+            moved += usize::from((value - previous).abs() > accuracy);
+            *out = value;
+        }
+        moved
+    }
+
+    /// One Q-iteration sweep (see [`Self::q_sweep_fixed`]) for the packed width.
+    fn q_sweep(&self, gamma: f64, accuracy: f64, values: &[f64], old: &[f64], new: &mut [f64]) -> usize {
+        match self.width {
+            1 => self.q_sweep_fixed::<1>(gamma, accuracy, values, old, new),
+            2 => self.q_sweep_fixed::<2>(gamma, accuracy, values, old, new),
+            3 => self.q_sweep_fixed::<3>(gamma, accuracy, values, old, new),
+            4 => self.q_sweep_fixed::<4>(gamma, accuracy, values, old, new),
+            _ => self.q_sweep_fixed::<0>(gamma, accuracy, values, old, new),
+        }
+    }
+
+    /// Every row's backup into `out`, for rows of `W` entries (`W = 0`: any width).
+    #[inline(always)]
+    fn backups_fixed<const W: usize>(&self, gamma: f64, values: &[f64], out: &mut [f64]) {
+        let w = if W == 0 { self.width } else { W };
+        let entries = self.next.chunks_exact(w).zip(self.prob.chunks_exact(w)).zip(self.reward.chunks_exact(w));
+        for (o, ((ys, ps), rs)) in out.iter_mut().zip(entries) {
+            *o = if W == 0 {
+                Self::backup_any(ys, ps, rs, gamma, values)
+            } else {
+                Self::backup::<W>(ys, ps, rs, gamma, values)
+            };
+        }
+    }
+
+    /// Every row's backup into `out` (length: number of rows).
+    fn backups(&self, gamma: f64, values: &[f64], out: &mut [f64]) {
+        match self.width {
+            1 => self.backups_fixed::<1>(gamma, values, out),
+            2 => self.backups_fixed::<2>(gamma, values, out),
+            3 => self.backups_fixed::<3>(gamma, values, out),
+            4 => self.backups_fixed::<4>(gamma, values, out),
+            _ => self.backups_fixed::<0>(gamma, values, out),
+        }
+    }
+}
+
+/// BBRL Q-iteration (`MDP::qIteration`, SPEC 2.1): Jacobi sweeps from `Q = 0`,
+/// `Q(s, a) = sum_y P(s, a, y) (R(s, a, y) + gamma max_b Q_prev(y, b))`, stopped when no entry
+/// moved by more than `accuracy`, or after `max_sweeps + 1` sweeps (the original passes the
+/// horizon `T` as `max_sweeps`). Always a cold start, as in the original (SPEC 7.6).
+///
+/// Convenience form that allocates its workspace; agents keep a [`QIterationWorkspace`].
+/// `q` has `S * A` entries. Returns the number of sweeps.
+pub fn q_iteration(model: TabularView<'_>, gamma: f64, max_sweeps: usize, accuracy: f64, q: &mut [f64]) -> usize {
+    QIterationWorkspace::new(model.n_states, model.n_actions).solve(model, gamma, max_sweeps, accuracy, q)
+}
+
+/// Buffers of BBRL Q-iteration, sized once per model shape so that re-solving after every
+/// transition never allocates. The two Q buffers swap roles each sweep instead of being copied.
+#[derive(Clone, Debug)]
+pub struct QIterationWorkspace {
+    n_states: usize,
+    n_actions: usize,
+    packed: PackedRows,
+    current: Vec<f64>,
+    previous: Vec<f64>,
+    state_values: Vec<f64>,
+    vectorised: Vectorised,
+}
+
+impl QIterationWorkspace {
+    /// A workspace on the process's vector path ([`SimdPath::selected`]).
+    pub fn new(n_states: usize, n_actions: usize) -> Self {
+        Self::with_path(n_states, n_actions, SimdPath::selected())
+    }
+
+    /// A workspace on `path`, or on the scalar sweeps if this CPU cannot run `path` or `path`
+    /// does not serve models of this size ([`Self::path`] says which was taken). For tests and
+    /// benches: every path gives bit-identical results.
+    pub fn with_path(n_states: usize, n_actions: usize, path: SimdPath) -> Self {
+        Self {
+            n_states,
+            n_actions,
+            packed: PackedRows::new(n_states, n_actions),
+            current: vec![0.0; n_states * n_actions],
+            previous: vec![0.0; n_states * n_actions],
+            state_values: vec![0.0; n_states],
+            vectorised: Vectorised::new(n_states, n_actions, path),
+        }
+    }
+
+    /// The vector path this workspace's sweeps take.
+    pub fn path(&self) -> SimdPath {
+        self.vectorised.path()
+    }
+
+    /// The (S, A) shape the workspace was sized for.
+    pub fn shape(&self) -> (usize, usize) {
+        (self.n_states, self.n_actions)
+    }
+
+    /// Solves `model` (whose shape must be the workspace's) into `q` (`S * A` entries).
+    /// Returns the number of sweeps.
+    pub fn solve(
+        &mut self,
+        model: TabularView<'_>,
+        gamma: f64,
+        max_sweeps: usize,
+        accuracy: f64,
+        q: &mut [f64],
+    ) -> usize {
+        assert_eq!((model.n_states, model.n_actions), (self.n_states, self.n_actions));
+        match &mut self.vectorised {
+            Vectorised::Scalar => {}
+            #[cfg(target_arch = "x86_64")]
+            Vectorised::Avx2(lanes) => {
+                lanes.pack(model, None);
+                return lanes.q_iteration(gamma, max_sweeps, accuracy, q);
+            }
+            #[cfg(target_arch = "x86_64")]
+            Vectorised::Avx512(lanes) => {
+                lanes.pack(model, None);
+                return lanes.q_iteration(gamma, max_sweeps, accuracy, q);
+            }
+        }
+        self.packed.pack(model, None);
+        let na = self.n_actions;
+        self.current.fill(0.0);
+        let mut sweeps = 0;
+        loop {
+            std::mem::swap(&mut self.current, &mut self.previous);
+            for (y, v) in self.state_values.iter_mut().enumerate() {
+                *v = max_of(&self.previous[y * na..(y + 1) * na]);
+            }
+            let moved = self.packed.q_sweep(gamma, accuracy, &self.state_values, &self.previous, &mut self.current);
+            let go_on = sweeps < max_sweeps && moved > 0;
+            sweeps += 1;
+            if !go_on {
+                q.copy_from_slice(&self.current);
+                return sweeps;
+            }
+        }
+    }
+}
+
+/// The sweeps a solver workspace runs: the portable scalar row loops, or one of the x86-64
+/// vector paths, all bit-identical (same IEEE operations in the same order).
+///
+/// The process-wide choice ([`SimdPath::selected`]) is the fastest path the CPU runs, unless the
+/// environment variable `BBRL_SIMD` (`scalar`, `avx2`, `avx512` or `auto`) asks for another, for
+/// tests and benches. A workspace falls back to slower paths for models a vector path does not
+/// serve (AVX2: more than 16 states, so Grid takes the scalar loops there; AVX-512: more than 32).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SimdPath {
+    /// The row-by-row loops of [`PackedRows`]: every CPU, every model size.
+    Scalar,
+    /// AVX2 sweeps (`lanes256.rs`): x86-64 CPUs since 2013, models of up to 16 states.
+    Avx2,
+    /// AVX-512F sweeps (`lanes512.rs`): models of up to 32 states.
+    Avx512,
+}
+
+/// The environment variable that forces a vector path.
+pub const SIMD_ENV_VAR: &str = "BBRL_SIMD";
+
+impl SimdPath {
+    /// Every path, slowest first.
+    pub const ALL: [SimdPath; 3] = [SimdPath::Scalar, SimdPath::Avx2, SimdPath::Avx512];
+
+    /// The name `BBRL_SIMD` takes: `scalar`, `avx2` or `avx512`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SimdPath::Scalar => "scalar",
+            SimdPath::Avx2 => "avx2",
+            SimdPath::Avx512 => "avx512",
+        }
+    }
+
+    /// The path of a name (`scalar`, `avx2`, `avx512`, any case).
+    pub fn from_name(name: &str) -> Option<SimdPath> {
+        Self::ALL.into_iter().find(|p| p.name().eq_ignore_ascii_case(name.trim()))
+    }
+
+    /// Whether this CPU runs the path.
+    pub fn is_available(self) -> bool {
+        match self {
+            SimdPath::Scalar => true,
+            #[cfg(target_arch = "x86_64")]
+            SimdPath::Avx2 => lanes256::available(),
+            #[cfg(target_arch = "x86_64")]
+            SimdPath::Avx512 => lanes512::available(),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// Whether the path serves models of this shape (AVX2: 1 to 16 states, AVX-512: 1 to 32).
+    pub fn serves(self, n_states: usize, n_actions: usize) -> bool {
+        let max_states = match self {
+            SimdPath::Scalar => return true,
+            #[cfg(target_arch = "x86_64")]
+            SimdPath::Avx2 => lanes256::MAX_STATES,
+            #[cfg(target_arch = "x86_64")]
+            SimdPath::Avx512 => lanes512::MAX_STATES,
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => 0,
+        };
+        (1..=max_states).contains(&n_states) && n_actions > 0
+    }
+
+    /// The fastest path at most `self` that this CPU runs and that serves the shape.
+    pub fn best_at_most(self, n_states: usize, n_actions: usize) -> SimdPath {
+        Self::ALL
+            .into_iter()
+            .rev()
+            .find(|&p| p <= self && p.is_available() && p.serves(n_states, n_actions))
+            .unwrap_or(SimdPath::Scalar)
+    }
+
+    /// The fastest path this CPU runs.
+    pub fn fastest_available() -> SimdPath {
+        Self::ALL.into_iter().rev().find(|p| p.is_available()).unwrap_or(SimdPath::Scalar)
+    }
+
+    /// The process's path: `BBRL_SIMD` if set to a path this CPU runs, else the fastest
+    /// available. A value that is not a path name, or names a path this CPU cannot run, is
+    /// reported once on stderr and replaced by `auto` (respectively the fastest path below the
+    /// one asked for). Read once per process.
+    pub fn selected() -> SimdPath {
+        static SELECTED: OnceLock<SimdPath> = OnceLock::new();
+        *SELECTED.get_or_init(|| {
+            let (path, warning) = Self::resolve(std::env::var(SIMD_ENV_VAR).ok().as_deref());
+            if let Some(warning) = warning {
+                eprintln!("bbrl: {warning}");
+            }
+            path
+        })
+    }
+
+    /// The path a value of `BBRL_SIMD` selects (`None`: unset), and a warning when the value
+    /// cannot be honoured as written.
+    fn resolve(value: Option<&str>) -> (SimdPath, Option<String>) {
+        let fastest = Self::fastest_available();
+        let Some(value) = value.map(str::trim).filter(|v| !v.is_empty() && !v.eq_ignore_ascii_case("auto")) else {
+            return (fastest, None);
+        };
+        match Self::from_name(value) {
+            Some(path) if path.is_available() => (path, None),
+            Some(path) => {
+                let fallback = Self::ALL.into_iter().rev().find(|p| *p < path && p.is_available());
+                let fallback = fallback.unwrap_or(SimdPath::Scalar);
+                let warning = format!(
+                    "{SIMD_ENV_VAR}={value}: this CPU cannot run the {} path; using {}",
+                    path.name(),
+                    fallback.name()
+                );
+                (fallback, Some(warning))
+            }
+            None => (
+                fastest,
+                Some(format!(
+                    "{SIMD_ENV_VAR}={value} is not a vector path (scalar, avx2, avx512 or auto); using {}",
+                    fastest.name()
+                )),
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for SimdPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A workspace's vector sweeps ([`crate::solve::lanes256`], [`crate::solve::lanes512`]), or none: the scalar
+/// loops. Boxed, so that a workspace on the scalar path carries no vector buffers.
+#[derive(Clone, Debug)]
+enum Vectorised {
+    Scalar,
+    #[cfg(target_arch = "x86_64")]
+    Avx2(Box<Lanes256>),
+    #[cfg(target_arch = "x86_64")]
+    Avx512(Box<Lanes512>),
+}
+
+impl Vectorised {
+    /// The sweeps of the fastest path at most `path` that this CPU runs and that serves the shape.
+    fn new(n_states: usize, n_actions: usize, path: SimdPath) -> Self {
+        match path.best_at_most(n_states, n_actions) {
+            SimdPath::Scalar => Vectorised::Scalar,
+            #[cfg(target_arch = "x86_64")]
+            SimdPath::Avx2 => Vectorised::Avx2(Box::new(Lanes256::new(n_states, n_actions))),
+            #[cfg(target_arch = "x86_64")]
+            SimdPath::Avx512 => Vectorised::Avx512(Box::new(Lanes512::new(n_states, n_actions))),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => Vectorised::Scalar,
+        }
+    }
+
+    fn path(&self) -> SimdPath {
+        match self {
+            Vectorised::Scalar => SimdPath::Scalar,
+            #[cfg(target_arch = "x86_64")]
+            Vectorised::Avx2(_) => SimdPath::Avx2,
+            #[cfg(target_arch = "x86_64")]
+            Vectorised::Avx512(_) => SimdPath::Avx512,
+        }
+    }
+}
+
+/// The largest value (the inputs are never NaN: rewards and probabilities are validated finite).
+#[inline(always)]
+fn max_of(values: &[f64]) -> f64 {
+    let mut best = values[0];
+    for &v in &values[1..] {
+        if v > best {
+            best = v;
+        }
+    }
+    best
+}
+
+/// Guez value iteration (`MDPutils.cpp::valueIteration`, SPEC 2.2): Jacobi sweeps from `V = 0`
+/// until `||V_new - V_old||_2^2 <= epsilon^2`; the greedy policy of the last sweep, ties to the
+/// lowest action (strict `>`). `row_bonus`, when given, adds `bonus[s * A + a]` to every reward
+/// of the row (BEB's exploration bonus).
+///
+/// Convenience form that allocates its workspace; agents keep a [`ValueIterationWorkspace`].
+/// `values` and `policy` have `S` entries. Returns the number of sweeps.
+pub fn guez_value_iteration(
+    model: TabularView<'_>,
+    row_bonus: Option<&[f64]>,
+    gamma: f64,
+    epsilon: f64,
+    values: &mut [f64],
+    policy: &mut [usize],
+) -> usize {
+    ValueIterationWorkspace::new(model.n_states, model.n_actions)
+        .solve(model, row_bonus, gamma, epsilon, values, policy)
+}
+
+/// Buffers of Guez value iteration, sized once per model shape.
+#[derive(Clone, Debug)]
+pub struct ValueIterationWorkspace {
+    n_states: usize,
+    n_actions: usize,
+    packed: PackedRows,
+    row_values: Vec<f64>,
+    vectorised: Vectorised,
+}
+
+impl ValueIterationWorkspace {
+    /// A workspace on the process's vector path ([`SimdPath::selected`]).
+    pub fn new(n_states: usize, n_actions: usize) -> Self {
+        Self::with_path(n_states, n_actions, SimdPath::selected())
+    }
+
+    /// A workspace on `path`, or on the scalar sweeps if this CPU cannot run `path` or `path`
+    /// does not serve models of this size ([`Self::path`] says which was taken). For tests and
+    /// benches: every path gives bit-identical results.
+    pub fn with_path(n_states: usize, n_actions: usize, path: SimdPath) -> Self {
+        Self {
+            n_states,
+            n_actions,
+            packed: PackedRows::new(n_states, n_actions),
+            row_values: vec![0.0; n_states * n_actions],
+            vectorised: Vectorised::new(n_states, n_actions, path),
+        }
+    }
+
+    /// The vector path this workspace's sweeps take.
+    pub fn path(&self) -> SimdPath {
+        self.vectorised.path()
+    }
+
+    /// Solves `model` into `values` and `policy` (`S` entries each). Returns the number of sweeps.
+    pub fn solve(
+        &mut self,
+        model: TabularView<'_>,
+        row_bonus: Option<&[f64]>,
+        gamma: f64,
+        epsilon: f64,
+        values: &mut [f64],
+        policy: &mut [usize],
+    ) -> usize {
+        assert_eq!((model.n_states, model.n_actions), (self.n_states, self.n_actions));
+        match &mut self.vectorised {
+            Vectorised::Scalar => {}
+            #[cfg(target_arch = "x86_64")]
+            Vectorised::Avx2(lanes) => {
+                lanes.pack(model, row_bonus);
+                return lanes.value_iteration(gamma, epsilon, GUEZ_VI_MAX_SWEEPS, values, policy);
+            }
+            #[cfg(target_arch = "x86_64")]
+            Vectorised::Avx512(lanes) => {
+                lanes.pack(model, row_bonus);
+                return lanes.value_iteration(gamma, epsilon, GUEZ_VI_MAX_SWEEPS, values, policy);
+            }
+        }
+        self.packed.pack(model, row_bonus);
+        let na = self.n_actions;
+        let threshold = epsilon * epsilon;
+        values.fill(0.0);
+        let mut sweeps = 0;
+        loop {
+            // Jacobi: every row backs up V_old (`values`) before any state is updated.
+            self.packed.backups(gamma, values, &mut self.row_values);
+            let mut change = 0.0;
+            for (s, (v, row_values)) in values.iter_mut().zip(self.row_values.chunks_exact(na)).enumerate() {
+                let mut best = f64::NEG_INFINITY;
+                let mut best_action = 0;
+                for (a, &value) in row_values.iter().enumerate() {
+                    if value > best {
+                        best = value;
+                        best_action = a;
+                    }
+                }
+                let delta = best - *v;
+                change += delta * delta;
+                *v = best;
+                policy[s] = best_action;
+            }
+            sweeps += 1;
+            if change <= threshold || sweeps >= GUEZ_VI_MAX_SWEEPS {
+                return sweeps;
+            }
+        }
+    }
+}
+
+/// The finite-horizon expected discounted return of a stationary stochastic policy
+/// `policy[s * A + a]` over `horizon` steps, from every state: `v_T` of
+/// `v_0 = 0, v_{k+1} = r_pi + gamma P_pi v_k`. The exact expectation that a Monte-Carlo
+/// benchmark of that policy estimates.
+pub fn evaluate_policy_finite(model: TabularView<'_>, policy: &[f64], gamma: f64, horizon: usize) -> Vec<f64> {
+    let (ns, na) = (model.n_states, model.n_actions);
+    let mut v = vec![0.0; ns];
+    let mut next = vec![0.0; ns];
+    for _ in 0..horizon {
+        for (s, slot) in next.iter_mut().enumerate() {
+            let mut total = 0.0;
+            for a in 0..na {
+                let row = s * na + a;
+                let pa = policy[row];
+                if pa == 0.0 {
+                    continue;
+                }
+                let base = row * ns;
+                let mut q = 0.0;
+                for &y in model.support.row(row) {
+                    let i = base + y as usize;
+                    q += model.transitions[i] * (model.rewards[i] + gamma * v[y as usize]);
+                }
+                total += pa * q;
+            }
+            *slot = total;
+        }
+        std::mem::swap(&mut v, &mut next);
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::mdp::Mdp;
+    use proptest::prelude::{prop_assert, prop_assert_eq, TestCaseError};
+
+    /// A 3-state, 2-action MDP whose optimal values we know by solving the linear system of the
+    /// optimal policy exactly.
+    fn small_mdp() -> Mdp {
+        let p = vec![
+            0.5, 0.5, 0.0, /* s0 a0 */ 0.0, 0.2, 0.8, /* s0 a1 */
+            1.0, 0.0, 0.0, /* s1 a0 */ 0.0, 0.0, 1.0, /* s1 a1 */
+            0.3, 0.0, 0.7, /* s2 a0 */ 0.0, 1.0, 0.0, /* s2 a1 */
+        ];
+        let mut r = vec![0.0; 18];
+        r[2 * 6 + 2] = 1.0; // s2 a0 -> s2: 1
+        r[5] = 0.5; // s0 a1 -> s2: 0.5
+        Mdp::new(3, 2, p, r, Some(0)).unwrap()
+    }
+
+    /// Solves (I - gamma P_pi) v = r_pi by Gaussian elimination: the independent oracle.
+    fn solve_policy(mdp: &Mdp, pi: &[usize], gamma: f64) -> Vec<f64> {
+        let n = mdp.n_states();
+        let na = mdp.n_actions();
+        let mut m = vec![vec![0.0; n + 1]; n];
+        for s in 0..n {
+            let row = s * na + pi[s];
+            m[s][s] += 1.0;
+            for y in 0..n {
+                let i = row * n + y;
+                m[s][y] -= gamma * mdp.transitions()[i];
+                m[s][n] += mdp.transitions()[i] * mdp.rewards()[i];
+            }
+        }
+        for c in 0..n {
+            let piv = (c..n).max_by(|&a, &b| m[a][c].abs().total_cmp(&m[b][c].abs())).unwrap();
+            m.swap(c, piv);
+            for r in 0..n {
+                if r != c {
+                    let f = m[r][c] / m[c][c];
+                    for k in c..=n {
+                        m[r][k] -= f * m[c][k];
+                    }
+                }
+            }
+        }
+        (0..n).map(|s| m[s][n] / m[s][s]).collect()
+    }
+
+    fn optimal_by_enumeration(mdp: &Mdp, gamma: f64) -> Vec<f64> {
+        let mut best = vec![f64::NEG_INFINITY; 3];
+        for code in 0..8usize {
+            let pi = [code & 1, (code >> 1) & 1, (code >> 2) & 1];
+            let v = solve_policy(mdp, &pi, gamma);
+            for s in 0..3 {
+                best[s] = best[s].max(v[s]);
+            }
+        }
+        best
+    }
+
+    #[test]
+    fn guez_value_iteration_matches_the_linear_solve() {
+        let mdp = small_mdp();
+        let exact = optimal_by_enumeration(&mdp, 0.95);
+        let (mut v, mut pi) = (vec![0.0; 3], vec![0; 3]);
+        guez_value_iteration(mdp.view(), None, 0.95, 1e-10, &mut v, &mut pi);
+        for s in 0..3 {
+            assert!((v[s] - exact[s]).abs() < 1e-7, "state {s}: {} vs {}", v[s], exact[s]);
+        }
+        let v_pi = solve_policy(&mdp, &pi, 0.95);
+        for s in 0..3 {
+            assert!((v_pi[s] - exact[s]).abs() < 1e-7);
+        }
+    }
+
+    #[test]
+    fn q_iteration_matches_the_linear_solve_within_its_tolerance() {
+        let mdp = small_mdp();
+        let gamma = 0.95;
+        let exact = optimal_by_enumeration(&mdp, gamma);
+        let mut q = vec![0.0; 6];
+        let sweeps = q_iteration(mdp.view(), gamma, 10_000, 1e-9, &mut q);
+        assert!(sweeps > 1);
+        for s in 0..3 {
+            let v = q[2 * s].max(q[2 * s + 1]);
+            // Stopping at per-entry change delta bounds the error by delta * gamma / (1 - gamma).
+            assert!((v - exact[s]).abs() < 1e-9 * gamma / (1.0 - gamma) + 1e-12);
+        }
+    }
+
+    #[test]
+    fn q_iteration_is_capped_at_max_sweeps_plus_one() {
+        let mdp = small_mdp();
+        let mut q = vec![0.0; 6];
+        assert_eq!(q_iteration(mdp.view(), 0.99, 5, 1e-12, &mut q), 6);
+        assert_eq!(q_iteration(mdp.view(), 0.99, 0, 1e-12, &mut q), 1);
+    }
+
+    #[test]
+    fn bellman_operator_is_a_gamma_contraction() {
+        // Two sweeps from different starts shrink their sup distance by at least gamma.
+        let mdp = small_mdp();
+        let gamma = 0.9;
+        let mut q1 = vec![0.0; 6];
+        let mut prev_gap = f64::INFINITY;
+        let mut prev_q = vec![0.0; 6];
+        for k in 1..30 {
+            q_iteration(mdp.view(), gamma, k, 0.0, &mut q1);
+            let gap = q1.iter().zip(&prev_q).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+            if k > 1 {
+                assert!(gap <= gamma * prev_gap + 1e-12, "sweep {k}: {gap} > {gamma} * {prev_gap}");
+            }
+            prev_gap = gap;
+            prev_q.copy_from_slice(&q1);
+        }
+    }
+
+    /// A random model: every row has a random support (at least one state) with random
+    /// probabilities summing to 1, and rewards of either sign.
+    fn random_model(n_states: usize, n_actions: usize, seed: u64) -> Mdp {
+        use rand::{Rng as _, SeedableRng as _};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut p = vec![0.0; n_states * n_actions * n_states];
+        let mut r = vec![0.0; p.len()];
+        for row in p.chunks_exact_mut(n_states) {
+            let keep = rng.random_range(0.05..1.0);
+            for x in row.iter_mut() {
+                *x = if rng.random::<f64>() < keep { rng.random::<f64>() } else { 0.0 };
+            }
+            if row.iter().all(|&x| x == 0.0) {
+                row[rng.random_range(0..n_states)] = 1.0;
+            }
+            let total: f64 = row.iter().sum();
+            row.iter_mut().for_each(|x| *x /= total);
+        }
+        for x in r.iter_mut() {
+            *x = rng.random_range(-2.0..10.0);
+        }
+        Mdp::from_parts(n_states, n_actions, p, r.into(), Some(0))
+    }
+
+    /// The vector paths this machine runs (the property test checks each against the scalar
+    /// loops); the others are named on stderr, so that a run on a smaller CPU says what it could
+    /// not check.
+    fn runnable_vector_paths() -> Vec<SimdPath> {
+        let (runnable, missing): (Vec<_>, Vec<_>) =
+            SimdPath::ALL.into_iter().filter(|&p| p != SimdPath::Scalar).partition(|p| p.is_available());
+        for path in missing {
+            eprintln!("this CPU cannot run the {path} path: its bit-identity is not checked here");
+        }
+        runnable
+    }
+
+    /// A random model with the structure of Grid on a `rows x cols` board: from each cell, each
+    /// of four moves reaches the neighbour (if any) or stays, with random probabilities, and with
+    /// probability 1/8 a row also reaches state 0 (Grid's goal teleport): rows of one to three
+    /// next states, so padded slots in most terms.
+    fn grid_like_model(rows: usize, cols: usize, seed: u64) -> Mdp {
+        use rand::{Rng as _, SeedableRng as _};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+        let (ns, na) = (rows * cols, 4);
+        let mut p = vec![0.0; ns * na * ns];
+        let mut r = vec![0.0; p.len()];
+        for s in 0..ns {
+            let (row, col) = (s / cols, s % cols);
+            let neighbours = [
+                (col > 0).then(|| s - 1),
+                (col + 1 < cols).then(|| s + 1),
+                (row > 0).then(|| s - cols),
+                (row + 1 < rows).then(|| s + cols),
+            ];
+            for (a, neighbour) in neighbours.into_iter().enumerate() {
+                let base = (s * na + a) * ns;
+                p[base + s] += rng.random_range(0.1..1.0);
+                if let Some(y) = neighbour {
+                    p[base + y] += rng.random_range(0.1..1.0);
+                }
+                if rng.random_range(0..8) == 0 {
+                    p[base] += rng.random_range(0.1..1.0);
+                }
+                let total: f64 = p[base..base + ns].iter().sum();
+                for y in 0..ns {
+                    p[base + y] /= total;
+                    r[base + y] = rng.random_range(-2.0..10.0);
+                }
+            }
+        }
+        Mdp::from_parts(ns, na, p, r.into(), Some(0))
+    }
+
+    /// Checks every vector path this CPU runs against the scalar loops on `mdp`: the same sweep
+    /// counts, values (bit for bit) and policies, for both routines.
+    fn assert_paths_match_scalar(mdp: &Mdp, gamma: f64, bonus: Option<f64>) -> Result<(), TestCaseError> {
+        let (ns, na) = (mdp.n_states(), mdp.n_actions());
+        let row_bonus: Option<Vec<f64>> = bonus.map(|b| (0..ns * na).map(|row| b / (2.0 + row as f64)).collect());
+        let bits = |x: &[f64]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+
+        let mut q_slow = vec![0.0; ns * na];
+        let mut scalar_q = QIterationWorkspace::with_path(ns, na, SimdPath::Scalar);
+        prop_assert_eq!(scalar_q.path(), SimdPath::Scalar);
+        let q_sweeps_slow = scalar_q.solve(mdp.view(), gamma, 250, 1e-2, &mut q_slow);
+        let (mut v_slow, mut pi_slow) = (vec![0.0; ns], vec![0; ns]);
+        let vi_sweeps_slow = ValueIterationWorkspace::with_path(ns, na, SimdPath::Scalar).solve(
+            mdp.view(),
+            row_bonus.as_deref(),
+            gamma,
+            1e-4,
+            &mut v_slow,
+            &mut pi_slow,
+        );
+
+        for path in runnable_vector_paths() {
+            let mut q_fast = vec![0.0; ns * na];
+            let mut ws = QIterationWorkspace::with_path(ns, na, path);
+            let expected = path.best_at_most(ns, na);
+            prop_assert!(expected == path || !path.serves(ns, na));
+            prop_assert_eq!(ws.path(), expected);
+            let sweeps = ws.solve(mdp.view(), gamma, 250, 1e-2, &mut q_fast);
+            prop_assert_eq!(sweeps, q_sweeps_slow, "{} Q-iteration sweeps", path);
+            prop_assert_eq!(bits(&q_fast), bits(&q_slow), "{} Q-iteration values", path);
+
+            let (mut v_fast, mut pi_fast) = (vec![0.0; ns], vec![0; ns]);
+            let mut ws = ValueIterationWorkspace::with_path(ns, na, path);
+            prop_assert_eq!(ws.path(), expected);
+            let sweeps = ws.solve(mdp.view(), row_bonus.as_deref(), gamma, 1e-4, &mut v_fast, &mut pi_fast);
+            prop_assert_eq!(sweeps, vi_sweeps_slow, "{} value-iteration sweeps", path);
+            prop_assert_eq!(&pi_fast, &pi_slow, "{} greedy policy", path);
+            prop_assert_eq!(bits(&v_fast), bits(&v_slow), "{} value-iteration values", path);
+        }
+        Ok(())
+    }
+
+    proptest::proptest! {
+        /// Every vectorised path this CPU runs gives bit for bit the values, policies and sweep
+        /// counts of the scalar row loops, for every model size (larger models fall back to the
+        /// scalar loops, which the test also checks by asking for each path at every size).
+        #[test]
+        fn vectorised_sweeps_are_bit_identical_to_the_scalar_loops(
+            n_states in 1usize..40, n_actions in 1usize..6, seed in 0u64..u64::MAX,
+            gamma in 0.5f64..0.99, bonus in proptest::option::of(0.0f64..3.0),
+        ) {
+            assert_paths_match_scalar(&random_model(n_states, n_actions, seed), gamma, bonus)?;
+        }
+
+        /// The same on Grid-like boards of 4 to 40 states: sparse rows of unequal widths, as the
+        /// benchmark's problems have (the random models above are mostly dense).
+        #[test]
+        fn vectorised_sweeps_are_bit_identical_on_grid_like_models(
+            rows in 2usize..=8, cols in 2usize..=8, seed in 0u64..u64::MAX,
+            gamma in 0.5f64..0.99, bonus in proptest::option::of(0.0f64..3.0),
+        ) {
+            proptest::prop_assume!(rows * cols <= 40);
+            assert_paths_match_scalar(&grid_like_model(rows, cols, seed), gamma, bonus)?;
+        }
+    }
+
+    #[test]
+    fn each_path_serves_the_benchmark_problems_where_the_cpu_allows() {
+        // Not a speed test: the wiring, without which the bit-identity property test would
+        // compare the scalar path with itself.
+        for name in ["GC", "GDL", "Grid"] {
+            let fdm = crate::model::problems::by_name(name).unwrap();
+            let (ns, na) = (fdm.n_states(), fdm.n_actions());
+            for path in SimdPath::ALL {
+                // Only the CPU, and AVX2's 16 states (Grid has 25), limit the path.
+                let expected = path.best_at_most(ns, na);
+                let avx2_on_grid = path == SimdPath::Avx2 && name == "Grid";
+                assert!(expected == path || !path.is_available() || avx2_on_grid, "{name} {path}");
+                if avx2_on_grid {
+                    assert_eq!(expected, SimdPath::Scalar);
+                }
+                assert_eq!(QIterationWorkspace::with_path(ns, na, path).path(), expected, "{name} {path}");
+                assert_eq!(ValueIterationWorkspace::with_path(ns, na, path).path(), expected, "{name} {path}");
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(SimdPath::Avx2.is_available(), std::arch::is_x86_feature_detected!("avx2"));
+        // A model too large for the vector registers takes the scalar loops.
+        assert_eq!(QIterationWorkspace::with_path(33, 2, SimdPath::Avx512).path(), SimdPath::Scalar);
+        assert_eq!(QIterationWorkspace::with_path(17, 2, SimdPath::Avx2).path(), SimdPath::Scalar);
+    }
+
+    #[test]
+    fn the_environment_variable_names_a_path_or_is_reported() {
+        let fastest = SimdPath::fastest_available();
+        assert_eq!(SimdPath::resolve(None), (fastest, None));
+        assert_eq!(SimdPath::resolve(Some("auto")), (fastest, None));
+        assert_eq!(SimdPath::resolve(Some(" ")), (fastest, None));
+        assert_eq!(SimdPath::resolve(Some("scalar")), (SimdPath::Scalar, None));
+        assert_eq!(SimdPath::resolve(Some("SCALAR")), (SimdPath::Scalar, None));
+        for path in SimdPath::ALL {
+            let (chosen, warning) = SimdPath::resolve(Some(path.name()));
+            if path.is_available() {
+                assert_eq!((chosen, warning), (path, None));
+            } else {
+                assert!(chosen < path && chosen.is_available());
+                assert!(warning.unwrap().contains("cannot run"));
+            }
+        }
+        let (chosen, warning) = SimdPath::resolve(Some("sse9"));
+        assert_eq!(chosen, fastest);
+        assert!(warning.unwrap().contains("BBRL_SIMD=sse9 is not a vector path"));
+    }
+
+    #[test]
+    fn finite_horizon_evaluation_of_a_deterministic_loop() {
+        // One state, reward 1 per step: v_T = (1 - gamma^T) / (1 - gamma).
+        let mdp = Mdp::new(1, 1, vec![1.0], vec![1.0], Some(0)).unwrap();
+        let v = evaluate_policy_finite(mdp.view(), &[1.0], 0.9, 10);
+        assert!((v[0] - (1.0 - 0.9f64.powi(10)) / 0.1).abs() < 1e-12);
+    }
+}

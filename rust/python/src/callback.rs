@@ -1,0 +1,321 @@
+//! Python agents ("bring your own agent"): a core [`Agent`] whose methods call a Python object, so
+//! that a Python agent runs through the same trajectory loop (`simulate::run_trajectory`), the
+//! same test MDPs and the same environment streams as the built-in agents.
+//!
+//! The Python object's `start_task()`, `start_episode(state)`, `act(state, rng)`, `observe(state,
+//! action, reward, next_state)`, `action_probabilities(state)` and `snapshot()`/`restore(s)` are
+//! called with the GIL held. `rng` is a NumPy `Generator` made at every task start as
+//! `numpy.random.default_rng(k)`, `k` the next 64-bit draw of the agent's online stream (for test
+//! MDP `i` of an experiment, stream `(seed, AGENT_ONLINE, i)`): so a Python agent's randomness
+//! follows the seed rule exactly as a built-in agent's, through any handle, fork or snapshot.
+//! Whatever `act` returns is checked here, at the boundary: an int (or NumPy integer) in `0..A`;
+//! anything else, and any exception raised by the agent, fails the run with the agent's name, the
+//! MDP index and the step (the Python exception is chained as the cause).
+
+use std::sync::{Arc, Mutex};
+
+use numpy::{IntoPyArray, PyArray1};
+use pyo3::exceptions::PyException;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt};
+use rand::RngCore as _;
+
+use super::{reward_rows, to_py, AgentError, PyExperiment, RunArrays};
+use bbrl_core::agent::{Agent, Setting, TaskContext, Transition};
+use bbrl_core::error::{BbrlError, Result};
+use bbrl_core::evaluators::protocol::reward_buffer_len;
+use bbrl_core::model::fdm::Fdm;
+use bbrl_core::rng::Rng;
+
+/// Where a Python agent leaves the exception behind its last failure, for the caller to chain.
+pub(super) type ErrorSlot = Arc<Mutex<Option<PyErr>>>;
+
+/// A core agent that forwards every call to a Python object.
+pub(super) struct PyCallbackAgent {
+    name: String,
+    n_actions: usize,
+    object: Py<PyAny>,
+    start_task: Py<PyAny>,
+    act: Py<PyAny>,
+    observe: Py<PyAny>,
+    /// The NumPy Generator handed to `act` during this task (None before the first task).
+    rng: Py<PyAny>,
+    /// `operator.index`, for NumPy integer actions.
+    index: Py<PyAny>,
+    /// The Python exception behind the last failure, re-raised as the cause of the run's error;
+    /// shared with the caller, which hands the agent itself to a `Stepper`.
+    error: ErrorSlot,
+}
+
+impl PyCallbackAgent {
+    /// Wraps the Python agent `object` (an instance of `bbrl.agents.Agent`).
+    pub(super) fn new(object: &Bound<'_, PyAny>, name: String, n_actions: usize) -> PyResult<Self> {
+        Self::with_generator(object, name, n_actions, object.py().None())
+    }
+
+    /// As [`PyCallbackAgent::new`], with the Generator of the current task (for copies).
+    fn with_generator(object: &Bound<'_, PyAny>, name: String, n_actions: usize, rng: Py<PyAny>) -> PyResult<Self> {
+        let py = object.py();
+        let method = |name: &str| -> PyResult<Py<PyAny>> { Ok(object.getattr(name)?.unbind()) };
+        Ok(Self {
+            name,
+            n_actions,
+            object: object.clone().unbind(),
+            start_task: method("start_task")?,
+            act: method("act")?,
+            observe: method("observe")?,
+            rng,
+            index: py.import("operator")?.getattr("index")?.unbind(),
+            error: Arc::default(),
+        })
+    }
+
+    /// The slot this agent (and no copy of it) records its failures in.
+    pub(super) fn error_slot(&self) -> ErrorSlot {
+        Arc::clone(&self.error)
+    }
+
+    /// Records the Python exception and describes it for the located core error.
+    fn failed(&mut self, py: Python<'_>, what: &str, err: PyErr) -> BbrlError {
+        let kind = err.get_type(py).name().map(|n| n.to_string()).unwrap_or_else(|_| "exception".into());
+        let message = err.value(py).str().map(|s| s.to_string()).unwrap_or_default();
+        *self.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(err);
+        // `what` is empty for reset: the trajectory loop already says "reset: ".
+        let raised = if what.is_empty() { format!("raised {kind}") } else { format!("{what} raised {kind}") };
+        let message = if message.is_empty() { raised } else { format!("{raised}: {message}") };
+        BbrlError::Agent(message)
+    }
+
+    /// The action `value` stands for, or why it is not one.
+    fn action(&self, value: &Bound<'_, PyAny>) -> std::result::Result<usize, String> {
+        let n = self.n_actions;
+        let not_an_int = || {
+            let shown = value.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".into());
+            let kind = value.get_type().name().map(|t| t.to_string()).unwrap_or_else(|_| "?".into());
+            format!("act returned {shown} of type {kind}; an action must be an int in 0..{n} (NumPy integers are fine)")
+        };
+        let number = if let Ok(int) = value.downcast_exact::<PyInt>() {
+            int.clone()
+        } else if value.is_instance_of::<PyBool>() || value.is_instance_of::<PyFloat>() {
+            return Err(not_an_int());
+        } else {
+            // NumPy integers (and anything else with __index__, but not floats or bools).
+            match self.index.bind(value.py()).call1((value,)) {
+                Ok(i) => i.downcast_into::<PyInt>().map_err(|_| not_an_int())?,
+                Err(_) => return Err(not_an_int()),
+            }
+        };
+        match number.extract::<i64>() {
+            Ok(a) if a >= 0 && (a as u64) < n as u64 => Ok(a as usize),
+            Ok(a) => Err(format!("act returned action {a}, not one of the actions 0 to {}", n - 1)),
+            Err(_) => Err(format!("act returned action {number}, not one of the actions 0 to {}", n - 1)),
+        }
+    }
+}
+
+impl Agent for PyCallbackAgent {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn learn_offline(&mut self, _prior: &Fdm, _setting: Setting, _rng: &mut Rng) -> Result<()> {
+        Err(BbrlError::Agent("a Python agent learns offline in Python (bbrl.agents.Agent.train)".into()))
+    }
+
+    fn start_task(&mut self, _context: &TaskContext<'_>, rng: &mut Rng) -> Result<()> {
+        let key = rng.next_u64();
+        Python::attach(|py| {
+            let generator = py
+                .import("numpy.random")
+                .and_then(|m| m.getattr("default_rng"))
+                .and_then(|default_rng| default_rng.call1((key,)));
+            self.rng = match generator {
+                Ok(g) => g.unbind(),
+                Err(e) => return Err(self.failed(py, "numpy.random.default_rng", e)),
+            };
+            Ok(())
+        })?;
+        Python::attach(|py| match self.start_task.call0(py) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.failed(py, "", e)),
+        })
+    }
+
+    fn start_episode(&mut self, state: usize, _rng: &mut Rng) -> Result<()> {
+        Python::attach(|py| match self.object.call_method1(py, intern!(py, "start_episode"), (state,)) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.failed(py, "start_episode", e)),
+        })
+    }
+
+    fn act(&mut self, state: usize, _rng: &mut Rng) -> Result<usize> {
+        Python::attach(|py| {
+            let value = match self.act.bind(py).call1((state, self.rng.bind(py))) {
+                Ok(v) => v,
+                Err(e) => return Err(self.failed(py, "act", e)),
+            };
+            self.action(&value).map_err(BbrlError::Agent)
+        })
+    }
+
+    fn observe(&mut self, t: Transition, _rng: &mut Rng) -> Result<()> {
+        Python::attach(|py| match self.observe.call1(py, (t.state, t.action, t.reward, t.next_state)) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.failed(py, "observe", e)),
+        })
+    }
+
+    fn action_probabilities(&mut self, state: usize, out: &mut [f64]) -> Result<()> {
+        Python::attach(|py| {
+            let p = match self.object.call_method1(py, intern!(py, "action_probabilities"), (state,)) {
+                Ok(p) => p,
+                Err(e) => return Err(self.failed(py, "action_probabilities", e)),
+            };
+            let p: Vec<f64> = p.extract(py).map_err(|e| self.failed(py, "action_probabilities", e))?;
+            if p.len() != out.len() {
+                return Err(BbrlError::Agent(format!(
+                    "action_probabilities returned {} values for {} actions",
+                    p.len(),
+                    out.len()
+                )));
+            }
+            out.copy_from_slice(&p);
+            Ok(())
+        })
+    }
+
+    fn clone_box(&self) -> Box<dyn Agent> {
+        // Not on any hot path (the Python runner copies agents in Python). A copy that cannot be
+        // made becomes an agent that fails with the reason on first use: an error, never a panic.
+        self.snapshot().unwrap_or_else(|e| Box::new(FailedCopy { name: self.name.clone(), reason: e.to_string() }))
+    }
+
+    /// A new object `copy.copy(agent)` given `agent.snapshot()` through its `restore`, and a deep
+    /// copy of the Generator: the agent's own definition of its state, so an agent that overrides
+    /// `snapshot`/`restore` is copied the way it says.
+    fn snapshot(&self) -> Result<Box<dyn Agent>> {
+        Python::attach(|py| {
+            let copy = |what: &str, e: PyErr| {
+                let message = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
+                let kind = e.get_type(py).name().map(|n| n.to_string()).unwrap_or_default();
+                BbrlError::Agent(format!("agent '{}' could not be copied: {what} raised {kind}: {message}", self.name))
+            };
+            let module = py.import("copy").map_err(|e| copy("import copy", e))?;
+            let object = self.object.bind(py);
+            let state = object.call_method0(intern!(py, "snapshot")).map_err(|e| copy("snapshot()", e))?;
+            let clone = module.call_method1("copy", (object,)).map_err(|e| copy("copy.copy", e))?;
+            clone.call_method1(intern!(py, "restore"), (state,)).map_err(|e| copy("restore()", e))?;
+            let rng = module.call_method1("deepcopy", (self.rng.bind(py),)).map_err(|e| copy("deepcopy(rng)", e))?;
+            let mut agent = Self::with_generator(&clone, self.name.clone(), self.n_actions, rng.unbind())
+                .map_err(|e| copy("init", e))?;
+            // Copies report into the same slot, so a handle restored from a snapshot still
+            // chains the agent's own exception.
+            agent.error = Arc::clone(&self.error);
+            Ok(Box::new(agent) as Box<dyn Agent>)
+        })
+    }
+}
+
+/// What [`PyCallbackAgent::clone_box`] returns when the Python agent cannot be copied.
+struct FailedCopy {
+    name: String,
+    reason: String,
+}
+
+impl FailedCopy {
+    fn fail<T>(&self) -> Result<T> {
+        Err(BbrlError::Agent(self.reason.clone()))
+    }
+}
+
+impl Agent for FailedCopy {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    fn learn_offline(&mut self, _: &Fdm, _: Setting, _: &mut Rng) -> Result<()> {
+        self.fail()
+    }
+    fn start_task(&mut self, _: &TaskContext<'_>, _: &mut Rng) -> Result<()> {
+        self.fail()
+    }
+    fn act(&mut self, _: usize, _: &mut Rng) -> Result<usize> {
+        self.fail()
+    }
+    fn observe(&mut self, _: Transition, _: &mut Rng) -> Result<()> {
+        self.fail()
+    }
+    fn action_probabilities(&mut self, _: usize, _: &mut [f64]) -> Result<()> {
+        self.fail()
+    }
+    fn clone_box(&self) -> Box<dyn Agent> {
+        Box::new(Self { name: self.name.clone(), reason: self.reason.clone() })
+    }
+}
+
+/// Runs the trained Python `agent` on the test MDPs `indices` (in that order), one trajectory each,
+/// with a fresh `copy.deepcopy` of `agent` per MDP (the core clones built-in agents the same way),
+/// through the experiment's handle for each MDP (`Experiment::run_one`), so MDP `i` gets the
+/// environment stream `(seed, ENVIRONMENT, i)` and the agent stream `(seed, AGENT_ONLINE, i)` as
+/// every built-in agent does. Returns (returns, online wall seconds, online CPU seconds of this
+/// thread) for those MDPs and, with `record_rewards`, their (len(indices), T) rewards (else None).
+/// On the first failure, raises `AgentError` (the message names the agent, the MDP and the step)
+/// with the agent's own exception as its cause; no partial result.
+#[pyfunction]
+#[pyo3(signature = (experiment, agent, name, indices, record_rewards=false))]
+pub(super) fn run_python_agent<'py>(
+    py: Python<'py>,
+    experiment: &PyExperiment,
+    agent: &Bound<'py, PyAny>,
+    name: String,
+    indices: Vec<usize>,
+    record_rewards: bool,
+) -> PyResult<RunArrays<'py>> {
+    let exp = &experiment.inner;
+    let n_actions = exp.test_distribution().n_actions();
+    let horizon = exp.setting().horizon;
+    let deepcopy = py.import("copy")?.getattr("deepcopy")?;
+    let mut returns = Vec::with_capacity(indices.len());
+    let mut seconds = Vec::with_capacity(indices.len());
+    let mut cpu_seconds = Vec::with_capacity(indices.len());
+    let mut rewards =
+        if record_rewards { vec![0.0; reward_buffer_len(indices.len(), horizon).map_err(to_py)?] } else { Vec::new() };
+    for (k, &i) in indices.iter().enumerate() {
+        if i >= exp.mdps().len() {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "MDP index {i} is out of range 0..{}",
+                exp.mdps().len()
+            )));
+        }
+        let local = deepcopy.call1((agent,))?;
+        let callback = PyCallbackAgent::new(&local, name.clone(), n_actions)?;
+        let error = Arc::clone(&callback.error);
+        let outcome = if record_rewards {
+            exp.run_one_recording(Box::new(callback), i, &mut rewards[k * horizon..(k + 1) * horizon])
+        } else {
+            exp.run_one(Box::new(callback), i)
+        };
+        match outcome {
+            Ok(outcome) => {
+                returns.push(outcome.discounted_return);
+                seconds.push(outcome.seconds);
+                cpu_seconds.push(outcome.cpu_seconds);
+            }
+            Err(e) => {
+                let cause = error.lock().unwrap_or_else(|e| e.into_inner()).take();
+                if let Some(cause) = &cause {
+                    if !cause.is_instance_of::<PyException>(py) {
+                        // KeyboardInterrupt, SystemExit: not the agent's failure; let it through.
+                        return Err(cause.clone_ref(py));
+                    }
+                }
+                let err = AgentError::new_err(e.to_string());
+                err.set_cause(py, cause);
+                return Err(err);
+            }
+        }
+    }
+    let recorded = reward_rows(py, record_rewards.then_some(rewards), indices.len(), horizon)?;
+    let returns: Bound<'py, PyArray1<f64>> = returns.into_pyarray(py);
+    Ok((returns, seconds.into_pyarray(py), cpu_seconds.into_pyarray(py), recorded))
+}

@@ -1,0 +1,145 @@
+//! `FiniteEnv`: a finite environment of the core (`bbrl_core::envs::FiniteEnv`) with a current state
+//! and its own stream, so Python can step it (`reset`, `step`) and evaluators can take it.
+
+use std::sync::Arc;
+
+use numpy::{IntoPyArray, PyArray1, PyArray3, PyReadonlyArray1, PyReadonlyArray3};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use super::{flat, table, table_pair_dims, to_py};
+use bbrl_core::envs::{river_swim, six_arms, Env, FiniteEnv, RiverSwimVariant};
+use bbrl_core::model::mdp::Mdp;
+use bbrl_core::rng::{purpose, stream, Rng};
+
+/// A finite environment and the state of one episode on it.
+#[pyclass(name = "FiniteEnv", module = "bbrl._core")]
+pub(super) struct PyFiniteEnv {
+    pub(super) env: Arc<FiniteEnv>,
+    state: Option<usize>,
+    steps: usize,
+    rng: Rng,
+}
+
+impl PyFiniteEnv {
+    fn wrap(env: FiniteEnv) -> Self {
+        Self { env: Arc::new(env), state: None, steps: 0, rng: stream(0, purpose::ENVIRONMENT, 0) }
+    }
+}
+
+#[pymethods]
+impl PyFiniteEnv {
+    /// From tables (S, A, S), a start law (S,), a discount in [0, 1] and a time limit in steps.
+    #[new]
+    #[pyo3(signature = (name, transitions, rewards, start, discount, time_limit=None))]
+    fn new(
+        name: &str,
+        transitions: PyReadonlyArray3<'_, f64>,
+        rewards: PyReadonlyArray3<'_, f64>,
+        start: PyReadonlyArray1<'_, f64>,
+        discount: f64,
+        time_limit: Option<usize>,
+    ) -> PyResult<Self> {
+        let (s, a) = table_pair_dims(&transitions, "transitions", &rewards)?;
+        let mdp = Mdp::new(s, a, flat(&transitions), flat(&rewards), None).map_err(to_py)?;
+        let start = start.as_array().iter().copied().collect();
+        Ok(Self::wrap(FiniteEnv::new(name, mdp, start, discount, time_limit).map_err(to_py)?))
+    }
+
+    /// SixArms with discount `discount`.
+    #[staticmethod]
+    fn six_arms(discount: f64) -> PyResult<Self> {
+        Ok(Self::wrap(six_arms(discount).map_err(to_py)?))
+    }
+
+    /// RiverSwim, `variant` "osband" or "strehl".
+    #[staticmethod]
+    fn river_swim(variant: &str, discount: f64) -> PyResult<Self> {
+        let variant = match variant {
+            "osband" => RiverSwimVariant::Osband,
+            "strehl" => RiverSwimVariant::Strehl,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown RiverSwim variant {other:?}; known: \"osband\", \"strehl\""
+                )))
+            }
+        };
+        Ok(Self::wrap(river_swim(variant, discount).map_err(to_py)?))
+    }
+
+    #[getter]
+    fn name(&self) -> String {
+        self.env.name()
+    }
+    #[getter]
+    fn n_states(&self) -> usize {
+        self.env.mdp().n_states()
+    }
+    #[getter]
+    fn n_actions(&self) -> usize {
+        self.env.n_actions()
+    }
+    #[getter]
+    fn discount(&self) -> f64 {
+        self.env.discount()
+    }
+    #[getter]
+    fn time_limit(&self) -> Option<usize> {
+        self.env.time_limit()
+    }
+    #[getter]
+    fn reward_bounds(&self) -> (f64, f64) {
+        self.env.reward_bounds()
+    }
+    #[getter]
+    fn transitions<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray3<f64>> {
+        let m = self.env.mdp();
+        table(py, m.transitions(), m.n_states(), m.n_actions())
+    }
+    #[getter]
+    fn rewards<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray3<f64>> {
+        let m = self.env.mdp();
+        table(py, m.rewards(), m.n_states(), m.n_actions())
+    }
+    #[getter]
+    fn start_law<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.env.start_law().to_vec().into_pyarray(py)
+    }
+    /// The current state, None before the first reset.
+    #[getter]
+    fn state(&self) -> Option<usize> {
+        self.state
+    }
+
+    /// Starts an episode; with a seed, the stream becomes `(seed, ENVIRONMENT, index)` first (the
+    /// stream the protocol steps test MDP `index` with).
+    #[pyo3(signature = (seed=None, index=0))]
+    fn reset(&mut self, seed: Option<u64>, index: u64) -> usize {
+        if let Some(seed) = seed {
+            self.rng = stream(seed, purpose::ENVIRONMENT, index);
+        }
+        let state = self.env.reset(&mut self.rng);
+        self.state = Some(state);
+        self.steps = 0;
+        state
+    }
+
+    /// One step: (next state, reward, terminal, truncated by the time limit).
+    fn step(&mut self, action: usize) -> PyResult<(usize, f64, bool, bool)> {
+        let state = self.state.ok_or_else(|| PyValueError::new_err("reset() must be called before step()"))?;
+        if action >= self.env.n_actions() {
+            return Err(PyValueError::new_err(format!("action {action} is out of range 0..{}", self.env.n_actions())));
+        }
+        let step = self.env.step(&state, action, &mut self.rng);
+        self.state = Some(step.next_state);
+        self.steps += 1;
+        let truncated = self.env.time_limit().is_some_and(|limit| self.steps >= limit);
+        Ok((step.next_state, step.reward, step.terminal, truncated))
+    }
+}
+
+/// Adds this file's class to the module.
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyFiniteEnv>()?;
+    Ok(())
+}

@@ -1,0 +1,138 @@
+//! `Experiment` and its `Progress`: the benchmark protocol over N test MDPs.
+
+use std::sync::Arc;
+
+use numpy::{IntoPyArray, PyArray3};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use super::agent::PyAgent;
+use super::distribution::PyFdm;
+use super::{reward_rows, table, to_py, RunArrays};
+use bbrl_core::agent::{Agent, Setting};
+use bbrl_core::evaluators::protocol::{reward_buffer_len, Experiment, Progress};
+use bbrl_core::platform::host::host_info;
+
+/// Progress of a running experiment, shared with the thread that runs it.
+#[pyclass(name = "Progress", module = "bbrl._core", frozen)]
+pub(super) struct PyProgress {
+    pub(super) inner: Arc<Progress>,
+}
+
+#[pymethods]
+impl PyProgress {
+    #[new]
+    fn new() -> Self {
+        Self { inner: Arc::new(Progress::new()) }
+    }
+    /// Trajectories finished so far.
+    fn done(&self) -> usize {
+        self.inner.done()
+    }
+    /// Asks the run to stop after the trajectories in flight.
+    fn cancel(&self) {
+        self.inner.cancel()
+    }
+}
+
+/// The protocol: test MDPs drawn once; agents trained and run on them.
+#[pyclass(name = "Experiment", module = "bbrl._core", frozen)]
+pub(super) struct PyExperiment {
+    pub(super) inner: Experiment,
+}
+
+#[pymethods]
+impl PyExperiment {
+    #[new]
+    fn new(py: Python<'_>, test: &PyFdm, n_mdps: usize, gamma: f64, horizon: usize, seed: u64) -> PyResult<Self> {
+        let fdm = test.inner.clone();
+        let inner = py.detach(|| Experiment::new(fdm, n_mdps, Setting { gamma, horizon }, seed)).map_err(to_py)?;
+        Ok(Self { inner })
+    }
+
+    #[getter]
+    fn n_mdps(&self) -> usize {
+        self.inner.mdps().len()
+    }
+
+    /// The transition table (S, A, S) of test MDP `index`.
+    fn transitions<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyArray3<f64>>> {
+        let mdp = self.inner.mdps().get(index).ok_or_else(|| {
+            PyValueError::new_err(format!("MDP index {index} is out of range 0..{}", self.inner.mdps().len()))
+        })?;
+        Ok(table(py, mdp.transitions(), mdp.n_states(), mdp.n_actions()))
+    }
+
+    /// Trains `agent` on `prior`; returns the offline (wall, CPU) seconds, zero for an agent that
+    /// learns nothing offline.
+    fn learn_offline(&self, py: Python<'_>, mut agent: PyRefMut<'_, PyAgent>, prior: &PyFdm) -> PyResult<(f64, f64)> {
+        let fdm = &prior.inner;
+        let exp = &self.inner;
+        let inner = &mut agent.inner;
+        let time = py.detach(|| exp.learn_offline(inner.as_mut(), fdm)).map_err(to_py)?;
+        agent.shape = Some((fdm.n_states(), fdm.n_actions()));
+        agent.setting = Some(exp.setting());
+        Ok((time.wall_seconds, time.cpu_seconds))
+    }
+
+    /// Runs the trained agent on every test MDP; returns (returns, online wall seconds, online CPU
+    /// seconds) per MDP and, with `record_rewards`, the (N, T) rewards of every step (else None).
+    #[pyo3(signature = (agent, threads=None, progress=None, record_rewards=false))]
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        agent: PyRef<'_, PyAgent>,
+        threads: Option<usize>,
+        progress: Option<&PyProgress>,
+        record_rewards: bool,
+    ) -> PyResult<RunArrays<'py>> {
+        if agent.shape.is_none() {
+            return Err(PyValueError::new_err("the agent has not learned offline yet"));
+        }
+        let trained: &dyn Agent = agent.inner.as_ref();
+        let exp = &self.inner;
+        let progress = progress.map(|p| Arc::clone(&p.inner));
+        let outcome =
+            py.detach(|| exp.run_with(trained, threads, progress.as_deref(), record_rewards)).map_err(to_py)?;
+        let rewards = reward_rows(py, outcome.rewards, exp.mdps().len(), exp.setting().horizon)?;
+        Ok((
+            outcome.returns.into_pyarray(py),
+            outcome.online_seconds.into_pyarray(py),
+            outcome.online_cpu_seconds.into_pyarray(py),
+            rewards,
+        ))
+    }
+}
+
+/// The number of entries (N x T) of the reward buffer of `n_mdps` trajectories of `horizon`
+/// steps; raises ValueError, naming the size, above the 2 GiB cap.
+#[pyfunction]
+fn reward_buffer_entries(n_mdps: usize, horizon: usize) -> PyResult<usize> {
+    reward_buffer_len(n_mdps, horizon).map_err(to_py)
+}
+
+/// The host the results are measured on: a dict with `cpu_model`, `vector_extensions` (a list),
+/// `logical_cores`, `load_average` (1 minute, NaN if unknown), `cpu_clock_resolution_seconds` and
+/// `vector_path` (the solvers' path in this process: `scalar`, `avx2` or `avx512`).
+#[pyfunction]
+fn host<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    let info = host_info();
+    let out = PyDict::new(py);
+    out.set_item("cpu_model", info.cpu_model)?;
+    out.set_item("vector_extensions", info.vector_extensions)?;
+    out.set_item("logical_cores", info.logical_cores)?;
+    out.set_item("load_average", info.load_average)?;
+    out.set_item("cpu_clock_resolution_seconds", bbrl_core::platform::cputime::cpu_clock_resolution_seconds())?;
+    out.set_item("vector_path", bbrl_core::solve::SimdPath::selected().name())?;
+    Ok(out)
+}
+
+/// Adds this file's classes and functions to the module.
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyExperiment>()?;
+    m.add_class::<PyProgress>()?;
+    m.add_function(wrap_pyfunction!(host, m)?)?;
+    m.add_function(wrap_pyfunction!(reward_buffer_entries, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,165 @@
+//! `Stepper`: the public handle on any agent (built-in, trained, or written in Python), and its
+//! `Snapshot`. Every Python-facing evaluator (a user's loop, the replay evaluators) steps agents
+//! through it; the logic lives in `crate::stepper`.
+
+use numpy::{IntoPyArray, PyArray1};
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+
+use super::agent::PyAgent;
+use super::callback::{ErrorSlot, PyCallbackAgent};
+use super::{to_py, AgentError};
+use bbrl_core::agent::{Setting, Transition};
+use bbrl_core::error::BbrlError;
+use bbrl_core::evaluators::protocol::check_setting;
+use bbrl_core::rng::{purpose, stream};
+use bbrl_core::stepper::{Snapshot, Stepper};
+
+/// A trained agent with its random stream, stepped through the life cycle.
+#[pyclass(name = "Stepper", module = "bbrl._core")]
+pub(super) struct PyStepper {
+    pub(super) inner: Stepper,
+    /// For a Python agent: where it leaves the exception behind its last failure.
+    python_error: Option<ErrorSlot>,
+}
+
+/// Everything a stepper's future depends on.
+#[pyclass(name = "Snapshot", module = "bbrl._core", frozen)]
+pub(super) struct PySnapshot {
+    inner: Snapshot,
+}
+
+impl PyStepper {
+    /// Turns a core error into the Python exception, chaining a Python agent's own exception as
+    /// the cause (and letting KeyboardInterrupt or SystemExit through unchanged).
+    fn raise(&self, py: Python<'_>, e: BbrlError) -> PyErr {
+        let cause = self.python_error.as_ref().and_then(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()).take());
+        match cause {
+            Some(cause) if !cause.is_instance_of::<PyException>(py) => cause,
+            Some(cause) => {
+                let err = AgentError::new_err(e.to_string());
+                err.set_cause(py, Some(cause));
+                err
+            }
+            None => to_py(e),
+        }
+    }
+
+    /// The handle on a Python agent, with stream `(seed, AGENT_ONLINE, index)`.
+    pub(super) fn python_agent(
+        agent: &Bound<'_, PyAny>,
+        name: String,
+        shape: (usize, usize),
+        setting: Setting,
+        seed: u64,
+        index: u64,
+    ) -> PyResult<Self> {
+        check_setting(setting).map_err(to_py)?;
+        let callback = PyCallbackAgent::new(agent, name, shape.1)?;
+        let slot = callback.error_slot();
+        let rng = stream(seed, purpose::AGENT_ONLINE, index);
+        let inner = Stepper::new(Box::new(callback), shape.0, shape.1, setting, rng);
+        Ok(Self { inner, python_error: Some(slot) })
+    }
+}
+
+#[pymethods]
+impl PyStepper {
+    /// A handle on a trained built-in agent (a copy of it), with stream `(seed, AGENT_ONLINE, index)`:
+    /// the stream the benchmark protocol gives that agent on test MDP `index`.
+    #[staticmethod]
+    #[pyo3(signature = (agent, seed, index=0))]
+    fn builtin(agent: &PyAgent, seed: u64, index: u64) -> PyResult<Self> {
+        let (shape, setting) = match (agent.shape, agent.setting) {
+            (Some(shape), Some(setting)) => (shape, setting),
+            _ => return Err(PyValueError::new_err("the agent has not learned offline yet")),
+        };
+        let rng = stream(seed, purpose::AGENT_ONLINE, index);
+        Ok(Self { inner: Stepper::new(agent.inner.clone_box(), shape.0, shape.1, setting, rng), python_error: None })
+    }
+
+    /// A handle on a trained Python agent (used in place: pass a copy), with stream
+    /// `(seed, AGENT_ONLINE, index)`; its `act` gets a NumPy Generator seeded from that stream at
+    /// every task start.
+    #[staticmethod]
+    #[pyo3(signature = (agent, name, n_states, n_actions, gamma, horizon, seed, index=0))]
+    #[allow(clippy::too_many_arguments)]
+    fn python(
+        agent: &Bound<'_, PyAny>,
+        name: String,
+        n_states: usize,
+        n_actions: usize,
+        gamma: f64,
+        horizon: usize,
+        seed: u64,
+        index: u64,
+    ) -> PyResult<Self> {
+        Self::python_agent(agent, name, (n_states, n_actions), Setting { gamma, horizon }, seed, index)
+    }
+
+    #[getter]
+    fn name(&self) -> String {
+        self.inner.agent().name()
+    }
+    #[getter]
+    fn n_states(&self) -> usize {
+        self.inner.n_states()
+    }
+    #[getter]
+    fn n_actions(&self) -> usize {
+        self.inner.n_actions()
+    }
+    #[getter]
+    fn gamma(&self) -> f64 {
+        self.inner.setting().gamma
+    }
+    #[getter]
+    fn horizon(&self) -> usize {
+        self.inner.setting().horizon
+    }
+
+    fn start_task(&mut self, py: Python<'_>) -> PyResult<()> {
+        self.inner.start_task().map_err(|e| self.raise(py, e))
+    }
+
+    fn start_episode(&mut self, py: Python<'_>, state: usize) -> PyResult<()> {
+        self.inner.start_episode(state).map_err(|e| self.raise(py, e))
+    }
+
+    fn act(&mut self, py: Python<'_>, state: usize) -> PyResult<usize> {
+        self.inner.act(state).map_err(|e| self.raise(py, e))
+    }
+
+    fn observe(&mut self, py: Python<'_>, state: usize, action: usize, reward: f64, next_state: usize) -> PyResult<()> {
+        let t = Transition { state, action, reward, next_state };
+        self.inner.observe(t).map_err(|e| self.raise(py, e))
+    }
+
+    fn action_probabilities<'py>(&mut self, py: Python<'py>, state: usize) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let mut out = vec![0.0; self.inner.n_actions()];
+        self.inner.action_probabilities(state, &mut out).map_err(|e| self.raise(py, e))?;
+        Ok(out.into_pyarray(py))
+    }
+
+    fn snapshot(&self, py: Python<'_>) -> PyResult<PySnapshot> {
+        Ok(PySnapshot { inner: self.inner.snapshot().map_err(|e| self.raise(py, e))? })
+    }
+
+    fn restore(&mut self, py: Python<'_>, snapshot: &PySnapshot) -> PyResult<()> {
+        self.inner.restore(&snapshot.inner).map_err(|e| self.raise(py, e))
+    }
+
+    /// An independent handle in this one's state, with stream `(seed, AGENT_ONLINE, index)`.
+    #[pyo3(signature = (seed, index=0))]
+    fn fork(&self, py: Python<'_>, seed: u64, index: u64) -> PyResult<Self> {
+        let inner = self.inner.fork(stream(seed, purpose::AGENT_ONLINE, index)).map_err(|e| self.raise(py, e))?;
+        Ok(Self { inner, python_error: self.python_error.clone() })
+    }
+}
+
+/// Adds this file's classes to the module.
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyStepper>()?;
+    m.add_class::<PySnapshot>()?;
+    Ok(())
+}

@@ -1,0 +1,306 @@
+//! Value-error estimates (`bbrl.value_error`): losses, Algorithm 1's budget, Lemma 5's rollout
+//! length and EBGStop on arrays or Python iterators. Conversions only; the logic is in
+//! `bbrl_core::evaluators::value_error`.
+
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyIterator};
+
+use super::continuous_env::{states_from, PyFixedPolicy, PySparseFeatures, PyValueErrorEnv};
+use super::to_py;
+use bbrl_core::evaluators::value_error::catalog;
+use bbrl_core::evaluators::value_error::learners::TdSettings;
+use bbrl_core::evaluators::value_error::{self as ve, CheckVariant, EbgStopConfig, Loss, ReferenceSettings};
+use bbrl_core::invalid;
+
+fn loss_from(kind: &str, tau: f64, c: f64) -> PyResult<Loss> {
+    match kind {
+        "squared" => Ok(Loss::Squared),
+        "absolute" => Ok(Loss::Absolute),
+        "percentage" => Ok(Loss::Percentage { tau }),
+        "clipped" => Ok(Loss::ClippedPercentage { tau, c }),
+        other => Err(to_py(invalid!("unknown loss {other:?} (squared, absolute, percentage, clipped)"))),
+    }
+}
+
+/// The loss of each pair of a 1-D array of learned values and one of references.
+#[pyfunction]
+fn value_error_elementwise<'py>(
+    py: Python<'py>,
+    kind: &str,
+    v_hat: PyReadonlyArray1<'_, f64>,
+    v: PyReadonlyArray1<'_, f64>,
+    tau: f64,
+    c: f64,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let loss = loss_from(kind, tau, c)?;
+    let (v_hat, v) = (v_hat.as_slice()?, v.as_slice()?);
+    let mut out = vec![0.0; v.len()];
+    ve::elementwise_loss(loss, v_hat, v, &mut out).map_err(to_py)?;
+    Ok(out.into_pyarray(py))
+}
+
+/// The mean loss over pairs (MSVE, MAVE, MAPVE, CMAPVE).
+#[pyfunction]
+fn value_error_mean(
+    kind: &str,
+    v_hat: PyReadonlyArray1<'_, f64>,
+    v: PyReadonlyArray1<'_, f64>,
+    tau: f64,
+    c: f64,
+) -> PyResult<f64> {
+    ve::mean_loss(loss_from(kind, tau, c)?, v_hat.as_slice()?, v.as_slice()?).map_err(to_py)
+}
+
+/// Algorithm 1's number of states m.
+#[pyfunction]
+fn value_error_sample_size(epsilon: f64, delta: f64, c: f64, k: u64) -> PyResult<usize> {
+    ve::sample_size(epsilon, delta, c, k).map_err(to_py)
+}
+
+/// Lemma 5's truncation length.
+#[pyfunction]
+fn value_error_rollout_length(epsilon: f64, tau: f64, r_max: f64, gamma: f64) -> PyResult<usize> {
+    ve::rollout_length(epsilon, tau, r_max, gamma).map_err(to_py)
+}
+
+/// (eps_m, eps_bar, corollary_total) of a split.
+#[pyfunction]
+fn value_error_accuracies(epsilon: f64, c: f64, split: &str) -> PyResult<(f64, f64, f64)> {
+    let split = ve::AccuracySplit::parse(split).map_err(to_py)?;
+    let a = ve::accuracies(epsilon, c, split).map_err(to_py)?;
+    Ok((a.eps_m, a.eps_bar, a.corollary_total))
+}
+
+/// Theorem 1's guaranteed error for m stored references of accuracy eps_bar.
+#[pyfunction]
+fn value_error_guaranteed_error(m: usize, delta: f64, c: f64, k: u64, eps_bar: f64) -> PyResult<f64> {
+    ve::guaranteed_error(m, delta, c, k, eps_bar).map_err(to_py)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn config(
+    epsilon: f64,
+    delta: f64,
+    tau: f64,
+    value_range: f64,
+    variant: &str,
+    beta: f64,
+    p: f64,
+    max_samples: u64,
+) -> PyResult<EbgStopConfig> {
+    let variant = CheckVariant::parse(variant).map_err(to_py)?;
+    let cfg = EbgStopConfig { epsilon, delta, tau, range: value_range, variant, beta, p, max_samples };
+    cfg.validate().map_err(to_py)?;
+    Ok(cfg)
+}
+
+fn outcome_dict<'py>(py: Python<'py>, out: &ve::EbgStopOutcome) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("estimate", out.estimate)?;
+    d.set_item("n_samples", out.n_samples)?;
+    d.set_item("reason", out.reason.name())?;
+    d.set_item("certified", out.reason.certified())?;
+    d.set_item("lower", out.lower)?;
+    d.set_item("upper", out.upper)?;
+    Ok(d)
+}
+
+/// EBGStop over a 1-D float64 array (its length caps the samples).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn ebgstop_array<'py>(
+    py: Python<'py>,
+    samples: PyReadonlyArray1<'_, f64>,
+    epsilon: f64,
+    delta: f64,
+    tau: f64,
+    value_range: f64,
+    variant: &str,
+    beta: f64,
+    p: f64,
+    max_samples: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = config(epsilon, delta, tau, value_range, variant, beta, p, max_samples)?;
+    let samples = samples.as_slice()?;
+    let out = py.detach(|| ve::ebgstop_slice(&cfg, samples)).map_err(to_py)?;
+    outcome_dict(py, &out)
+}
+
+/// EBGStop over a Python iterator of numbers (for tests and slow samplers).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn ebgstop_iterator<'py>(
+    py: Python<'py>,
+    samples: Bound<'py, PyAny>,
+    epsilon: f64,
+    delta: f64,
+    tau: f64,
+    value_range: f64,
+    variant: &str,
+    beta: f64,
+    p: f64,
+    max_samples: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = config(epsilon, delta, tau, value_range, variant, beta, p, max_samples)?;
+    let mut iter = PyIterator::from_object(&samples)?;
+    // An error raised by the iterator (or a non-number) ends the run and is re-raised.
+    let mut failure: Option<PyErr> = None;
+    let out = ve::ebgstop(&cfg, || match iter.next()? {
+        Ok(item) => match item.extract::<f64>() {
+            Ok(x) => Some(x),
+            Err(e) => {
+                failure = Some(e);
+                None
+            }
+        },
+        Err(e) => {
+            failure = Some(e);
+            None
+        }
+    })
+    .map_err(to_py)?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    outcome_dict(py, &out)
+}
+
+/// Algorithm 1's references at the given states: a dict of arrays (value, n_samples, n_steps,
+/// reason) and the design (every derived parameter).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn value_error_references<'py>(
+    py: Python<'py>,
+    env: &PyValueErrorEnv,
+    policy: &PyFixedPolicy,
+    states: &Bound<'py, PyAny>,
+    epsilon: f64,
+    delta: f64,
+    tau: f64,
+    c: f64,
+    k: u64,
+    split: &str,
+    variant: &str,
+    beta: f64,
+    p: f64,
+    max_samples: u64,
+    seed: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let states = states_from(states)?;
+    let split = ve::AccuracySplit::parse(split).map_err(to_py)?;
+    let variant = CheckVariant::parse(variant).map_err(to_py)?;
+    let settings = ReferenceSettings { epsilon, delta, tau, c, k, split, variant, beta, p, max_samples, seed };
+    let (design, values) =
+        py.detach(|| catalog::references(&env.inner, &policy.inner, &states, settings)).map_err(to_py)?;
+    let d = values_dict(py, &values)?;
+    d.set_item("m", design.m)?;
+    d.set_item("eps_m", design.eps_m)?;
+    d.set_item("eps_bar", design.eps_bar)?;
+    d.set_item("state_delta", design.state_delta)?;
+    d.set_item("rollout_length", design.rollout_length)?;
+    d.set_item("value_range", design.value_range)?;
+    d.set_item("discount", design.discount)?;
+    d.set_item("guaranteed_error", design.guaranteed_error().map_err(to_py)?)?;
+    d.set_item("env", env.inner.name())?;
+    d.set_item("policy", policy.inner.describe())?;
+    Ok(d)
+}
+
+/// Algorithm 2 at each state with explicit EBGStop parameters and rollout length.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn value_error_state_values<'py>(
+    py: Python<'py>,
+    env: &PyValueErrorEnv,
+    policy: &PyFixedPolicy,
+    states: &Bound<'py, PyAny>,
+    epsilon: f64,
+    delta: f64,
+    tau: f64,
+    value_range: f64,
+    variant: &str,
+    beta: f64,
+    p: f64,
+    max_samples: u64,
+    length: usize,
+    seed: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let states = states_from(states)?;
+    let cfg = config(epsilon, delta, tau, value_range, variant, beta, p, max_samples)?;
+    let values =
+        py.detach(|| catalog::state_values(&env.inner, &policy.inner, &states, &cfg, length, seed)).map_err(to_py)?;
+    values_dict(py, &values)
+}
+
+fn values_dict<'py>(py: Python<'py>, values: &[ve::ReferenceValue]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("value", values.iter().map(|v| v.value).collect::<Vec<_>>().into_pyarray(py))?;
+    d.set_item("n_samples", values.iter().map(|v| v.n_samples).collect::<Vec<_>>().into_pyarray(py))?;
+    d.set_item("n_steps", values.iter().map(|v| v.n_steps).collect::<Vec<_>>().into_pyarray(py))?;
+    d.set_item("reason", values.iter().map(|v| v.reason.name()).collect::<Vec<_>>())?;
+    Ok(d)
+}
+
+/// `n` truncated returns from one state and the steps simulated.
+#[pyfunction]
+fn value_error_sample_returns<'py>(
+    py: Python<'py>,
+    env: &PyValueErrorEnv,
+    policy: &PyFixedPolicy,
+    state: &Bound<'py, PyAny>,
+    n: usize,
+    length: usize,
+    seed: u64,
+) -> PyResult<(Bound<'py, PyArray1<f64>>, u64)> {
+    let state = states_from(state)?;
+    let (returns, steps) =
+        py.detach(|| catalog::sample_returns(&env.inner, &policy.inner, &state, n, length, seed)).map_err(to_py)?;
+    Ok((returns.into_pyarray(py), steps))
+}
+
+/// Checkpoint steps and the predictions at each.
+type Curve<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray2<f64>>);
+
+/// Linear TD(λ): (steps, predictions with shape (checkpoints, m)).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn value_error_learning_curve<'py>(
+    py: Python<'py>,
+    env: &PyValueErrorEnv,
+    policy: &PyFixedPolicy,
+    features: &PySparseFeatures,
+    states: &Bound<'py, PyAny>,
+    alpha: f64,
+    lambda_: f64,
+    n_steps: u64,
+    eval_every: u64,
+    seed: u64,
+    run: u64,
+) -> PyResult<Curve<'py>> {
+    let states = states_from(states)?;
+    let m = states.len();
+    let settings = TdSettings { alpha, lambda: lambda_, n_steps, eval_every, seed, run };
+    let curve = py
+        .detach(|| catalog::learning_curve(&env.inner, &policy.inner, &features.inner, &states, settings))
+        .map_err(to_py)?;
+    let rows = curve.steps.len();
+    let predictions = curve.predictions.into_pyarray(py).reshape([rows, m]).expect("rows * m predictions");
+    Ok((curve.steps.into_pyarray(py), predictions))
+}
+
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(value_error_references, m)?)?;
+    m.add_function(wrap_pyfunction!(value_error_sample_returns, m)?)?;
+    m.add_function(wrap_pyfunction!(value_error_state_values, m)?)?;
+    m.add_function(wrap_pyfunction!(value_error_learning_curve, m)?)?;
+    m.add_function(wrap_pyfunction!(value_error_elementwise, m)?)?;
+    m.add_function(wrap_pyfunction!(value_error_mean, m)?)?;
+    m.add_function(wrap_pyfunction!(value_error_sample_size, m)?)?;
+    m.add_function(wrap_pyfunction!(value_error_rollout_length, m)?)?;
+    m.add_function(wrap_pyfunction!(value_error_accuracies, m)?)?;
+    m.add_function(wrap_pyfunction!(value_error_guaranteed_error, m)?)?;
+    m.add_function(wrap_pyfunction!(ebgstop_array, m)?)?;
+    m.add_function(wrap_pyfunction!(ebgstop_iterator, m)?)?;
+    Ok(())
+}
