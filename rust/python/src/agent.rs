@@ -7,6 +7,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 use super::distribution::PyFdm;
 use super::to_py;
 use bbrl_core::agent::{Agent, Setting};
+use bbrl_core::agents::spec::ParamDefault;
 use bbrl_core::agents::{self, ParamValue, Params};
 use bbrl_core::evaluators::protocol::{check_setting, OfflineTime};
 use bbrl_core::rng::{purpose, stream};
@@ -110,10 +111,41 @@ impl PyAgent {
     }
 }
 
-/// The agent kinds the core can build, with their parameter names.
+/// The agent registry: per kind, its name, display name, parameters (name, type, default or
+/// None when required, range, doc) and cost units (online per decision, offline per training).
 #[pyfunction]
-fn agent_kinds() -> Vec<(&'static str, Vec<&'static str>)> {
-    agents::AGENT_KINDS.iter().map(|(k, p)| (*k, p.to_vec())).collect()
+fn agent_kinds(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    agents::KINDS
+        .iter()
+        .map(|spec| {
+            let entry = PyDict::new(py);
+            entry.set_item("kind", spec.kind)?;
+            entry.set_item("display", spec.display)?;
+            let params = spec
+                .params
+                .iter()
+                .map(|p| {
+                    let param = PyDict::new(py);
+                    param.set_item("name", p.name)?;
+                    param.set_item("type", p.ty.as_str())?;
+                    match p.default {
+                        Some(ParamDefault::Float(v)) => param.set_item("default", v)?,
+                        Some(ParamDefault::Int(v)) => param.set_item("default", v)?,
+                        Some(ParamDefault::Bool(v)) => param.set_item("default", v)?,
+                        None => param.set_item("default", py.None())?,
+                    }
+                    param.set_item("required", p.default.is_none())?;
+                    param.set_item("range", p.range)?;
+                    param.set_item("doc", p.doc)?;
+                    Ok(param)
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            entry.set_item("params", params)?;
+            entry.set_item("online_units", spec.online_units.to_vec())?;
+            entry.set_item("offline_units", spec.offline_units.to_vec())?;
+            Ok(entry)
+        })
+        .collect()
 }
 
 /// Adds this file's classes and functions to the module.

@@ -22,7 +22,7 @@ pub(super) struct PyFiniteEnv {
 }
 
 impl PyFiniteEnv {
-    fn wrap(env: FiniteEnv) -> Self {
+    pub(super) fn wrap(env: FiniteEnv) -> Self {
         Self { env: Arc::new(env), state: None, steps: 0, rng: stream(0, purpose::ENVIRONMENT, 0) }
     }
 }

@@ -14,6 +14,7 @@ mod callback;
 mod continuous_env;
 mod distribution;
 mod env;
+mod env_registry;
 mod experiment;
 mod formulas;
 mod kernels;
@@ -113,6 +114,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     agent::register(m)?;
     distribution::register(m)?;
     env::register(m)?;
+    env_registry::register(m)?;
     experiment::register(m)?;
     kernels::register(m)?;
     formulas::register(m)?;

@@ -8,11 +8,31 @@ use rand::Rng as _;
 use super::common::{
     argmax_random_tie, argmax_random_tie_by_select, greedy_probabilities, plan_once, uniform_below, PlanningStream,
 };
+use super::spec::{KindSpec, ParamSpec, ParamType};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
 use crate::model::fdm::Fdm;
 use crate::rng::Rng;
+
+/// The registry's entry.
+pub const SPEC: KindSpec = KindSpec {
+    kind: "bamcp",
+    display: "BAMCP",
+    params: &[
+        ParamSpec { name: "k", ty: ParamType::Int, default: None, range: ">= 1", doc: "simulations per decision" },
+        ParamSpec {
+            name: "depth",
+            ty: ParamType::Int,
+            default: None,
+            range: ">= 1",
+            doc: "simulation depth, in steps",
+        },
+    ],
+    online_units: &[("k", 1.0), ("depth", 1.0)],
+    offline_units: &[],
+    build: |r| Ok(Box::new(Bamcp::new(r.count("k")?, r.count("depth")?)?)),
+};
 
 /// UCB exploration constant; fixed, not scaled by the reward range (SPEC 7.4).
 const EXPLORATION: f64 = 3.0;

@@ -1,5 +1,6 @@
 //! BEBAgent (SPEC 4.5): Bayesian Exploration Bonus (Kolter & Ng 2009) on the posterior-mean model.
 
+use super::spec::{KindSpec, ParamSpec, ParamType, COMPAT};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
@@ -7,6 +8,25 @@ use crate::model::counts::CountModel;
 use crate::model::fdm::Fdm;
 use crate::rng::Rng;
 use crate::solve::{ValueIterationWorkspace, GUEZ_VI_EPSILON};
+
+/// The registry's entry.
+pub const SPEC: KindSpec = KindSpec {
+    kind: "beb",
+    display: "BEB",
+    params: &[
+        ParamSpec {
+            name: "beta",
+            ty: ParamType::Float,
+            default: None,
+            range: ">= 0",
+            doc: "exploration bonus beta / (1 + n(s, a)) added to the rewards",
+        },
+        COMPAT,
+    ],
+    online_units: &[],
+    offline_units: &[],
+    build: |r| Ok(Box::new(Beb::new(r.float("beta")?, r.flag("compat")?)?)),
+};
 
 /// BEB with bonus `beta / (1 + alpha0(s, a))`, where `alpha0` sums the prior pseudo-counts and the
 /// observed counts of (s, a) over next states (SPEC 4.5). The mean model with bonus rewards is

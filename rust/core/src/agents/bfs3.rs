@@ -4,12 +4,39 @@
 use rand::Rng as _;
 
 use super::common::{argmax_random_tie, argmax_random_tie_by, greedy_probabilities, plan_once, PlanningStream};
+use super::spec::{KindSpec, ParamSpec, ParamType};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
 use crate::model::counts::CountModel;
 use crate::model::fdm::Fdm;
 use crate::rng::Rng;
+
+/// The registry's entry.
+pub const SPEC: KindSpec = KindSpec {
+    kind: "bfs3",
+    display: "BFS3",
+    params: &[
+        ParamSpec {
+            name: "k",
+            ty: ParamType::Int,
+            default: None,
+            range: ">= 1",
+            doc: "forward-search rollouts per decision",
+        },
+        ParamSpec {
+            name: "c",
+            ty: ParamType::Int,
+            default: None,
+            range: ">= 1",
+            doc: "branching factor: next states drawn per action",
+        },
+        ParamSpec { name: "depth", ty: ParamType::Int, default: None, range: ">= 1", doc: "search depth, in steps" },
+    ],
+    online_units: &[("k", 1.0), ("depth", 1.0)],
+    offline_units: &[],
+    build: |r| Ok(Box::new(Bfs3::new(r.count("k")?, r.count("c")?, r.count("depth")?)?)),
+};
 
 /// "No node" in the arena's index links.
 const NONE: u32 = u32::MAX;

@@ -4,12 +4,29 @@ use rand::Rng as _;
 
 use super::common::{argmax_random_tie, greedy_probabilities};
 use super::mean_model::MeanModelQ;
+use super::spec::{KindSpec, ParamSpec, ParamType};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
 use crate::model::counts::CountModel;
 use crate::model::fdm::Fdm;
 use crate::rng::Rng;
+
+/// The registry's entry.
+pub const SPEC: KindSpec = KindSpec {
+    kind: "egreedy",
+    display: "e-Greedy",
+    params: &[ParamSpec {
+        name: "epsilon",
+        ty: ParamType::Float,
+        default: None,
+        range: "[0, 1]",
+        doc: "probability of a uniformly random action",
+    }],
+    online_units: &[],
+    offline_units: &[],
+    build: |r| Ok(Box::new(EGreedy::new(r.float("epsilon")?)?)),
+};
 
 /// e-Greedy. The original re-solves Q after every transition whichever branch acts (SPEC 7.7);
 /// here Q is solved only when a greedy step reads it, which takes the same actions (Q depends on

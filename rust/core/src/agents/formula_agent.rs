@@ -26,12 +26,37 @@ use rand::Rng as _;
 
 use super::common::{argmax_random_tie, greedy_probabilities};
 use super::mean_model::MeanModelQ;
+use super::spec::{KindSpec, ParamSpec, ParamType, COMPAT};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
 use crate::formula::{Formula, N_VARIABLES};
+use crate::invalid;
 use crate::model::counts::CountModel;
 use crate::model::fdm::Fdm;
 use crate::rng::Rng;
+
+/// The registry's entry.
+pub const SPEC: KindSpec = KindSpec {
+    kind: "formula",
+    display: "Formula",
+    params: &[
+        ParamSpec {
+            name: "formula",
+            ty: ParamType::Text,
+            default: None,
+            range: "an RPN (X2 X0 DIV) or infix (QUniform / QMean) formula",
+            doc: "the index formula whose argmax is played",
+        },
+        COMPAT,
+    ],
+    online_units: &[],
+    offline_units: &[],
+    build: |r| {
+        let formula = Formula::parse_any(r.text("formula")?)
+            .map_err(|e| invalid!("agent 'formula': parameter 'formula': {e}"))?;
+        Ok(Box::new(FormulaAgent::new(formula).with_compat(r.flag("compat")?)))
+    },
+};
 
 /// The initial counts of Q-variable `index` (0 QMean, 1 QSelf, 2 QUniform) for `prior`.
 pub fn variable_counts(index: usize, prior: &Fdm) -> Vec<f64> {

@@ -14,9 +14,10 @@ mod optimal;
 mod planning_test_support;
 mod psrl;
 mod random;
-mod registry;
+pub mod registry;
 mod sboss;
 mod softmax;
+pub mod spec;
 #[cfg(test)]
 mod test_support;
 
@@ -34,6 +35,7 @@ pub use opps::{ucb1, Bandit, OppsDs, Ucb1Outcome, DEFAULT_C as OPPS_DEFAULT_C};
 pub use optimal::Optimal;
 pub use psrl::Psrl;
 pub use random::RandomAgent;
-pub use registry::{build, load_text, ParamValue, Params, AGENT_KINDS};
+pub use registry::{build, load_text, KINDS};
 pub use sboss::Sboss;
 pub use softmax::SoftMax;
+pub use spec::{KindSpec, ParamSpec, ParamType, ParamValue, Params};

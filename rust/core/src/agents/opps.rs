@@ -39,13 +39,64 @@ use rayon::prelude::*;
 
 use super::common::argmax_random_tie;
 use super::formula_agent::FormulaAgent;
+use super::spec::{KindSpec, ParamDefault, ParamSpec, ParamType, COMPAT};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
-use crate::formula::Formula;
+use crate::formula::set::shipped_set;
+use crate::formula::{parse_formula_list, Formula};
 use crate::invalid;
 use crate::model::fdm::Fdm;
 use crate::rng::{purpose, stream, stream_key, Rng};
 use crate::trajectory::run_trajectory;
+
+/// The registry's entry.
+pub const SPEC: KindSpec = KindSpec {
+    kind: "oppsds",
+    display: "OPPS-DS",
+    params: &[
+        ParamSpec {
+            name: "formulas",
+            ty: ParamType::Text,
+            default: None,
+            range: "F2 to F6 (a shipped set), or RPN formulas separated by newlines or ';'",
+            doc: "the formula set UCB1 chooses from",
+        },
+        ParamSpec {
+            name: "n_draws",
+            ty: ParamType::Int,
+            default: None,
+            range: ">= 1",
+            doc: "UCB1 budget, in trajectories on MDPs drawn from the prior",
+        },
+        ParamSpec {
+            name: "c",
+            ty: ParamType::Float,
+            default: Some(ParamDefault::Float(DEFAULT_C)),
+            range: ">= 0",
+            doc: "UCB1 exploration constant, on raw returns",
+        },
+        COMPAT,
+    ],
+    online_units: &[],
+    offline_units: &[("n_draws", 1.0), ("horizon", 1.0)],
+    build: |r| {
+        let spec = r.text("formulas")?.trim();
+        let (formulas, label) = if let Some(n) = spec.strip_prefix('F').filter(|n| n.parse::<u8>().is_ok()) {
+            (shipped_set(&format!("F{n}"))?, Some(spec))
+        } else {
+            (parse_formula_list(spec).map_err(|e| invalid!("agent 'oppsds': parameter 'formulas': {e}"))?, None)
+        };
+        let n_draws = r.count("n_draws")?;
+        if n_draws < 1 {
+            return Err(invalid!("agent 'oppsds': n_draws must be >= 1, got {n_draws}"));
+        }
+        let agent = OppsDs::new(formulas, n_draws as u64, r.float("c")?, r.flag("compat")?)?;
+        Ok(Box::new(match label {
+            Some(l) => agent.with_label(l),
+            None => agent,
+        }))
+    },
+};
 
 /// The exploration constant of the benchmark (`--c 660.0`, raw returns, no normalisation).
 pub const DEFAULT_C: f64 = 660.0;

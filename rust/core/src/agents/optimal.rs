@@ -8,11 +8,22 @@
 //! `qIteration(gamma, T)`. It then acts greedily with uniformly random ties.
 
 use super::common::{argmax_random_tie, greedy_probabilities};
+use super::spec::KindSpec;
 use crate::agent::{Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
 use crate::model::fdm::Fdm;
 use crate::rng::Rng;
 use crate::solve::{QIterationWorkspace, BBRL_Q_ACCURACY};
+
+/// The registry's entry.
+pub const SPEC: KindSpec = KindSpec {
+    kind: "optimal",
+    display: "Optimal (oracle)",
+    params: &[],
+    online_units: &[],
+    offline_units: &[],
+    build: |_| Ok(Box::new(Optimal::new())),
+};
 
 const NAME: &str = "Optimal (oracle: sees the true MDP)";
 

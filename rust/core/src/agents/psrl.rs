@@ -62,6 +62,7 @@
 use rand::{Rng as _, SeedableRng};
 
 use super::common::{argmax_random_tie, greedy_probabilities};
+use super::spec::{KindSpec, ParamDefault, ParamSpec, ParamType};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
@@ -71,6 +72,22 @@ use crate::model::fdm::Fdm;
 use crate::model::tables::TabularView;
 use crate::rng::Rng;
 use crate::solve::{ValueIterationWorkspace, GUEZ_VI_EPSILON};
+
+/// The registry's entry.
+pub const SPEC: KindSpec = KindSpec {
+    kind: "psrl",
+    display: "PSRL",
+    params: &[ParamSpec {
+        name: "k",
+        ty: ParamType::Int,
+        default: Some(ParamDefault::Int(1)),
+        range: ">= 1",
+        doc: "posterior samples drawn per episode (the optimistic maximum over them is played)",
+    }],
+    online_units: &[("k", 1.0)],
+    offline_units: &[],
+    build: |r| Ok(Box::new(Psrl::new(r.count("k")?)?)),
+};
 
 /// The most sampled transition probabilities PSRL may hold (`k * S * A * S`): 2^26 doubles,
 /// 512 MiB. A larger `k` is refused by `learn_offline` rather than exhausting memory.

@@ -1,10 +1,21 @@
 //! RandomAgent (SPEC 4.1): a uniformly random action at every step.
 
+use super::spec::KindSpec;
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
 use crate::model::fdm::Fdm;
 use crate::rng::{random_below, Rng};
+
+/// The registry's entry.
+pub const SPEC: KindSpec = KindSpec {
+    kind: "random",
+    display: "Random",
+    params: &[],
+    online_units: &[],
+    offline_units: &[],
+    build: |_| Ok(Box::new(RandomAgent::new())),
+};
 
 #[derive(Clone, Debug, Default)]
 pub struct RandomAgent {

@@ -1,175 +1,47 @@
-//! Building agents by name from a parameter map: the one place that knows every agent kind, used
-//! by the Python bindings (and any other front end).
+//! The agent registry: every agent kind, in the order tables and figures show them. Adding an
+//! agent is its own file (with its [`KindSpec`]) and one line here; the bindings, the command line,
+//! the Python records' checks, the cost planner and the report read this list.
 
-use std::collections::BTreeMap;
-
-use super::bamcp::Bamcp;
-use super::beb::Beb;
-use super::bfs3::Bfs3;
-use super::egreedy::EGreedy;
-use super::formula_agent::FormulaAgent;
-use super::opps::{OppsDs, DEFAULT_C as OPPS_DEFAULT_C};
-use super::optimal::Optimal;
-use super::psrl::Psrl;
-use super::random::RandomAgent;
-use super::sboss::Sboss;
-use super::softmax::SoftMax;
+use super::spec::{KindSpec, Params};
+use super::{bamcp, beb, bfs3, egreedy, formula_agent, opps, optimal, psrl, random, sboss, softmax};
 use crate::agent::Agent;
 use crate::error::Result;
-use crate::formula::{parse_formula_list, set::shipped_set, Formula};
 use crate::invalid;
 
-/// A parameter value as a front end hands it over.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ParamValue {
-    Float(f64),
-    Int(i64),
-    Bool(bool),
-    Text(String),
-}
+use super::opps::OppsDs;
 
-/// Named parameters of one agent.
-pub type Params = BTreeMap<String, ParamValue>;
-
-/// The kinds [`build`] knows, with their parameter names.
-pub const AGENT_KINDS: &[(&str, &[&str])] = &[
-    ("random", &[]),
-    ("egreedy", &["epsilon"]),
-    ("softmax", &["tau", "compat"]),
-    ("beb", &["beta", "compat"]),
-    ("formula", &["formula", "compat"]),
-    ("oppsds", &["formulas", "n_draws", "c", "compat"]),
-    ("sboss", &["epsilon", "delta", "compat"]),
-    ("psrl", &["k"]),
-    ("optimal", &[]),
-    ("bamcp", &["k", "depth"]),
-    ("bfs3", &["k", "c", "depth"]),
+/// Every agent kind.
+pub const KINDS: &[KindSpec] = &[
+    random::SPEC,
+    egreedy::SPEC,
+    softmax::SPEC,
+    beb::SPEC,
+    formula_agent::SPEC,
+    opps::SPEC,
+    sboss::SPEC,
+    psrl::SPEC,
+    optimal::SPEC,
+    bamcp::SPEC,
+    bfs3::SPEC,
 ];
 
-struct Reader<'a> {
-    kind: &'a str,
-    params: &'a Params,
+/// The spec of `kind`, or an error listing the kinds.
+pub fn find(kind: &str) -> Result<&'static KindSpec> {
+    KINDS.iter().find(|spec| spec.kind == kind).ok_or_else(|| {
+        let names: Vec<&str> = KINDS.iter().map(|spec| spec.kind).collect();
+        invalid!("unknown agent '{kind}'; known agents: {}", names.join(", "))
+    })
 }
 
-impl Reader<'_> {
-    fn float(&self, key: &str) -> Result<f64> {
-        match self.params.get(key) {
-            Some(ParamValue::Float(v)) => Ok(*v),
-            Some(ParamValue::Int(v)) => Ok(*v as f64),
-            Some(other) => Err(invalid!("agent '{}': parameter '{key}' must be a number, got {other:?}", self.kind)),
-            None => Err(invalid!("agent '{}': missing parameter '{key}'", self.kind)),
-        }
-    }
-
-    fn float_or(&self, key: &str, default: f64) -> Result<f64> {
-        if self.params.contains_key(key) {
-            self.float(key)
-        } else {
-            Ok(default)
-        }
-    }
-
-    fn int(&self, key: &str) -> Result<i64> {
-        match self.params.get(key) {
-            Some(ParamValue::Int(v)) => Ok(*v),
-            Some(ParamValue::Float(v)) if v.fract() == 0.0 && v.abs() < 9e15 => Ok(*v as i64),
-            Some(other) => Err(invalid!("agent '{}': parameter '{key}' must be an integer, got {other:?}", self.kind)),
-            None => Err(invalid!("agent '{}': missing parameter '{key}'", self.kind)),
-        }
-    }
-
-    fn text(&self, key: &str) -> Result<&str> {
-        match self.params.get(key) {
-            Some(ParamValue::Text(v)) => Ok(v),
-            Some(other) => Err(invalid!("agent '{}': parameter '{key}' must be a string, got {other:?}", self.kind)),
-            None => Err(invalid!("agent '{}': missing parameter '{key}'", self.kind)),
-        }
-    }
-
-    fn count(&self, key: &str, default: usize) -> Result<usize> {
-        match self.params.get(key) {
-            Some(ParamValue::Int(v)) => usize::try_from(*v)
-                .map_err(|_| invalid!("agent '{}': parameter '{key}' must be >= 0, got {v}", self.kind)),
-            Some(other) => Err(invalid!("agent '{}': parameter '{key}' must be an integer, got {other:?}", self.kind)),
-            None => Ok(default),
-        }
-    }
-
-    /// A non-negative integer; an integral float (e.g. `500.0`) is accepted, a fractional one is not.
-    fn count_required(&self, key: &str) -> Result<usize> {
-        let value = match self.params.get(key) {
-            Some(ParamValue::Int(v)) => *v,
-            Some(ParamValue::Float(v)) if v.fract() == 0.0 && v.abs() < 2f64.powi(53) => *v as i64,
-            Some(other) => {
-                return Err(invalid!("agent '{}': parameter '{key}' must be an integer, got {other:?}", self.kind))
-            }
-            None => return Err(invalid!("agent '{}': missing parameter '{key}'", self.kind)),
-        };
-        usize::try_from(value)
-            .map_err(|_| invalid!("agent '{}': parameter '{key}' must be a positive integer, got {value}", self.kind))
-    }
-
-    fn flag(&self, key: &str, default: bool) -> Result<bool> {
-        match self.params.get(key) {
-            Some(ParamValue::Bool(v)) => Ok(*v),
-            Some(other) => Err(invalid!("agent '{}': parameter '{key}' must be a boolean, got {other:?}", self.kind)),
-            None => Ok(default),
-        }
-    }
-}
-
-/// Builds an untrained agent of `kind` (see [`AGENT_KINDS`]) from `params`.
-///
-/// * `formula`: `formula` (string, RPN such as `X2 X0 DIV` or infix such as `QUniform / QMean`), `compat`
-///   (bool, default false: formula errors count as -inf instead of aborting the run).
-/// * `oppsds`: `formulas` (string: `F2`..`F6` for a shipped set, or RPN formulas separated by
-///   newlines or `;`), `n_draws` (integer >= 1), `c` (>= 0, default 660), `compat` (bool).
-///
-/// Unknown kinds and parameters, and invalid values, are errors that name them.
+/// Builds an untrained agent of `kind` (see [`KINDS`]) from `params`; a parameter left out takes
+/// its default. Unknown kinds and parameters, and invalid values, are errors that name them.
 pub fn build(kind: &str, params: &Params) -> Result<Box<dyn Agent>> {
-    let Some((_, known)) = AGENT_KINDS.iter().find(|(k, _)| *k == kind) else {
-        let names: Vec<&str> = AGENT_KINDS.iter().map(|(k, _)| *k).collect();
-        return Err(invalid!("unknown agent '{kind}'; known agents: {}", names.join(", ")));
-    };
-    if let Some(unknown) = params.keys().find(|k| !known.contains(&k.as_str())) {
+    let spec = find(kind)?;
+    if let Some(unknown) = params.keys().find(|k| spec.param(k).is_none()) {
+        let known: Vec<&str> = spec.params.iter().map(|p| p.name).collect();
         return Err(invalid!("agent '{kind}' has no parameter '{unknown}'; its parameters: [{}]", known.join(", ")));
     }
-    let r = Reader { kind, params };
-    Ok(match kind {
-        "random" => Box::new(RandomAgent::new()),
-        "egreedy" => Box::new(EGreedy::new(r.float("epsilon")?)?),
-        "softmax" => Box::new(SoftMax::new(r.float("tau")?, r.flag("compat", false)?)?),
-        "beb" => Box::new(Beb::new(r.float("beta")?, r.flag("compat", false)?)?),
-        "formula" => {
-            let formula = Formula::parse_any(r.text("formula")?)
-                .map_err(|e| invalid!("agent 'formula': parameter 'formula': {e}"))?;
-            Box::new(FormulaAgent::new(formula).with_compat(r.flag("compat", false)?))
-        }
-        "oppsds" => {
-            let spec = r.text("formulas")?.trim();
-            let (formulas, label) = if let Some(n) = spec.strip_prefix('F').filter(|n| n.parse::<u8>().is_ok()) {
-                (shipped_set(&format!("F{n}"))?, Some(spec))
-            } else {
-                (parse_formula_list(spec).map_err(|e| invalid!("agent 'oppsds': parameter 'formulas': {e}"))?, None)
-            };
-            let n_draws = r.int("n_draws")?;
-            if n_draws < 1 {
-                return Err(invalid!("agent 'oppsds': n_draws must be >= 1, got {n_draws}"));
-            }
-            let agent =
-                OppsDs::new(formulas, n_draws as u64, r.float_or("c", OPPS_DEFAULT_C)?, r.flag("compat", false)?)?;
-            Box::new(match label {
-                Some(l) => agent.with_label(l),
-                None => agent,
-            })
-        }
-        "sboss" => Box::new(Sboss::new(r.float("epsilon")?, r.float("delta")?, r.flag("compat", false)?)?),
-        "psrl" => Box::new(Psrl::new(r.count("k", 1)?)?),
-        "optimal" => Box::new(Optimal::new()),
-        "bamcp" => Box::new(Bamcp::new(r.count_required("k")?, r.count_required("depth")?)?),
-        "bfs3" => Box::new(Bfs3::new(r.count_required("k")?, r.count_required("c")?, r.count_required("depth")?)?),
-        _ => unreachable!("every kind of AGENT_KINDS is built above"),
-    })
+    (spec.build)(&super::spec::Reader { spec, params })
 }
 
 /// Rebuilds an agent from its [`Agent::saved_text`] (only OPPS-DS can be saved); the first line
@@ -186,6 +58,7 @@ pub fn load_text(text: &str) -> Result<Box<dyn Agent>> {
 mod tests {
     use super::*;
     use crate::agents::planning_test_support::assert_no_allocation_per_step;
+    use crate::agents::spec::ParamValue;
 
     fn params(pairs: &[(&str, ParamValue)]) -> Params {
         pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
@@ -288,7 +161,9 @@ mod tests {
 
         assert_eq!(build("psrl", &Params::new()).unwrap().name(), "PSRL (k = 1)");
         assert_eq!(build("psrl", &params(&[("k", ParamValue::Int(10))])).unwrap().name(), "PSRL (k = 10)");
-        for bad in [ParamValue::Int(0), ParamValue::Int(-2), ParamValue::Float(2.0)] {
+        // An integral float is an integer (as for every integer parameter); a fractional one is not.
+        assert_eq!(build("psrl", &params(&[("k", ParamValue::Float(2.0))])).unwrap().name(), "PSRL (k = 2)");
+        for bad in [ParamValue::Int(0), ParamValue::Int(-2), ParamValue::Float(2.5)] {
             let e = build("psrl", &params(&[("k", bad)])).err().unwrap();
             assert!(e.to_string().contains('k'), "{e}");
         }

@@ -87,6 +87,7 @@ use std::sync::Arc;
 use rand::{Rng as _, SeedableRng};
 use rand_distr::{Distribution, Gamma};
 
+use super::spec::{KindSpec, ParamSpec, ParamType, COMPAT};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
 use crate::invalid;
@@ -95,6 +96,32 @@ use crate::model::fdm::Fdm;
 use crate::model::sparse::RowSupports;
 use crate::rng::Rng;
 use crate::solve::{GUEZ_VI_EPSILON, GUEZ_VI_MAX_SWEEPS};
+
+/// The registry's entry.
+pub const SPEC: KindSpec = KindSpec {
+    kind: "sboss",
+    display: "SBOSS",
+    params: &[
+        ParamSpec {
+            name: "epsilon",
+            ty: ParamType::Float,
+            default: None,
+            range: "> 0",
+            doc: "resampling threshold on the posterior's standard deviation",
+        },
+        ParamSpec {
+            name: "delta",
+            ty: ParamType::Float,
+            default: None,
+            range: ">= 0",
+            doc: "count of new observations that triggers resampling",
+        },
+        COMPAT,
+    ],
+    online_units: &[("epsilon", -1.0)],
+    offline_units: &[],
+    build: |r| Ok(Box::new(Sboss::new(r.float("epsilon")?, r.float("delta")?, r.flag("compat")?)?)),
+};
 
 /// The reward of the dummy merged actions of the original (`INT_MIN`), compat mode only.
 pub const DUMMY_REWARD: f64 = i32::MIN as f64;

@@ -3,12 +3,32 @@
 use rand::Rng as _;
 
 use super::mean_model::MeanModelQ;
+use super::spec::{KindSpec, ParamSpec, ParamType, COMPAT};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
 use crate::invalid;
 use crate::model::counts::CountModel;
 use crate::model::fdm::Fdm;
 use crate::rng::Rng;
+
+/// The registry's entry.
+pub const SPEC: KindSpec = KindSpec {
+    kind: "softmax",
+    display: "Soft-max",
+    params: &[
+        ParamSpec {
+            name: "tau",
+            ty: ParamType::Float,
+            default: None,
+            range: "> 0",
+            doc: "temperature of the Boltzmann distribution over Q-values",
+        },
+        COMPAT,
+    ],
+    online_units: &[],
+    offline_units: &[],
+    build: |r| Ok(Box::new(SoftMax::new(r.float("tau")?, r.flag("compat")?)?)),
+};
 
 /// Soft-max with temperature `tau`.
 ///

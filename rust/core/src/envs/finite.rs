@@ -3,6 +3,7 @@
 
 use rand::Rng as _;
 
+use super::spec::{AnyEnv, EnvOptions, EnvSpec, StateSpace};
 use super::{Env, Step};
 use crate::error::Result;
 use crate::invalid;
@@ -118,7 +119,11 @@ impl Env for FiniteEnv {
 }
 
 /// Builds dense (S, A, S) tables from `(s, a, s', probability, reward)` entries.
-fn tables(n_states: usize, n_actions: usize, entries: &[(usize, usize, usize, f64, f64)]) -> (Vec<f64>, Vec<f64>) {
+pub(super) fn tables(
+    n_states: usize,
+    n_actions: usize,
+    entries: &[(usize, usize, usize, f64, f64)],
+) -> (Vec<f64>, Vec<f64>) {
     let mut p = vec![0.0; n_states * n_actions * n_states];
     let mut r = vec![0.0; n_states * n_actions * n_states];
     for &(s, a, y, prob, reward) in entries {
@@ -128,6 +133,44 @@ fn tables(n_states: usize, n_actions: usize, entries: &[(usize, usize, usize, f6
     }
     (p, r)
 }
+
+/// The registry's entry for [`six_arms`].
+pub const SIX_ARMS: EnvSpec = EnvSpec {
+    name: "SixArms",
+    summary: "Strehl & Littman (2008): a hub and six arms of rising reward and falling reach; continuing",
+    state_space: StateSpace::Finite,
+    default_discount: 0.95,
+    options: &["discount"],
+    build: |options: &EnvOptions| {
+        Ok(AnyEnv::Finite(Box::new(six_arms(options.discount_or(SIX_ARMS.default_discount))?)))
+    },
+};
+
+/// The registry's entry for [`river_swim`] with [`RiverSwimVariant::Osband`].
+pub const RIVER_SWIM_OSBAND: EnvSpec = EnvSpec {
+    name: "RiverSwim-Osband",
+    summary: "Osband, Russo & Van Roy (2013): 6 states against a current, 20 undiscounted steps from state 0",
+    state_space: StateSpace::Finite,
+    default_discount: 1.0,
+    options: &["discount"],
+    build: |options: &EnvOptions| {
+        let discount = options.discount_or(RIVER_SWIM_OSBAND.default_discount);
+        Ok(AnyEnv::Finite(Box::new(river_swim(RiverSwimVariant::Osband, discount)?)))
+    },
+};
+
+/// The registry's entry for [`river_swim`] with [`RiverSwimVariant::Strehl`].
+pub const RIVER_SWIM_STREHL: EnvSpec = EnvSpec {
+    name: "RiverSwim-Strehl",
+    summary: "Strehl & Littman (2008): 6 states against a current, start in 1 or 2; continuing",
+    state_space: StateSpace::Finite,
+    default_discount: 0.95,
+    options: &["discount"],
+    build: |options: &EnvOptions| {
+        let discount = options.discount_or(RIVER_SWIM_STREHL.default_discount);
+        Ok(AnyEnv::Finite(Box::new(river_swim(RiverSwimVariant::Strehl, discount)?)))
+    },
+};
 
 /// SixArms (Strehl & Littman): a hub (state 0) and six arms. From the hub, action i reaches arm
 /// i + 1 with probability `[1, 0.15, 0.10, 0.05, 0.03, 0.01][i]` and otherwise stays, reward 0.

@@ -6,14 +6,22 @@
 //! value-error references need). Randomness comes in through the caller's stream, as for agents.
 //! States are `usize` for finite environments ([`FiniteEnv`]) and whatever the simulator needs
 //! for continuous ones (for example `[f64; 2]`).
+//!
+//! Every named environment has an [`EnvSpec`] beside its code and one line in [`registry`], which
+//! the bindings, the command line and every evaluator read.
 
+mod chain;
 mod finite;
 mod mountain_car;
 mod puddle_world;
+pub mod registry;
+mod spec;
 
+pub use chain::chain;
 pub use finite::{river_swim, six_arms, FiniteEnv, RiverSwimVariant};
 pub use mountain_car::MountainCar;
 pub use puddle_world::PuddleWorld;
+pub use spec::{AnyEnv, EnvOptions, EnvSpec, StateSpace};
 
 use crate::rng::Rng;
 

@@ -11,17 +11,11 @@ use super::references::{
     ReferenceValue,
 };
 use super::tiles::{OneHot, TileCoder};
-use crate::envs::{Env, FiniteEnv, MountainCar, PuddleWorld};
+pub use crate::envs::AnyEnv;
+use crate::envs::{Env, FiniteEnv};
 use crate::error::Result;
 use crate::invalid;
 use crate::rng::{purpose, random_below, stream};
-
-#[derive(Clone, Debug)]
-pub enum AnyEnv {
-    MountainCar(MountainCar),
-    PuddleWorld(PuddleWorld),
-    Finite(Box<FiniteEnv>),
-}
 
 #[derive(Clone, Debug)]
 pub enum AnyPolicy {

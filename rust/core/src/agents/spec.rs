@@ -1,0 +1,168 @@
+//! What the registry knows of each agent kind: its parameters with their types, defaults and
+//! ranges, how its cost grows with them, and how it is built. Each agent file declares its own
+//! [`KindSpec`]; [`super::registry`] lists them. Front ends (the Python records, the command
+//! line, the cost planner, the report's order) read these specs instead of restating them.
+
+use std::collections::BTreeMap;
+
+use crate::agent::Agent;
+use crate::error::Result;
+use crate::invalid;
+
+/// A parameter value as a front end hands it over.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamValue {
+    Float(f64),
+    Int(i64),
+    Bool(bool),
+    Text(String),
+}
+
+/// Named parameters of one agent.
+pub type Params = BTreeMap<String, ParamValue>;
+
+/// The type of a parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamType {
+    Float,
+    Int,
+    Bool,
+    Text,
+}
+
+impl ParamType {
+    /// `"float"`, `"int"`, `"bool"` or `"str"` (Python's names).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParamType::Float => "float",
+            ParamType::Int => "int",
+            ParamType::Bool => "bool",
+            ParamType::Text => "str",
+        }
+    }
+}
+
+/// One parameter of an agent kind.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub ty: ParamType,
+    /// The value when none is given; `None`: the parameter is required.
+    pub default: Option<ParamDefault>,
+    /// The values allowed, as shown to users (the agent's constructor enforces them).
+    pub range: &'static str,
+    /// What it is, with its unit.
+    pub doc: &'static str,
+}
+
+/// A parameter default.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ParamDefault {
+    Float(f64),
+    Int(i64),
+    Bool(bool),
+}
+
+/// The `compat` flag most agents share: reproduce the original library's quirks.
+pub const COMPAT: ParamSpec = ParamSpec {
+    name: "compat",
+    ty: ParamType::Bool,
+    default: Some(ParamDefault::Bool(false)),
+    range: "true or false",
+    doc: "reproduce the original library's behaviour where it deviates from the intended algorithm",
+};
+
+/// One agent kind of the registry.
+#[derive(Clone, Copy)]
+pub struct KindSpec {
+    /// The name front ends use (`--agent KIND`, cell ids).
+    pub kind: &'static str,
+    /// The name tables and figures show.
+    pub display: &'static str,
+    pub params: &'static [ParamSpec],
+    /// Relative online work per decision: the product of `parameter^exponent` (empty: 1).
+    pub online_units: &'static [(&'static str, f64)],
+    /// Relative offline work: the product of `parameter^exponent`, where `"horizon"` stands for the
+    /// training horizon (empty: a constant).
+    pub offline_units: &'static [(&'static str, f64)],
+    /// Builds an untrained agent from parameters already checked against `params`.
+    pub build: fn(&Reader<'_>) -> Result<Box<dyn Agent>>,
+}
+
+impl std::fmt::Debug for KindSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KindSpec").field("kind", &self.kind).field("params", &self.params).finish()
+    }
+}
+
+impl KindSpec {
+    /// The spec of parameter `name`.
+    pub fn param(&self, name: &str) -> Option<&'static ParamSpec> {
+        self.params.iter().find(|p| p.name == name)
+    }
+}
+
+/// Typed access to an agent's parameters; a missing parameter takes its spec's default, and a
+/// missing required one is an error naming it.
+pub struct Reader<'a> {
+    pub(super) spec: &'a KindSpec,
+    pub(super) params: &'a Params,
+}
+
+impl Reader<'_> {
+    fn missing(&self, key: &str) -> crate::error::BbrlError {
+        invalid!("agent '{}': missing parameter '{key}'", self.spec.kind)
+    }
+
+    fn wrong(&self, key: &str, what: &str, got: &ParamValue) -> crate::error::BbrlError {
+        invalid!("agent '{}': parameter '{key}' must be {what}, got {got:?}", self.spec.kind)
+    }
+
+    fn default(&self, key: &str) -> Option<ParamDefault> {
+        self.spec.param(key).and_then(|p| p.default)
+    }
+
+    /// A number (an integer is accepted).
+    pub fn float(&self, key: &str) -> Result<f64> {
+        match (self.params.get(key), self.default(key)) {
+            (Some(ParamValue::Float(v)), _) => Ok(*v),
+            (Some(ParamValue::Int(v)), _) => Ok(*v as f64),
+            (Some(other), _) => Err(self.wrong(key, "a number", other)),
+            (None, Some(ParamDefault::Float(v))) => Ok(v),
+            (None, _) => Err(self.missing(key)),
+        }
+    }
+
+    /// A non-negative integer; an integral float (e.g. `500.0`) is accepted, a fractional one is not.
+    pub fn count(&self, key: &str) -> Result<usize> {
+        let value = match (self.params.get(key), self.default(key)) {
+            (Some(ParamValue::Int(v)), _) => *v,
+            (Some(ParamValue::Float(v)), _) if v.fract() == 0.0 && v.abs() < 2f64.powi(53) => *v as i64,
+            (Some(other), _) => return Err(self.wrong(key, "an integer", other)),
+            (None, Some(ParamDefault::Int(v))) => v,
+            (None, _) => return Err(self.missing(key)),
+        };
+        usize::try_from(value).map_err(|_| {
+            invalid!("agent '{}': parameter '{key}' must be a positive integer, got {value}", self.spec.kind)
+        })
+    }
+
+    /// A string.
+    pub fn text(&self, key: &str) -> Result<&str> {
+        match self.params.get(key) {
+            Some(ParamValue::Text(v)) => Ok(v),
+            Some(other) => Err(self.wrong(key, "a string", other)),
+            None => Err(self.missing(key)),
+        }
+    }
+
+    /// A boolean.
+    pub fn flag(&self, key: &str) -> Result<bool> {
+        match (self.params.get(key), self.default(key)) {
+            (Some(ParamValue::Bool(v)), _) => Ok(*v),
+            (Some(other), _) => Err(self.wrong(key, "a boolean", other)),
+            (None, Some(ParamDefault::Bool(v))) => Ok(v),
+            (None, _) => Err(self.missing(key)),
+        }
+    }
+}

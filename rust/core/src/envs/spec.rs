@@ -1,0 +1,88 @@
+//! What the environment registry says of each named environment, and the built environment
+//! itself: finite environments share one type ([`FiniteEnv`]); each continuous simulator is its
+//! own type, so the evaluators' loops stay monomorphic and dispatch once per call.
+
+use super::finite::FiniteEnv;
+use super::mountain_car::MountainCar;
+use super::puddle_world::PuddleWorld;
+use crate::error::Result;
+use crate::invalid;
+
+/// A built environment of any kind.
+#[derive(Clone, Debug)]
+pub enum AnyEnv {
+    MountainCar(MountainCar),
+    PuddleWorld(PuddleWorld),
+    Finite(Box<FiniteEnv>),
+}
+
+impl AnyEnv {
+    /// The finite environment, or an error naming the environment when it is continuous.
+    pub fn into_finite(self) -> Result<FiniteEnv> {
+        match self {
+            AnyEnv::Finite(env) => Ok(*env),
+            AnyEnv::MountainCar(_) => Err(invalid!("MountainCar is continuous, a finite environment is needed here")),
+            AnyEnv::PuddleWorld(_) => Err(invalid!("PuddleWorld is continuous, a finite environment is needed here")),
+        }
+    }
+}
+
+/// The kind of state an environment has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StateSpace {
+    /// States `0..n_states` ([`FiniteEnv`]).
+    Finite,
+    /// Points of a box in the plane (`[f64; 2]`).
+    Box2,
+}
+
+impl StateSpace {
+    /// `"finite"` or `"box2"`, as the bindings and the command line show it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StateSpace::Finite => "finite",
+            StateSpace::Box2 => "box2",
+        }
+    }
+}
+
+/// Options a named environment is built with; `None` takes the environment's default. Each
+/// environment takes the options its [`EnvSpec::options`] lists; the registry refuses the others.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EnvOptions {
+    /// The discount of the return, in [0, 1].
+    pub discount: Option<f64>,
+    /// Steps after which an episode is cut (continuous environments).
+    pub time_limit: Option<usize>,
+    /// Standard deviation of the step length (Puddle World).
+    pub noise: Option<f64>,
+}
+
+impl EnvOptions {
+    /// The discount asked for, or `default`.
+    pub fn discount_or(&self, default: f64) -> f64 {
+        self.discount.unwrap_or(default)
+    }
+}
+
+/// One entry of the environment registry.
+#[derive(Clone, Copy)]
+pub struct EnvSpec {
+    /// The name users type (`--env NAME`, `bbrl.envs.make(NAME)`).
+    pub name: &'static str,
+    /// One line: what it is and where it comes from.
+    pub summary: &'static str,
+    pub state_space: StateSpace,
+    /// The discount when none is given.
+    pub default_discount: f64,
+    /// The [`EnvOptions`] it takes, by field name; any other option given is refused.
+    pub options: &'static [&'static str],
+    /// Builds the environment from validated options.
+    pub build: fn(&EnvOptions) -> Result<AnyEnv>,
+}
+
+impl std::fmt::Debug for EnvSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnvSpec").field("name", &self.name).field("state_space", &self.state_space).finish()
+    }
+}
