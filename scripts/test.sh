@@ -22,7 +22,7 @@ echo "== Rust: format, lints, unit and property tests"
 cargo fmt --all -- --check
 cargo clippy -p bbrl-core --lib --tests -- -D warnings
 cargo clippy -p bbrl-python -- -D warnings
-cargo test -p bbrl-core --lib --quiet
+cargo test -p bbrl-core --lib --tests --quiet
 
 echo "== Python: lints and tests against the installed wheel"
 "$venv/bin/ruff" check python tests benches
