@@ -17,7 +17,8 @@ import pytest
 from rich.console import Console
 
 import bbrl
-from bbrl import agents, grid, results
+from bbrl import agents, grid
+from bbrl.protocol import results
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals and /proc as on Linux")
 
@@ -347,8 +348,8 @@ def test_a_failing_cell_is_recorded_and_the_grid_goes_on(tmp_path: Path) -> None
 
 
 def test_messages_a_new_user_reads(tmp_path: Path) -> None:
-    # bbrl.results without importing it first
-    code = "import bbrl; print(bbrl.results.load.__name__)"
+    # bbrl.protocol.results without importing it first
+    code = "import bbrl; print(bbrl.protocol.results.load.__name__)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "load"
     # --help shows a percent sign once
     run_help = subprocess.run([*_command(), "run", "--help"], capture_output=True, text=True).stdout
@@ -361,7 +362,7 @@ def test_messages_a_new_user_reads(tmp_path: Path) -> None:
 
 
 def test_quick_runs_every_algorithm_of_the_registry() -> None:
-    from bbrl.quick import NOT_IN_QUICK, quick_agents
+    from bbrl.cli.quick import NOT_IN_QUICK, quick_agents
 
     chosen = {a.kind for a in quick_agents()}
     assert chosen | set(NOT_IN_QUICK) == set(agents.kinds())
@@ -369,7 +370,7 @@ def test_quick_runs_every_algorithm_of_the_registry() -> None:
 
 
 def test_latex_durations_have_units_not_tildes() -> None:
-    from bbrl.report import format_duration, latex_duration
+    from bbrl.analysis.formatting import format_duration, latex_duration
 
     assert latex_duration(561e-9) == r"561\,ns"
     assert latex_duration(3.2e-6) == r"3.2\,\textmu{}s"

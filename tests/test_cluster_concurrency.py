@@ -20,7 +20,7 @@ import polars as pl
 import pytest
 from rich.console import Console
 
-from bbrl import _fileio, grid
+from bbrl import fileio, grid
 from bbrl.grid import claims
 from bbrl.grid.plan import longest_first, static_cost
 from bbrl.grid.store import claim_path, stale_temp_files
@@ -252,7 +252,7 @@ def test_runners_starting_together_never_lose_an_experiment_of_experiments_json(
 def test_written_files_are_readable_by_the_group(tmp_path: Path) -> None:
     old = os.umask(0o002)
     try:
-        path = _fileio.write_atomic(tmp_path / "x.bin", b"data")
+        path = fileio.write_atomic(tmp_path / "x.bin", b"data")
         assert path.stat().st_mode & 0o777 == 0o664
     finally:
         os.umask(old)

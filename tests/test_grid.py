@@ -17,8 +17,9 @@ import polars as pl
 import pytest
 from rich.console import Console
 
-from bbrl import grid, results
-from bbrl.paper import SHIPPED_CONFIGS, shipped_config
+from bbrl import grid
+from bbrl.grid import SHIPPED_CONFIGS, shipped_config
+from bbrl.protocol import results
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -11,7 +11,8 @@ import polars as pl
 from rich.console import Console
 
 import bbrl
-from bbrl import agents, grid, results, schema
+from bbrl import agents, grid
+from bbrl.protocol import results, schema
 
 GRID = """\
 [defaults]

@@ -15,8 +15,10 @@ from hypothesis.extra import numpy as hnp
 from rich.console import Console
 
 import bbrl
-from bbrl import agents, grid, regret, results, schema
-from bbrl.report import write_report
+from bbrl import agents, grid
+from bbrl.analysis import regret
+from bbrl.analysis.report import write_report
+from bbrl.protocol import results, schema
 
 GAMMA = 0.95
 N_MDPS = 8

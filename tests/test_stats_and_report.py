@@ -16,8 +16,9 @@ import pytest
 import scipy.stats
 from rich.console import Console
 
-from bbrl import grid, stats
-from bbrl.report import FIGURES, write_report
+from bbrl import grid
+from bbrl.analysis import stats
+from bbrl.analysis.report import FIGURES, write_report
 
 
 def test_paired_z_matches_scipy_and_the_original_formula() -> None:
@@ -205,7 +206,7 @@ def test_map_agreement_counts_identical_cells() -> None:
 
 
 def test_pareto_front_keeps_undominated_points() -> None:
-    from bbrl.report import pareto_front
+    from bbrl.analysis.figures import pareto_front
 
     x = np.array([1.0, 2.0, 3.0, 4.0, 2.0])
     y = np.array([5.0, 4.0, 7.0, 6.0, 6.0])
@@ -213,7 +214,7 @@ def test_pareto_front_keeps_undominated_points() -> None:
 
 
 def test_durations_below_the_resolution_are_not_numbers() -> None:
-    from bbrl.report import format_duration, latex_duration
+    from bbrl.analysis.formatting import format_duration, latex_duration
 
     assert format_duration(0.0) == "0"
     assert format_duration(4e-10, resolution=1e-9) == "< 1 ns"
@@ -315,12 +316,14 @@ def test_report_says_when_the_grid_is_incomplete_and_where_times_come_from(grid_
     shutil.copytree(grid_results, partial)
     victim = sorted((partial / "cells" / "GC" / "UGC").rglob("*.parquet"))[0]
     victim.unlink()
-    text = write_report(partial, tmp_path / "report").read_text()
+    text = write_report(partial, tmp_path / "report", missing=grid.missing_by_experiment(partial)).read_text()
     assert "Incomplete grid:</b> 1 cells" in text
     assert text.count("Incomplete: 1 cells of this experiment") == 1
     assert "Measured on" in text and "logical cores" in text and "CPU times" in text
     assert "paired comparisons in all" in text
-    complete = write_report(grid_results, tmp_path / "complete").read_text()
+    complete = write_report(
+        grid_results, tmp_path / "complete", missing=grid.missing_by_experiment(grid_results)
+    ).read_text()
     assert "Incomplete" not in complete
     holm = write_report(grid_results, tmp_path / "holm", correction="holm").read_text()
     assert "Holm-corrected" in holm

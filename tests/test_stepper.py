@@ -184,6 +184,8 @@ def test_queries_never_change_a_trajectory(spec: agents.AgentSpec) -> None:
 
 def test_every_public_module_is_reachable_from_the_package() -> None:
     # `import bbrl` alone must give every module a user is told about (gym needs its extra).
-    modules = ("agents", "distributions", "envs", "formulas", "kernels", "replay", "results", "seeds", "stats")
+    modules = ("agents", "analysis", "distributions", "envs", "formulas", "kernels", "protocol", "replay", "seeds")
     for name in (*modules, "value_error"):
         assert hasattr(bbrl, name), name
+    assert hasattr(bbrl.protocol, "results") and hasattr(bbrl.protocol, "schema")
+    assert hasattr(bbrl.analysis, "stats") and hasattr(bbrl.analysis, "regret")

@@ -23,20 +23,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, agents
-from .._fileio import write_atomic
-from ..schema import CELL_COLUMNS, REWARDS_COLUMN, describe_host, host_columns, per_mdp_frame
+from .. import _core, agents
+from ..fileio import write_atomic
+from ..protocol import Experiment
+from ..protocol.results import CellFileError, check_cell_file
+from ..protocol.schema import CELL_COLUMNS, REWARDS_COLUMN, Col, describe_host, host_columns, per_mdp_frame
+from ..version import __version__
 from .claims import file_lock
-from .config import Cell, GridConfig, select_shard
 from .display import open_display
+from .model import Cell, GridConfig
 from .plan import longest_first
+from .shards import select_shard
 from .store import (
-    CellFileError,
     agent_lock,
     agent_path,
     cell_claim,
     cell_path,
-    check_cell_file,
     check_settings,
     failure_path,
     record_config,
@@ -107,9 +109,6 @@ def run_cell(out: Path, cell: Cell, threads: int | None = None, on_mdps: Callabl
     """Trains (or loads) the cell's agent, runs it on the experiment's MDPs and writes the cell's
     Parquet file atomically (with the per-step rewards when its experiment records them). Returns
     the file."""
-    from .. import _core
-    from ..experiment import Experiment
-
     if cell.spec is None:
         raise ValueError(f"cell {cell.id}: agent {cell.kind!r} is not known to this installation")
     e = cell.experiment
@@ -134,29 +133,29 @@ def run_cell(out: Path, cell: Cell, threads: int | None = None, on_mdps: Callabl
             raise
     host = describe_host()  # after the run: the load average covers it
     values = {
-        "cell_id": cell.id,
-        "cell_index": cell.index,
-        "experiment": e.name,
-        "test": e.test,
-        "prior": e.prior,
-        "agent": cell.label,
-        "block": cell.block,
-        "kind": cell.kind,
-        "algorithm": cell.algorithm,
-        "label": cell.label,
-        "params": _json(cell.spec.params),
-        "details": json.dumps(trained.details),
-        "n_mdps": e.n_mdps,
-        "gamma": e.gamma,
-        "horizon": e.horizon,
-        "seed": e.seed,
-        "offline_seconds": trained.offline_seconds,
-        "offline_cpu_seconds": trained.offline_cpu_seconds,
-        "bbrl_version": __version__,
-        "mdp": _arange(e.n_mdps),
-        "return": returns,
-        "online_seconds": online,
-        "online_cpu_seconds": online_cpu,
+        Col.CELL_ID: cell.id,
+        Col.CELL_INDEX: cell.index,
+        Col.EXPERIMENT: e.name,
+        Col.TEST: e.test,
+        Col.PRIOR: e.prior,
+        Col.AGENT: cell.label,
+        Col.BLOCK: cell.block,
+        Col.KIND: cell.kind,
+        Col.ALGORITHM: cell.algorithm,
+        Col.LABEL: cell.label,
+        Col.PARAMS: _json(cell.spec.params),
+        Col.DETAILS: json.dumps(trained.details),
+        Col.N_MDPS: e.n_mdps,
+        Col.GAMMA: e.gamma,
+        Col.HORIZON: e.horizon,
+        Col.SEED: e.seed,
+        Col.OFFLINE_SECONDS: trained.offline_seconds,
+        Col.OFFLINE_CPU_SECONDS: trained.offline_cpu_seconds,
+        Col.BBRL_VERSION: __version__,
+        Col.MDP: _arange(e.n_mdps),
+        Col.RETURN: returns,
+        Col.ONLINE_SECONDS: online,
+        Col.ONLINE_CPU_SECONDS: online_cpu,
         **host_columns(host, used if used is not None else host["logical_cores"]),
     }
     columns = CELL_COLUMNS
