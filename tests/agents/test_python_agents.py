@@ -17,7 +17,7 @@ from bbrl import agents, kernels
 from bbrl.agents import AgentError
 from bbrl.testing import check_agent
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "my_agent.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "my_agent.py"
 
 # Agents used below live at module level so that worker processes can unpickle them.
 

@@ -223,7 +223,7 @@ def _slurm_up() -> str | None:
 
     if answers():
         return None
-    setup = Path(__file__).resolve().parents[1] / "scripts" / "slurm-single-node.sh"
+    setup = Path(__file__).resolve().parents[2] / "scripts" / "slurm-single-node.sh"
     if os.environ.get("BBRL_SLURM_SETUP", "1") == "0" or not setup.is_file():
         return "SLURM is not running and the setup script is disabled or absent"
     started = subprocess.run(["bash", str(setup)], capture_output=True, text=True, timeout=600)

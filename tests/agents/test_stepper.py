@@ -118,7 +118,7 @@ def test_trained_agents_and_handles() -> None:
 def test_the_readme_stepping_example_runs() -> None:
     from pathlib import Path
 
-    readme = Path(__file__).resolve().parents[1] / "README.md"
+    readme = Path(__file__).resolve().parents[2] / "README.md"
     if not readme.is_file():
         pytest.skip("README.md is not beside the tests")
     text = readme.read_text()

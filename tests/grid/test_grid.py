@@ -21,7 +21,7 @@ from bbrl import grid
 from bbrl.grid import SHIPPED_CONFIGS, shipped_config
 from bbrl.protocol import results
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 SMALL = """\
 [defaults]
