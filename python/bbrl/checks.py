@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["count", "flag", "integer", "number"]
+__all__ = ["count", "discount", "flag", "integer", "number", "seed"]
 
 
 def integer(value: Any, name: str, minimum: int = 0) -> int:
@@ -57,4 +57,31 @@ def flag(value: Any, name: str) -> bool:
     """
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
+def discount(value: Any, name: str = "gamma") -> float:
+    """A discount factor in [0, 1) (an int or a float; NaN is refused).
+
+    Raises:
+        TypeError: not a number.
+        ValueError: outside [0, 1).
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if not (0.0 <= value < 1.0):  # also rejects NaN
+        raise ValueError(f"{name} must be in [0, 1), got {value}")
+    return float(value)
+
+
+def seed(value: Any, name: str = "seed") -> int:
+    """A seed: an int in [0, 2**64) (the core's streams take 64-bit seeds).
+
+    Raises:
+        TypeError: not an integer.
+        ValueError: negative or too large.
+    """
+    value = integer(value, name, 0)
+    if value >= 2**64:
+        raise ValueError(f"{name} must be < 2**64, got {value}")
     return value

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core
-from ..checks import integer as _count
+from ..checks import discount, integer
+from ..checks import seed as checked_seed
 from ..distributions import FDM, get
 from .file_format import write_agent_file
 
@@ -22,13 +23,7 @@ def training_arguments(prior: Any, gamma: Any, horizon: Any, seed: Any) -> tuple
     prior_fdm = get(prior) if isinstance(prior, str) else prior
     if not isinstance(prior_fdm, FDM):
         raise TypeError(f"prior must be an FDM or a distribution name, got {type(prior).__name__}")
-    if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0.0 <= gamma < 1.0:
-        raise ValueError(f"gamma must be a number in [0, 1), got {gamma!r}")
-    horizon = _count(horizon, "horizon", 1)
-    seed = _count(seed, "seed", 0)
-    if seed >= 2**64:
-        raise ValueError(f"seed must be < 2**64, got {seed}")
-    return prior_fdm, float(gamma), horizon, seed
+    return prior_fdm, discount(gamma), integer(horizon, "horizon", 1), checked_seed(seed)
 
 
 class TrainedAgent:

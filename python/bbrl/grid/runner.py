@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import _core, agents
+from .. import agents
 from ..fileio import write_atomic
 from ..protocol import Experiment
 from ..protocol.results import CellFileError, check_cell_file
@@ -114,23 +114,11 @@ def run_cell(out: Path, cell: Cell, threads: int | None = None, on_mdps: Callabl
     e = cell.experiment
     trained = _trained(out, cell)
     experiment = Experiment(e.test_fdm, n_mdps=e.n_mdps, gamma=e.gamma, horizon=e.horizon, seed=e.seed, name=e.name)
-    counter = _core.Progress()
-    record = e.record_rewards
-    if isinstance(cell.spec, agents.Agent):
-        # A Python agent holds the GIL: it runs on worker processes through Experiment.run.
-        result = experiment.run(trained, threads=threads, record_rewards=record)
-        returns, online, online_cpu = result.returns, result.online_seconds, result.online_cpu_seconds
-        rewards, used = result.rewards, result.threads
-    else:
-        used = threads
-        try:
-            returns, online, online_cpu, rewards = in_thread(
-                lambda: experiment._core.run(trained._core, threads, counter, record),
-                (lambda: on_mdps(counter.done())) if on_mdps else None,
-            )
-        except BaseException:
-            counter.cancel()
-            raise
+    # The same code path as Experiment.run everywhere: built-in agents in the core's threads, Python
+    # agents (which hold the GIL) on worker processes.
+    result = experiment.run(trained, threads=threads, record_rewards=e.record_rewards, on_progress=on_mdps)
+    returns, online, online_cpu = result.returns, result.online_seconds, result.online_cpu_seconds
+    rewards, used = result.rewards, result.threads
     host = describe_host()  # after the run: the load average covers it
     values = {
         Col.CELL_ID: cell.id,
@@ -159,7 +147,7 @@ def run_cell(out: Path, cell: Cell, threads: int | None = None, on_mdps: Callabl
         **host_columns(host, used if used is not None else host["logical_cores"]),
     }
     columns = CELL_COLUMNS
-    if record:
+    if e.record_rewards:
         values[REWARDS_COLUMN] = rewards
         columns = (*CELL_COLUMNS, REWARDS_COLUMN)
     frame = per_mdp_frame(columns, values, e.n_mdps)
