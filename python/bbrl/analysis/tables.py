@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..protocol import Run
+from ..protocol.experiment import learned_text
 from ..protocol.schema import Col
 from .formatting import format_duration, latex_duration
 from .stats import best_per_algorithm
@@ -90,10 +91,8 @@ def _table_rows(cells: pl.DataFrame) -> tuple[list[dict], set[str]]:
 
 
 def learned(row: dict) -> str:
-    details = json.loads(row[Col.DETAILS]) if row[Col.DETAILS] else {}
-    if "formula_infix" in details:
-        return f"formula {details['formula_infix']}"
-    return ", ".join(f"{k}={v}" for k, v in details.items())
+    """What a cell's agent learned offline, readable (from its JSON ``details``)."""
+    return learned_text(json.loads(row[Col.DETAILS]) if row[Col.DETAILS] else {})
 
 
 def table_markdown(cells: pl.DataFrame) -> str:

@@ -20,7 +20,15 @@ from ..intervals import ci95_halfwidth
 from . import workers
 from .schema import REWARDS_COLUMN, RUN_COLUMNS, Col, describe_host, host_columns, per_mdp_frame
 
-__all__ = ["Experiment", "Run"]
+__all__ = ["Experiment", "Run", "learned_text"]
+
+
+def learned_text(details: dict[str, str]) -> str:
+    """What offline learning decided (an agent's ``details``), readable: OPPS-DS's formula in infix,
+    else ``key=value`` pairs, or ``""``."""
+    if "formula_infix" in details:
+        return f"formula {details['formula_infix']}"
+    return ", ".join(f"{k}={v}" for k, v in details.items())
 
 
 def _distribution(value: Any, what: str) -> FDM:
@@ -109,9 +117,7 @@ class Run:
     @property
     def learned(self) -> str:
         """What offline learning decided, readable (e.g. OPPS-DS's formula), or ``""``."""
-        if "formula_infix" in self.details:
-            return f"formula {self.details['formula_infix']}"
-        return ", ".join(f"{k}={v}" for k, v in self.details.items())
+        return learned_text(self.details)
 
     def to_polars(self) -> pl.DataFrame:
         """One row per test MDP: its index, return and online time, with the run's identifiers;

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from ..intervals import Z_95_TWO_SIDED
 from .plots import plot_learning_curve
 
 __all__ = ["ReplayResult", "ReplayRuns", "curve_frame"]
@@ -134,5 +135,5 @@ def curve_frame(matrix: np.ndarray) -> pl.DataFrame:
         warnings.simplefilter("ignore", RuntimeWarning)
         mean = np.nanmean(matrix, axis=0)
         sd = np.nanstd(matrix, axis=0, ddof=1)
-    half = np.where(reached > 1, 1.96 * sd / np.sqrt(np.maximum(reached, 1)), np.nan)
+    half = np.where(reached > 1, Z_95_TWO_SIDED * sd / np.sqrt(np.maximum(reached, 1)), np.nan)
     return pl.DataFrame({"episode": np.arange(matrix.shape[1]), "runs": reached, "mean": mean, "ci95": half})
