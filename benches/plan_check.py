@@ -25,10 +25,9 @@ from pathlib import Path
 import numpy as np
 
 from bbrl import Experiment
-from bbrl.cli import _config_path
-from bbrl.grid import load_config
+from bbrl.grid import config_path, load_config
 from bbrl.grid.plan import offline_units, plan_path
-from bbrl.schema import host_line
+from bbrl.protocol.schema import host_line
 
 
 def main() -> int:
@@ -41,7 +40,7 @@ def main() -> int:
     args = parser.parse_args()
 
     print(host_line(), flush=True)
-    config = load_config(_config_path(args.config))
+    config = load_config(config_path(args.config))
     kept = json.loads(plan_path(args.plan).read_text())
     offline_fit = {(e, k): (a, b) for e, k, a, b in kept["offline"]}
     pattern = re.compile(args.pattern)

@@ -16,7 +16,7 @@ import time
 
 import bbrl
 from bbrl import agents
-from bbrl.schema import host_line
+from bbrl.protocol.schema import host_line
 
 
 class UniformPython(agents.Agent):

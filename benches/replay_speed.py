@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from bbrl import agents, replay
-from bbrl.schema import host_line
+from bbrl.protocol.schema import host_line
 
 
 def timed(repeats: int, run):

@@ -16,7 +16,7 @@ import time
 
 import bbrl
 from bbrl import agents
-from bbrl.schema import host_line
+from bbrl.protocol.schema import host_line
 
 #: (agent, the original's cost per decision in microseconds on GC, GDL, Grid; None: not measured).
 BASIC: list[tuple[agents.AgentSpec, dict[str, float] | None]] = [

@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from bbrl import value_error as ve
-from bbrl.schema import host_line
+from bbrl.protocol.schema import host_line
 
 
 def main() -> None:

@@ -8,35 +8,30 @@ Re-implements the BBRL protocol (Castronovo et al. 2016) on a Rust core::
     exp = bbrl.Experiment(gc, n_mdps=500, gamma=0.95, horizon=250, seed=0)
     run = exp.run(agents.EGreedy(epsilon=0.0), prior=gc.uniform())
     print(run.mean, run.ci95)
+
+Packages by concept: :mod:`bbrl.agents`, :mod:`bbrl.protocol` (experiments, results, their
+schema), :mod:`bbrl.envs`, :mod:`bbrl.replay`, :mod:`bbrl.value_error`, :mod:`bbrl.analysis`
+(statistics, regret, tables, figures, report), :mod:`bbrl.grid` and :mod:`bbrl.cli`.
 """
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
 from . import (
     agents,
+    analysis,
     distributions,
     envs,
     formulas,
     kernels,
-    regret,
+    protocol,
     replay,
-    results,
-    schema,
     seeds,
-    stats,
     value_error,
 )
-from ._core import AgentError
+from .agents import AgentError, Snapshot, Stepper
 from .distributions import FDM
-from .experiment import Experiment, Run
-from .stepper import Snapshot, Stepper
-
-try:
-    __version__ = version("bbrl-bench")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without metadata
-    from ._core import __version__
+from .protocol import Experiment, Run
+from .version import __version__
 
 __all__ = [
     "FDM",
@@ -47,15 +42,13 @@ __all__ = [
     "Stepper",
     "__version__",
     "agents",
+    "analysis",
     "distributions",
     "envs",
     "formulas",
     "kernels",
-    "regret",
+    "protocol",
     "replay",
-    "results",
-    "schema",
     "seeds",
-    "stats",
     "value_error",
 ]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import _core
-from ._fileio import write_atomic
+from .fileio import write_atomic
 
 __all__ = ["Formula", "formula_set", "parse", "write_formula_set"]
 

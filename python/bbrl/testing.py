@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from ._python_agents import Agent, AgentError
-from .agents import AgentSpec
+from .agents import Agent, AgentError, AgentSpec, Stepper
 from .distributions import FDM, get
-from .stepper import Stepper
+from .envs import from_distribution
+from .protocol import Experiment
 
 __all__ = ["ConformanceError", "check_agent"]
 
@@ -116,8 +116,6 @@ class _Environment:
     environment stream ``(seed, environment, k)``: what the protocol gives every agent."""
 
     def __init__(self, prior: FDM, seed: int, k: int) -> None:
-        from .envs import from_distribution
-
         self.env = from_distribution(prior, seed, k)
         self.state = self.env.reset(seed, index=k)
 
@@ -162,7 +160,7 @@ def check_agent(
     prior_fdm = get(prior) if isinstance(prior, str) else prior
     label = agent.label
     checked: list[str] = []
-    oracle = isinstance(agent, AgentSpec) and agent._build().is_oracle
+    oracle = isinstance(agent, AgentSpec) and agent.build_core().is_oracle
 
     if not oracle:
         # actions + determinism: two independent trainings and trajectories with one seed.
@@ -300,8 +298,6 @@ def _check_snapshot(stepper: _Checked, prior: FDM, seed: int, steps: int) -> Non
 
 
 def _check_experiment(agent: AgentSpec | Agent, prior: FDM, gamma: float, seed: int) -> None:
-    from .experiment import Experiment
-
     experiment = Experiment(prior, n_mdps=3, gamma=gamma, horizon=20, seed=seed)
     try:
         first = experiment.run(agent, prior=prior, threads=1).returns
@@ -313,7 +309,7 @@ def _check_experiment(agent: AgentSpec | Agent, prior: FDM, gamma: float, seed: 
         agent.label,
         f"two runs of one experiment gave different returns: {first} and {second}",
     )
-    if isinstance(agent, AgentSpec) and agent._build().is_oracle:
+    if isinstance(agent, AgentSpec) and agent.build_core().is_oracle:
         return
     # MDP 0 stepped by hand through a stepper, with the protocol's streams: the same return.
     stepper = Stepper(agent, prior, gamma=gamma, horizon=experiment.horizon, seed=seed, index=0)

@@ -23,8 +23,9 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from ..distributions import get
 
-__all__ = ["FiniteEnv", "from_distribution", "river_swim", "six_arms"]
+__all__ = ["NAMES", "FiniteEnv", "from_distribution", "named", "river_swim", "six_arms"]
 
 
 class FiniteEnv:
@@ -200,8 +201,6 @@ def from_distribution(distribution: Any, seed: int, index: int = 0, discount: fl
     """MDP ``index`` drawn from an FDM distribution (or a name such as ``"GC"``) with the seed rule's
     stream ``(seed, test_mdp, index)``: test MDP ``index`` of a :class:`bbrl.Experiment` with that
     seed. Its start law is the distribution's initial state (uniform when it has none)."""
-    from ..distributions import get
-
     fdm = get(distribution) if isinstance(distribution, str) else distribution
     P = fdm._core.sample_test_mdp(int(seed), int(index))
     start = np.full(fdm.n_states, 1.0 / fdm.n_states)
@@ -209,3 +208,22 @@ def from_distribution(distribution: Any, seed: int, index: int = 0, discount: fl
         start = np.zeros(fdm.n_states)
         start[fdm.initial_state] = 1.0
     return FiniteEnv(P, fdm.rewards, start, discount, name=f"{fdm.name}[{index}]")
+
+
+#: The named finite environments (what replay's ``env=`` and ``bbrl replay --truth`` accept).
+NAMES = ("SixArms", "RiverSwim-Osband", "RiverSwim-Strehl")
+
+
+def named(name: str, discount: float | None = None) -> FiniteEnv:
+    """A named environment of :data:`NAMES` (case, ``_`` and spaces ignored) with ``discount``
+    (default: the environment's own).
+
+    Raises:
+        ValueError: an unknown name.
+    """
+    key = name.lower().replace("_", "").replace(" ", "")
+    if key == "sixarms":
+        return six_arms(0.95 if discount is None else discount)
+    if key in ("riverswim-osband", "riverswim-strehl"):
+        return river_swim(key.split("-")[1], discount)
+    raise ValueError(f"unknown environment {name!r}: SixArms, RiverSwim-Osband or RiverSwim-Strehl")

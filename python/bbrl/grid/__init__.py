@@ -1,40 +1,39 @@
 """Benchmark grids: a TOML configuration of experiments and agent parameter grids, expanded into
 cells (experiment x agent x parameters) that a resumable runner turns into one Parquet file each.
 
-One job per module: :mod:`~bbrl.grid.config` (parsing, validation, cells and their ids),
-:mod:`~bbrl.grid.store` (the output folder: cell files, failure records, trained-agent cache,
-status), :mod:`~bbrl.grid.runner` (running the cells) and :mod:`~bbrl.grid.display` (progress).
+One job per module: :mod:`~bbrl.grid.config` (the TOML file parsed and validated),
+:mod:`~bbrl.grid.model` (experiments, cells, the parsed grid), :mod:`~bbrl.grid.ids` (cell ids),
+:mod:`~bbrl.grid.classes` (loading Python agents' classes), :mod:`~bbrl.grid.shards` (sharding),
+:mod:`~bbrl.grid.shipped` (the shipped configurations), :mod:`~bbrl.grid.store` (the output folder:
+cell files, failure records, trained-agent cache, status), :mod:`~bbrl.grid.claims` (claims and
+locks), :mod:`~bbrl.grid.plan` (cost planning), :mod:`~bbrl.grid.runner` (running the cells),
+:mod:`~bbrl.grid.display` (progress) and :mod:`~bbrl.grid.engines` (Dask, SLURM).
 See :mod:`bbrl.grid.config` for the configuration format.
 """
 
 from __future__ import annotations
 
-from .config import (
-    Cell,
-    ConfigError,
-    ExperimentConfig,
-    GridConfig,
-    load_config,
-    load_python_agent_class,
-    params_id,
-    parse_config,
-    parse_shard,
-    select_shard,
-)
+from ..protocol.results import CellFileError, check_cell_file
+from .classes import load_python_agent_class
+from .config import ConfigError, load_config, parse_config
+from .ids import params_id
+from .model import Cell, ExperimentConfig, GridConfig
 from .runner import GridRun, run_cell, run_grid
+from .shards import parse_shard, select_shard
+from .shipped import SHIPPED_CONFIGS, config_path, shipped_config
 from .store import (
-    CellFileError,
     GridStatus,
     agent_path,
     cell_path,
-    check_cell_file,
     failure_path,
     load_output_config,
+    missing_by_experiment,
     stale_temp_files,
     status,
 )
 
 __all__ = [
+    "SHIPPED_CONFIGS",
     "Cell",
     "CellFileError",
     "ConfigError",
@@ -45,16 +44,19 @@ __all__ = [
     "agent_path",
     "cell_path",
     "check_cell_file",
+    "config_path",
     "failure_path",
     "load_config",
     "load_output_config",
     "load_python_agent_class",
+    "missing_by_experiment",
     "params_id",
     "parse_config",
     "parse_shard",
     "run_cell",
     "run_grid",
     "select_shard",
+    "shipped_config",
     "stale_temp_files",
     "status",
 ]

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._fileio import writer_tag
+from ..fileio import writer_tag
 
 __all__ = [
     "LEASE_SECONDS",

@@ -37,193 +37,40 @@ never taken for cells without them. Ids and files of experiments without the opt
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import itertools
 import os
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from .. import agents, distributions
+from .. import _core, agents, distributions
 
 try:
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 from ..distributions import FDM
+from .classes import load_python_agent_class
+from .ids import params_id
+from .model import (
+    DEFAULT_KEYS,
+    DEFAULTS,
+    EXPERIMENT_KEYS,
+    RECORDING_KEYS,
+    Cell,
+    ExperimentConfig,
+    GridConfig,
+)
 
-__all__ = [
-    "Cell",
-    "ConfigError",
-    "ExperimentConfig",
-    "GridConfig",
-    "load_config",
-    "load_python_agent_class",
-    "params_id",
-    "parse_config",
-    "parse_shard",
-    "select_shard",
-]
+__all__ = ["AGENT_RESERVED", "ConfigError", "load_config", "parse_config"]
 
-EXPERIMENT_KEYS = ("name", "test", "prior", "n_mdps", "gamma", "horizon", "seed")
-DEFAULT_KEYS = ("n_mdps", "gamma", "horizon", "seed")
-DEFAULTS: dict[str, Any] = {"n_mdps": 500, "gamma": 0.95, "horizon": 250, "seed": 0}
-#: Keys that change what is recorded, not the results: in [defaults] and [[experiment]] tables.
-RECORDING_KEYS = ("record_rewards",)
-#: The end of the id (and file name) of a cell that records per-step rewards.
-REWARDS_SUFFIX = "+rewards"
+#: Keys of an [[agent]] table that are not parameters of the agent.
 AGENT_RESERVED = ("kind", "block", "optional", "class")
 
 
 class ConfigError(ValueError):
     """A configuration error; the message names the file, the line and the offending key."""
-
-
-@dataclass(frozen=True)
-class ExperimentConfig:
-    """One experiment of a grid: N test MDPs drawn from ``test``, agents trained on ``prior``."""
-
-    name: str
-    test: str
-    prior: str
-    n_mdps: int
-    gamma: float
-    horizon: int
-    seed: int
-    test_fdm: FDM = field(repr=False, compare=False)
-    prior_fdm: FDM = field(repr=False, compare=False)
-    #: Keep the reward of every step in the cell files (N x T floats per cell).
-    record_rewards: bool = False
-
-    @property
-    def key(self) -> str:
-        """``name/prior``: what identifies the experiment in cell ids and reports."""
-        return f"{self.name}/{self.prior}"
-
-    def settings(self) -> dict[str, Any]:
-        """The settings that determine its results (the MDPs drawn and the protocol), and
-        ``record_rewards`` when true (absent when false, as in folders written before the option)."""
-        settings = {k: getattr(self, k) for k in EXPERIMENT_KEYS}
-        if self.record_rewards:
-            settings["record_rewards"] = True
-        return settings
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One (experiment, agent, parameters) combination of a grid."""
-
-    index: int
-    experiment: ExperimentConfig
-    kind: str
-    params: dict[str, Any]
-    block: str
-    spec: agents.AgentSpec | None = field(repr=False, compare=False)
-
-    @property
-    def params_id(self) -> str:
-        return params_id(self.spec, self.params)
-
-    @property
-    def suffix(self) -> str:
-        """What the id and file name gain for what the cell records: ``+rewards`` or nothing."""
-        return REWARDS_SUFFIX if self.experiment.record_rewards else ""
-
-    @property
-    def id(self) -> str:
-        """A readable, stable id, e.g. ``GC/UGC/egreedy/epsilon=0.1`` (no parameters: ``GC/GC/random``;
-        recording rewards: ``GC/UGC/egreedy/epsilon=0.1+rewards``)."""
-        tail = self.params_id
-        return f"{self.experiment.key}/{self.kind}" + (f"/{tail}" if tail else "") + self.suffix
-
-    @property
-    def algorithm(self) -> str:
-        """The algorithm's display name (the class the statistics compare), e.g. ``e-Greedy``."""
-        if isinstance(self.spec, agents.Agent):
-            return type(self.spec).display
-        cls = agents.kinds().get(self.kind)
-        return cls.display if cls is not None else self.kind
-
-    @property
-    def label(self) -> str:
-        if self.spec is not None:
-            return self.spec.label
-        return f"{self.kind} ({', '.join(f'{k}={v}' for k, v in self.params.items())})"
-
-
-@dataclass(frozen=True)
-class GridConfig:
-    """A parsed configuration: experiments, the expanded cells, and where it came from."""
-
-    path: Path | None
-    text: str
-    experiments: tuple[ExperimentConfig, ...]
-    cells: tuple[Cell, ...]
-    #: Blocks marked ``optional = true`` whose kind this installation does not know (not run).
-    skipped_agents: tuple[str, ...] = ()
-    #: The folder relative files (distributions, Python agents) were read from.
-    base: Path | None = None
-
-    def blocks(self) -> list[str]:
-        return list(dict.fromkeys(c.block for c in self.cells))
-
-
-def _format_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, (tuple, list)):
-        digest = hashlib.sha256("\n".join(map(str, value)).encode()).hexdigest()[:10]
-        return f"{len(value)}formulas-{digest}"
-    return str(value)
-
-
-def load_python_agent_class(reference: str, base: Path | None) -> type:
-    """The class of a Python agent named ``"file.py:Class"`` (a path relative to the configuration's
-    folder) or ``"package.module:Class"``. The file's folder is put on ``sys.path`` and the file
-    imported by name, so worker processes and saved agents can import it again."""
-    import importlib
-    import sys
-
-    module_name, sep, class_name = reference.rpartition(":")
-    if not sep or not module_name or not class_name:
-        raise ValueError(f"class must be 'file.py:ClassName' or 'module:ClassName', got {reference!r}")
-    if module_name.endswith(".py"):
-        file = Path(module_name)
-        if not file.is_absolute() and base is not None:
-            file = base / file
-        if not file.is_file():
-            raise ValueError(f"Python agent file {str(file)!r} not found")
-        folder = str(file.resolve().parent)
-        if folder not in sys.path:
-            sys.path.insert(0, folder)
-        module_name = file.stem
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ValueError(f"cannot import {module_name!r}: {exc}") from None
-    cls = getattr(module, class_name, None)
-    if not (isinstance(cls, type) and issubclass(cls, agents.Agent)):
-        raise ValueError(f"{reference!r} is not a subclass of bbrl.agents.Agent")
-    return cls
-
-
-def params_id(spec: agents.AgentSpec | None, raw: dict[str, Any]) -> str:
-    """``k=v,...`` of every parameter, defaults included, in the agent's field order.
-
-    Values are the agent's normalised values (``epsilon = 1`` and ``epsilon = 1.0`` give the same
-    id), so ids do not depend on how the configuration spells a number or orders its keys. Defaults
-    are part of the id: if a default changes, the cells run with the old one keep their old id and
-    are not mistaken for results of the new default.
-    """
-    if spec is None:
-        return ",".join(f"{k}={_format_value(v)}" for k, v in raw.items())
-    if not dataclasses.is_dataclass(spec):  # a Python agent without dataclass fields
-        return ",".join(f"{k}={_format_value(v)}" for k, v in spec.params.items())
-    return ",".join(f"{f.name}={_format_value(getattr(spec, f.name))}" for f in fields(spec) if f.init)
 
 
 class _Lines:
@@ -380,8 +227,6 @@ def parse_config(
                 _record_section(section, raw), "record_rewards", f"must be true or false, got {record_rewards!r}"
             )
         if record_rewards:
-            from .. import _core
-
             try:
                 _core.reward_buffer_entries(n_mdps, horizon)
             except ValueError as exc:
@@ -527,22 +372,3 @@ def load_config(
     folder = Path(base) if base is not None else file.resolve().parent
     config = parse_config(text, str(file), folder, check_agents)
     return dataclasses.replace(config, path=file)
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    """``"K/N"`` (1 <= K <= N) to ``(K, N)``: shard K runs cells K-1, K-1+N, K-1+2N, ... of the grid."""
-    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
-    if not match:
-        raise ValueError(f"--shard expects K/N such as 1/4, got {text!r}")
-    k, n = int(match.group(1)), int(match.group(2))
-    if not 1 <= k <= n:
-        raise ValueError(f"--shard K/N needs 1 <= K <= N, got {text!r}")
-    return k, n
-
-
-def select_shard(cells: Sequence[Cell], shard: tuple[int, int] | None) -> list[Cell]:
-    """The cells of shard ``(K, N)``: those whose index is K-1 modulo N (every cell for ``None``)."""
-    if shard is None:
-        return list(cells)
-    k, n = shard
-    return [c for c in cells if c.index % n == k - 1]

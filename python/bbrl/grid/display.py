@@ -9,8 +9,9 @@ from typing import Any
 
 import polars as pl
 
-from ..stats import mean_ci95
-from .config import Cell
+from ..intervals import mean_ci95
+from ..protocol.schema import Col
+from .model import Cell
 
 __all__ = ["Plain", "open_display"]
 
@@ -29,7 +30,7 @@ class Plain:
 
     def finish(self, cell: Cell, path: Path, seconds: float) -> None:
         self.done += 1
-        mean, half = mean_ci95(pl.read_parquet(path, columns=["return"])["return"].to_numpy())
+        mean, half = mean_ci95(pl.read_parquet(path, columns=[Col.RETURN])[Col.RETURN].to_numpy())
         self.console.print(
             f"[{self.done}/{self.total}] {cell.id}: {mean:.2f} ± {half:.2f} ({seconds:.2f} s)", highlight=False
         )

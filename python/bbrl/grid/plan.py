@@ -42,8 +42,10 @@ from typing import Any
 import numpy as np
 
 from .. import agents
-from .._fileio import write_atomic
-from .config import Cell, GridConfig
+from ..fileio import write_atomic
+from ..protocol import Experiment
+from ..protocol.schema import Col
+from .model import Cell, GridConfig
 
 __all__ = [
     "Fit",
@@ -170,8 +172,6 @@ def _pilot_spec(cell: Cell) -> agents.AgentSpec:
 def _pilot_point(cell: Cell, n_mdps: int, decisions: int) -> tuple[float, float, float, float]:
     """Runs a scaled-down copy of ``cell`` on one thread: (offline units, offline seconds,
     online units, online seconds per decision)."""
-    from ..experiment import Experiment
-
     e = cell.experiment
     horizon = min(decisions, e.horizon)
     spec = _pilot_spec(cell)
@@ -345,8 +345,8 @@ def compare(predicted: dict[str, float], config: GridConfig, out: Path) -> list[
         def column(name: str, wall: str, frame: pl.DataFrame = frame, columns: set[str] = columns) -> np.ndarray:
             return _cpu_or_wall(frame[name].to_numpy() if name in columns else None, frame[wall].to_numpy())
 
-        offline = column("offline_cpu_seconds", "offline_seconds")[0]
-        measured = float(offline) + float(column("online_cpu_seconds", "online_seconds").sum())
+        offline = column(Col.OFFLINE_CPU_SECONDS, Col.OFFLINE_SECONDS)[0]
+        measured = float(offline) + float(column(Col.ONLINE_CPU_SECONDS, Col.ONLINE_SECONDS).sum())
         rows.append((cell, predicted[cell.id], measured))
     return rows
 

@@ -23,20 +23,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, agents
-from .._fileio import write_atomic
-from ..schema import CELL_COLUMNS, REWARDS_COLUMN, describe_host, host_columns, per_mdp_frame
+from .. import agents
+from ..fileio import write_atomic
+from ..protocol import Experiment
+from ..protocol.results import CellFileError, check_cell_file
+from ..protocol.schema import CELL_COLUMNS, REWARDS_COLUMN, Col, describe_host, host_columns, per_mdp_frame
+from ..version import __version__
 from .claims import file_lock
-from .config import Cell, GridConfig, select_shard
 from .display import open_display
+from .model import Cell, GridConfig
 from .plan import longest_first
+from .shards import select_shard
 from .store import (
-    CellFileError,
     agent_lock,
     agent_path,
     cell_claim,
     cell_path,
-    check_cell_file,
     check_settings,
     failure_path,
     record_config,
@@ -107,60 +109,45 @@ def run_cell(out: Path, cell: Cell, threads: int | None = None, on_mdps: Callabl
     """Trains (or loads) the cell's agent, runs it on the experiment's MDPs and writes the cell's
     Parquet file atomically (with the per-step rewards when its experiment records them). Returns
     the file."""
-    from .. import _core
-    from ..experiment import Experiment
-
     if cell.spec is None:
         raise ValueError(f"cell {cell.id}: agent {cell.kind!r} is not known to this installation")
     e = cell.experiment
     trained = _trained(out, cell)
     experiment = Experiment(e.test_fdm, n_mdps=e.n_mdps, gamma=e.gamma, horizon=e.horizon, seed=e.seed, name=e.name)
-    counter = _core.Progress()
-    record = e.record_rewards
-    if isinstance(cell.spec, agents.Agent):
-        # A Python agent holds the GIL: it runs on worker processes through Experiment.run.
-        result = experiment.run(trained, threads=threads, record_rewards=record)
-        returns, online, online_cpu = result.returns, result.online_seconds, result.online_cpu_seconds
-        rewards, used = result.rewards, result.threads
-    else:
-        used = threads
-        try:
-            returns, online, online_cpu, rewards = in_thread(
-                lambda: experiment._core.run(trained._core, threads, counter, record),
-                (lambda: on_mdps(counter.done())) if on_mdps else None,
-            )
-        except BaseException:
-            counter.cancel()
-            raise
+    # The same code path as Experiment.run everywhere: built-in agents in the core's threads, Python
+    # agents (which hold the GIL) on worker processes.
+    result = experiment.run(trained, threads=threads, record_rewards=e.record_rewards, on_progress=on_mdps)
+    returns, online, online_cpu = result.returns, result.online_seconds, result.online_cpu_seconds
+    rewards, used = result.rewards, result.threads
     host = describe_host()  # after the run: the load average covers it
     values = {
-        "cell_id": cell.id,
-        "cell_index": cell.index,
-        "experiment": e.name,
-        "test": e.test,
-        "prior": e.prior,
-        "agent": cell.label,
-        "block": cell.block,
-        "kind": cell.kind,
-        "algorithm": cell.algorithm,
-        "label": cell.label,
-        "params": _json(cell.spec.params),
-        "details": json.dumps(trained.details),
-        "n_mdps": e.n_mdps,
-        "gamma": e.gamma,
-        "horizon": e.horizon,
-        "seed": e.seed,
-        "offline_seconds": trained.offline_seconds,
-        "offline_cpu_seconds": trained.offline_cpu_seconds,
-        "bbrl_version": __version__,
-        "mdp": _arange(e.n_mdps),
-        "return": returns,
-        "online_seconds": online,
-        "online_cpu_seconds": online_cpu,
+        Col.CELL_ID: cell.id,
+        Col.CELL_INDEX: cell.index,
+        Col.EXPERIMENT: e.name,
+        Col.TEST: e.test,
+        Col.PRIOR: e.prior,
+        Col.AGENT: cell.label,
+        Col.BLOCK: cell.block,
+        Col.KIND: cell.kind,
+        Col.ALGORITHM: cell.algorithm,
+        Col.LABEL: cell.label,
+        Col.PARAMS: _json(cell.spec.params),
+        Col.DETAILS: json.dumps(trained.details),
+        Col.N_MDPS: e.n_mdps,
+        Col.GAMMA: e.gamma,
+        Col.HORIZON: e.horizon,
+        Col.SEED: e.seed,
+        Col.OFFLINE_SECONDS: trained.offline_seconds,
+        Col.OFFLINE_CPU_SECONDS: trained.offline_cpu_seconds,
+        Col.BBRL_VERSION: __version__,
+        Col.MDP: _arange(e.n_mdps),
+        Col.RETURN: returns,
+        Col.ONLINE_SECONDS: online,
+        Col.ONLINE_CPU_SECONDS: online_cpu,
         **host_columns(host, used if used is not None else host["logical_cores"]),
     }
     columns = CELL_COLUMNS
-    if record:
+    if e.record_rewards:
         values[REWARDS_COLUMN] = rewards
         columns = (*CELL_COLUMNS, REWARDS_COLUMN)
     frame = per_mdp_frame(columns, values, e.n_mdps)

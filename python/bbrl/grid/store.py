@@ -6,7 +6,7 @@ Layout of an output folder ``DIR``:
 * ``DIR/cells/<experiment>/<prior>/<kind>/<params>.parquet``: a finished cell (one row per test
   MDP), written atomically; ``<params>.failed.json`` beside it records a cell whose agent failed.
   A cell that records per-step rewards is ``<params>+rewards.parquet``, with the ``rewards``
-  column (see :mod:`bbrl.schema`).
+  column (see :mod:`bbrl.protocol.schema`).
 * ``DIR/agents/...json``: trained agents, cached per (prior, agent, parameters, gamma, horizon, seed).
 * ``DIR/config.toml``: the configuration last run; ``DIR/source.json``: the folder its relative
   files (distributions, Python agents) are read from.
@@ -35,11 +35,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import polars as pl
-
-from .._fileio import write_atomic
+from ..fileio import write_atomic
+from ..protocol.results import CellFileError, check_cell_file
 from .claims import Claim, ClaimInfo, file_lock, pid_alive, read_claim
-from .config import Cell, GridConfig, load_config
+from .config import load_config
+from .model import Cell, GridConfig
 
 __all__ = [
     "CellFileError",
@@ -52,18 +52,12 @@ __all__ = [
     "claim_path",
     "failure_path",
     "load_output_config",
+    "missing_by_experiment",
     "read_failure",
     "remove_stale_temp_files",
     "stale_temp_files",
     "status",
 ]
-
-#: Columns every cell file has (the schema is :data:`bbrl.schema.CELL_SCHEMA`).
-_REQUIRED = ("cell_id", "mdp", "return", "online_seconds")
-
-
-class CellFileError(ValueError):
-    """A cell file that cannot be read back whole; the message names the file."""
 
 
 def _safe(component: str) -> str:
@@ -111,30 +105,6 @@ def agent_path(out: Path, cell: Cell) -> Path:
     setting = f"gamma={e.gamma!r},horizon={e.horizon},seed={e.seed}"
     name = f"{cell.params_id},{setting}" if cell.params_id else setting
     return out / "agents" / _safe(e.prior) / _safe(cell.kind) / f"{_safe(name)}.json"
-
-
-def check_cell_file(path: Path, n_mdps: int | None = None) -> int:
-    """The number of rows of a cell file, after checking that it reads back whole.
-
-    Reads the Parquet footer and the required columns (a truncated file fails either), and, with
-    ``n_mdps``, that there is one row per test MDP.
-
-    Raises:
-        CellFileError: naming the file and what is wrong with it.
-    """
-    try:
-        frame = pl.read_parquet(path, columns=list(_REQUIRED))
-    except Exception as exc:  # polars raises several error types for a damaged file
-        raise CellFileError(
-            f"cell file {str(path)!r} is damaged or truncated ({type(exc).__name__}: {exc}); "
-            "run `bbrl grid run` again to redo it"
-        ) from None
-    if n_mdps is not None and frame.height != n_mdps:
-        raise CellFileError(
-            f"cell file {str(path)!r} has {frame.height} rows, expected one per test MDP ({n_mdps}); "
-            "run `bbrl grid run` again to redo it"
-        )
-    return frame.height
 
 
 def read_failure(path: Path) -> str:
@@ -327,3 +297,17 @@ def status(config: GridConfig, out: str | os.PathLike[str]) -> GridStatus:
         else:
             running.append((cell, holder.describe()))
     return GridStatus(done, missing, stale_temp_files(folder), failed, broken, running, expired)
+
+
+def missing_by_experiment(results_dir: str | os.PathLike[str]) -> dict[str, int]:
+    """Cells of the folder's configuration without a usable result, per experiment key (empty if
+    the folder has no configuration, e.g. cells copied by hand)."""
+    try:
+        config = load_output_config(Path(results_dir), check_agents=False)
+    except (FileNotFoundError, ValueError):
+        return {}
+    state = status(config, results_dir)
+    missing: dict[str, int] = {}
+    for cell in [*state.missing, *(c for c, _ in state.failed), *(c for c, _ in state.broken)]:
+        missing[cell.experiment.key] = missing.get(cell.experiment.key, 0) + 1
+    return missing

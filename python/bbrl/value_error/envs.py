@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
+from ..checks import count
 from ..envs import FiniteEnv
 
 
@@ -56,8 +57,8 @@ class Environment:
         """``m`` states drawn uniformly over the state space: an (m, 2) float array for Mountain Car
         (the box [-1.2, 0.5) x [-0.07, 0.07]) and Puddle World ([0, 1]^2 outside the goal corner),
         an (m,) int array for a finite MDP."""
-        _check_int(m, "m", 1)
-        _check_int(seed, "seed", 0)
+        count(m, "m", 1)
+        count(seed, "seed", 0)
         return _core.value_error_uniform_states(self.core, m, seed)
 
 
@@ -79,14 +80,15 @@ def mountain_car(discount: float = 0.99, time_limit: int | None = None) -> Envir
     ``discount`` 0.99 is Sajed et al.'s (their value bound 100 = 1/(1 - 0.99)); a discount of 1
     needs ``time_limit`` (steps).
     """
-    core = _core.ValueErrorEnv.mountain_car(float(discount), _optional_int(time_limit, "time_limit"))
+    core = _core.ValueErrorEnv.mountain_car(float(discount), count(time_limit, "time_limit", 1, optional=True))
     return Environment(core, {"kind": "mountain-car", "discount": float(discount), "time_limit": time_limit})
 
 
 def puddle_world(discount: float = 0.99, noise: float = 0.01, time_limit: int | None = None) -> Environment:
     """Puddle World (the Alberta variant: 4 actions of length 0.05 + N(0, noise); reward -1 and
     -400 x depth for each of two puddles, -81 at worst; ends at x, y >= 0.95)."""
-    core = _core.ValueErrorEnv.puddle_world(float(discount), float(noise), _optional_int(time_limit, "time_limit"))
+    limit = count(time_limit, "time_limit", 1, optional=True)
+    core = _core.ValueErrorEnv.puddle_world(float(discount), float(noise), limit)
     params = {"kind": "puddle-world", "discount": float(discount), "noise": float(noise), "time_limit": time_limit}
     return Environment(core, params)
 
@@ -103,7 +105,7 @@ def finite_mdp(
     ``start[s]``. A discount of 1 needs ``time_limit``: the values are then over that many steps.
     Built as a :class:`bbrl.envs.FiniteEnv` (which checks the tables), then converted."""
     return as_environment(
-        FiniteEnv(transitions, rewards, start, discount, _optional_int(time_limit, "time_limit"), name)
+        FiniteEnv(transitions, rewards, start, discount, count(time_limit, "time_limit", 1, optional=True), name)
     )
 
 
@@ -122,7 +124,7 @@ def as_environment(env: Environment | FiniteEnv) -> Environment:
 
 def uniform_policy(n_actions: int) -> Policy:
     """Every action with probability ``1 / n_actions`` (Puddle World: 4)."""
-    _check_int(n_actions, "n_actions", 1)
+    count(n_actions, "n_actions", 1)
     return Policy(_core.FixedPolicy.uniform(n_actions), {"kind": "uniform", "n_actions": n_actions})
 
 
@@ -149,15 +151,3 @@ def paper_setup(name: str) -> tuple[Environment, Policy]:
     if name == "puddle-world":
         return puddle_world(), uniform_policy(4)
     raise ValueError(f"unknown environment {name!r} (mountain-car, puddle-world)")
-
-
-def _check_int(value: Any, name: str, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-
-
-def _optional_int(value: Any, name: str) -> int | None:
-    if value is None:
-        return None
-    _check_int(value, name, 1)
-    return int(value)

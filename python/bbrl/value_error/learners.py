@@ -10,8 +10,9 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
+from ..checks import count
 from ..envs import FiniteEnv
-from .envs import Environment, Policy, _check_int, as_environment
+from .envs import Environment, Policy, as_environment
 from .references import CmapveResult, References, cmapve
 
 
@@ -27,15 +28,15 @@ def tile_coding(lo: tuple[float, float], hi: tuple[float, float], tiles: int = 9
     """Grid tile coding of the box [lo, hi]: ``tilings`` grids of ``tiles x tiles`` cells, offset
     asymmetrically; ``tilings * (tiles + 1)^2`` features, ``tilings`` active. One tiling is state
     aggregation (a tabular learner on a continuous domain)."""
-    _check_int(tiles, "tiles", 1)
-    _check_int(tilings, "tilings", 1)
+    count(tiles, "tiles", 1)
+    count(tilings, "tilings", 1)
     core = _core.SparseFeatures.tiles((float(lo[0]), float(lo[1])), (float(hi[0]), float(hi[1])), tiles, tilings)
     return Features(core, {"features": "tiles", "lo": lo, "hi": hi, "tiles": tiles, "tilings": tilings})
 
 
 def one_hot(n_states: int) -> Features:
     """One feature per state of a finite MDP (tabular TD)."""
-    _check_int(n_states, "n_states", 1)
+    count(n_states, "n_states", 1)
     return Features(_core.SparseFeatures.one_hot(n_states), {"features": "one-hot", "n_states": n_states})
 
 
@@ -84,8 +85,8 @@ def td_lambda(
     """
     env = as_environment(env)
     for name, value, minimum in (("n_steps", n_steps, 1), ("eval_every", eval_every, 1), ("seed", seed, 0)):
-        _check_int(value, name, minimum)
-    _check_int(run, "run", 0)
+        count(value, name, minimum)
+    count(run, "run", 0)
     if env.n_states is None:
         array = np.ascontiguousarray(states, dtype=np.float64)
     else:

@@ -13,12 +13,13 @@ import numpy.typing as npt
 import polars as pl
 
 from .. import _core
-from .._fileio import write_atomic
+from ..checks import count
 from ..envs import FiniteEnv
+from ..fileio import write_atomic
 from .budget import Split, sample_size
 from .budget import rollout_length as rollout_length_of
 from .ebgstop import Variant
-from .envs import Environment, Policy, _check_int, as_environment
+from .envs import Environment, Policy, as_environment
 from .losses import cmapve_estimate
 
 DEFAULT_MAX_SAMPLES = 100_000_000
@@ -132,9 +133,9 @@ def reference_values(
     state (a capped state is reported, and voids the guarantee).
     """
     env = as_environment(env)
-    _check_int(k, "k", 1)
-    _check_int(seed, "seed", 0)
-    _check_int(max_samples, "max_samples", 1)
+    count(k, "k", 1)
+    count(seed, "seed", 0)
+    count(max_samples, "max_samples", 1)
     if states is None:
         states = env.uniform_states(sample_size(epsilon, delta, c, k), seed)
     elif isinstance(states, (int, np.integer)) and not isinstance(states, bool):
@@ -221,9 +222,9 @@ def sample_returns(
     """``n`` discounted returns of at most ``length`` steps from one ``state`` (the rollout sampler
     the references use), and the number of environment steps simulated."""
     env = as_environment(env)
-    _check_int(n, "n", 0)
-    _check_int(length, "length", 1)
-    _check_int(seed, "seed", 0)
+    count(n, "n", 0)
+    count(length, "length", 1)
+    count(seed, "seed", 0)
     array = _states_array(env, np.asarray(state)[None] if env.n_states is None else np.atleast_1d(state))
     returns, steps = _core.value_error_sample_returns(env.core, policy.core, array, n, length, seed)
     return returns, int(steps)
@@ -264,8 +265,8 @@ def state_values(
     ``value_range`` to the range of a return of that length given the reward bounds.
     """
     env = as_environment(env)
-    _check_int(seed, "seed", 0)
-    _check_int(max_samples, "max_samples", 1)
+    count(seed, "seed", 0)
+    count(max_samples, "max_samples", 1)
     lo, hi = env.reward_bounds
     if rollout_length is None:
         if env.discount < 1.0:
@@ -276,7 +277,7 @@ def state_values(
             rollout_length = env.time_limit
         else:
             raise ValueError("an undiscounted environment needs a time limit")
-    _check_int(rollout_length, "rollout_length", 1)
+    count(rollout_length, "rollout_length", 1)
     if value_range is None:
         g = env.discount
         weight = (1 - g**rollout_length) / (1 - g) if g < 1 else float(rollout_length)

@@ -19,8 +19,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ..config import GridConfig, parse_config
+from ..config import parse_config
 from ..display import open_display
+from ..model import GridConfig
 from ..runner import CellOutcome, GridRun, cores_given, prepare_folder, run_claimed
 from ..store import cell_path, write_failure
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..._fileio import write_atomic
-from ..config import Cell, GridConfig
+from ...fileio import write_atomic
+from ..model import Cell, GridConfig
 from ..plan import lpt_makespan, plan_path, static_cost
 from ..runner import cores_given, prepare_folder, run_claimed
 from ..store import folder_lock, load_output_config, remove_stale_temp_files, status

@@ -1,0 +1,52 @@
+"""The trained-agent file: JSON of format ``bbrl-agent``, version 1 (the fields every trained agent has)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from ..fileio import write_atomic
+
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "jsonable", "write_agent_file"]
+
+FORMAT_NAME = "bbrl-agent"
+FORMAT_VERSION = 1
+
+
+def write_agent_file(trained: Any, path: str | os.PathLike[str], **extra: Any) -> Path:
+    """Writes ``trained`` (a :class:`bbrl.agents.TrainedAgent`) as an agent file, atomically: its
+    kind, parameters, label, setting, offline times, details and prior, plus ``extra`` fields
+    (``state`` of a built-in agent, ``python`` of a Python agent)."""
+    document = {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "kind": trained.spec.kind,
+        "params": jsonable(trained.spec.params),
+        "label": trained.label,
+        "gamma": trained.gamma,
+        "horizon": trained.horizon,
+        "seed": trained.seed,
+        "offline_seconds": trained.offline_seconds,
+        "offline_cpu_seconds": None if math.isnan(trained.offline_cpu_seconds) else trained.offline_cpu_seconds,
+        "details": trained.details,
+        "prior": trained.prior.to_document(),
+        **extra,
+    }
+    return write_atomic(path, (json.dumps(document, indent=1) + "\n").encode())
+
+
+def jsonable(params: dict[str, Any]) -> dict[str, Any]:
+    """Parameters for a JSON file: tuples as lists, anything JSON cannot hold as its repr."""
+    out: dict[str, Any] = {}
+    for k, v in params.items():
+        if isinstance(v, tuple):
+            v = list(v)
+        try:
+            json.dumps(v)
+        except TypeError:
+            v = repr(v)
+        out[str(k)] = v
+    return out

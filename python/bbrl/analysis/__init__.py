@@ -1,0 +1,15 @@
+"""Analysis of results: statistics, cumulative regret, result tables, figures and the HTML report.
+
+One job per module: :mod:`~bbrl.analysis.stats` (intervals, paired Z-tests, best agents under time
+bounds, normalised scores), :mod:`~bbrl.analysis.regret` (cumulative regret against the oracle),
+:mod:`~bbrl.analysis.formatting` (durations as text), :mod:`~bbrl.analysis.tables` (the Markdown
+writer and every result table), :mod:`~bbrl.analysis.scores` (per-algorithm summaries of a grid's
+results), :mod:`~bbrl.analysis.figures` (matplotlib figures), :mod:`~bbrl.analysis.report` (the
+report folder and its HTML page).
+"""
+
+from __future__ import annotations
+
+from . import regret, stats
+
+__all__ = ["regret", "stats"]

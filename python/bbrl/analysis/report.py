@@ -1,0 +1,340 @@
+"""``bbrl report``: the export of SPEC 5.3 for a grid's results, as one self-contained HTML page.
+
+Per experiment (test distribution and prior): the three figures (score vs offline time; score vs
+online time per decision; the best algorithms under offline/online time bounds) as PNG and SVG,
+the oracle (``Optimal``) drawn as a dashed reference level and left out of the map, and, for an
+experiment whose cells recorded per-step rewards, the cumulative regret of each algorithm's best
+setting against the oracle (:mod:`bbrl.analysis.regret`), the results table (Markdown, LaTeX, CSV;
+each algorithm's best setting in bold), and one self-contained HTML report (figures embedded as
+base64 PNG) that opens without a server. The figures are :mod:`bbrl.analysis.figures`, the tables
+:mod:`bbrl.analysis.tables`, the per-algorithm summaries :mod:`bbrl.analysis.scores`.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import polars as pl
+
+from ..fileio import write_atomic
+from ..protocol.results import Results, load, returns_matrix
+from ..protocol.schema import Col
+from ..version import __version__
+from .figures import (
+    ALGORITHM_ORDER,
+    algorithm_colour,
+    bounds_figure,
+    ecdf_figure,
+    normalized_figure,
+    save_figure,
+    score_figure,
+)
+from .regret import plot_cumulative_regret
+from .scores import ORACLE_KINDS, NormalizedSummary, normalized_summary, regret_curves
+from .stats import best_per_algorithm, best_under_bounds
+from .tables import clock_resolution, table_csv, table_html, table_latex, table_markdown
+
+__all__ = ["FIGURES", "REGRET_FIGURE", "ExperimentReport", "write_experiment", "write_report"]
+
+#: Figure kinds, their file suffix and caption (the original's captions).
+FIGURES = (
+    ("offline", "Offline computation cost vs. performance"),
+    ("online", "Online computation cost vs. performance"),
+    ("bounds", "Best algorithms w.r.t. offline/online time bounds"),
+    ("ecdf", "Distribution over the test MDPs of the return of the best setting of each algorithm"),
+)
+
+#: The figure drawn only for experiments whose cells recorded per-step rewards.
+REGRET_FIGURE = (
+    "regret",
+    "Mean cumulative regret against Optimal of the best setting of each algorithm, with 95% bands",
+)
+
+
+@dataclass
+class ExperimentReport:
+    """The files written for one experiment."""
+
+    key: str
+    slug: str
+    figures: dict[str, dict[str, Path]]
+    tables: dict[str, Path]
+    bounds: pl.DataFrame
+    #: Cells of the experiment without a result: the map is incomplete when > 0.
+    missing: int = 0
+    #: Why no regret figure was drawn although some cells recorded per-step rewards ("" otherwise).
+    regret_note: str = ""
+
+
+def _slug(experiment: str, prior: str) -> str:
+    return quote(f"{experiment}-{prior}", safe="-_.").replace("%", "_")
+
+
+def write_experiment(
+    results: Results,
+    cells: pl.DataFrame,
+    out: Path,
+    one_sided: bool = False,
+    others: list[str] | None = None,
+    correction: str | None = None,
+    missing: int = 0,
+) -> ExperimentReport:
+    """Writes the figures and tables of one experiment (the rows of ``cells``) into ``out``.
+
+    ``missing``: cells of this experiment's configuration without a result (not run, failed or
+    damaged); the map then says that it is incomplete.
+    """
+    first = cells.row(0, named=True)
+    key = f"{first[Col.EXPERIMENT]}/{first[Col.PRIOR]}"
+    slug = _slug(first[Col.EXPERIMENT], first[Col.PRIOR])
+    others = others or []
+    basis = "CPU" if set(cells[Col.TIME_BASIS].to_list()) == {"cpu"} else "wall"
+    title = (
+        f"{first[Col.EXPERIMENT]} (test {first[Col.TEST]}, prior {first[Col.PRIOR]}, "
+        f"N = {first[Col.N_MDPS]}, T = {first[Col.HORIZON]})"
+    )
+    horizon = int(first[Col.HORIZON])
+    per_step = cells.with_columns(
+        (pl.col(Col.ONLINE_CPU_CI95_PER_TRAJECTORY) / pl.col(Col.HORIZON)).alias("_online_halfwidth_per_step")
+    )
+    figures = {
+        "offline": save_figure(
+            score_figure(per_step, "offline_time", None, 1.0, f"offline {basis} time (s, log scale)", title, others),
+            out / f"{slug}-offline",
+        ),
+        "online": save_figure(
+            score_figure(
+                per_step,
+                Col.ONLINE_TIME_PER_STEP,
+                "_online_halfwidth_per_step",
+                1e3,
+                f"online {basis} time (ms per decision, log scale)",
+                title,
+                others,
+            ),
+            out / f"{slug}-online",
+        ),
+    }
+    # The oracle does not compete: it would win every bound it meets.
+    competing = cells.filter(~pl.col(Col.KIND).is_in(ORACLE_KINDS))
+    if competing.height == 0:
+        competing = cells
+    ids = competing[Col.CELL_ID].to_list()
+    resolution = max([clock_resolution(r) for r in competing.iter_rows(named=True)] or [0.0])
+    bounds = best_under_bounds(
+        competing[Col.ALGORITHM].to_list(),
+        competing[Col.MEAN].to_list(),
+        competing[Col.OFFLINE_TIME].to_list(),
+        competing[Col.ONLINE_TIME_PER_TRAJECTORY].to_list(),
+        returns_matrix(results, ids),
+        horizon,
+        one_sided=one_sided,
+        online_halfwidths=competing[Col.ONLINE_CPU_CI95_PER_TRAJECTORY].fill_null(0.0).to_list(),
+        resolution=resolution,
+        correction=correction,
+    )
+    best = best_per_algorithm(cells)
+    by_algorithm = {
+        row[Col.ALGORITHM]: returns_matrix(results, [row[Col.CELL_ID]])[0] for row in best.iter_rows(named=True)
+    }
+    figures["ecdf"] = save_figure(ecdf_figure(by_algorithm, title, others), out / f"{slug}-ecdf")
+    curves = regret_curves(results, cells)
+    if curves:
+        colours = {c.label: algorithm_colour(algorithm, others) for algorithm, c in curves.items()}
+        figure = plot_cumulative_regret(list(curves.values()), title=title, colours=colours)
+        figures["regret"] = save_figure(figure, out / f"{slug}-regret")
+        frame = pl.concat([c.to_polars().with_columns(pl.lit(a).alias(Col.ALGORITHM)) for a, c in curves.items()])
+        frame = frame.select(Col.ALGORITHM, pl.exclude(Col.ALGORITHM))
+        write_atomic(out / f"{slug}-regret.csv", frame.write_csv().encode())
+    regret_note = ""
+    if not curves and Col.HAS_REWARDS in cells.columns and cells[Col.HAS_REWARDS].any():
+        regret_note = (
+            "Some cells recorded per-step rewards, but no regret figure is drawn: it needs an Optimal cell and at "
+            "least one other cell of this experiment with recorded rewards."
+        )
+    note = f"incomplete: {missing} cells of this experiment have no result" if missing else ""
+    figures["bounds"] = save_figure(bounds_figure(bounds, title, others, note), out / f"{slug}-bounds")
+    write_atomic(
+        out / f"{slug}-bounds.csv", bounds.with_columns(pl.col("algorithms").list.join(" ")).write_csv().encode()
+    )
+    tables = {
+        "md": write_atomic(out / f"{slug}-table.md", table_markdown(cells).encode()),
+        "tex": write_atomic(out / f"{slug}-table.tex", table_latex(cells, title).encode()),
+        "csv": write_atomic(out / f"{slug}-table.csv", table_csv(cells).encode()),
+    }
+    return ExperimentReport(
+        key=key, slug=slug, figures=figures, tables=tables, bounds=bounds, missing=missing, regret_note=regret_note
+    )
+
+
+def _host_summary(cells: pl.DataFrame) -> str:
+    """Where and how the times were measured, for the report's header."""
+    if Col.HOST_CPU not in cells.columns or cells[Col.HOST_CPU].null_count() == cells.height:
+        return "The host was not recorded (results of an older bbrl): times are wall times."
+    parts = []
+    hosts = cells.group_by(Col.HOST_CPU, Col.HOST_VECTOR_EXTENSIONS, Col.HOST_LOGICAL_CORES, maintain_order=True).len()
+    for row in hosts.iter_rows(named=True):
+        parts.append(
+            f"{html.escape(str(row[Col.HOST_CPU]))} ({row[Col.HOST_LOGICAL_CORES]} logical cores; vector extensions: "
+            f"{html.escape(str(row[Col.HOST_VECTOR_EXTENSIONS]) or 'none detected')}; {row['len']} cells)"
+        )
+    loads = cells[Col.HOST_LOAD_AVERAGE].drop_nulls().drop_nans()
+    threads = sorted(set(cells[Col.THREADS].drop_nulls().to_list()))
+    load = f"{loads.min():.2f} to {loads.max():.2f}" if loads.len() else "unknown"
+    return (
+        "Measured on " + "; ".join(parts) + f". Worker threads: {', '.join(map(str, threads))}. "
+        f"1-minute load average at the end of each cell: {load}. "
+        "Times are CPU times (per trajectory on the thread that ran it; offline, every thread of the "
+        "process), wall times are kept in the CSV tables. Agents that learn nothing offline have offline "
+        "time 0 by declaration."
+    )
+
+
+def _probability(value: float) -> str:
+    return "" if math.isnan(value) else f"{value:.2f}"
+
+
+def _normalized_html(summary: NormalizedSummary) -> str:
+    if not summary.scores:
+        return "<p>No experiment has both a Random and an Optimal cell: no normalised scores.</p>"
+    head = "<tr><th>Algorithm</th><th>IQM [95%]</th><th>Mean [95%]</th><th>P(leader better)</th></tr>"
+    body = "".join(
+        f"<tr><td>{html.escape(r[Col.ALGORITHM])}</td><td>{r['iqm']:.3f} [{r['iqm_low']:.3f}, {r['iqm_high']:.3f}]</td>"
+        f"<td>{r[Col.MEAN]:.3f} [{r['mean_low']:.3f}, {r['mean_high']:.3f}]</td>"
+        f"<td>{_probability(r['p_leader_better'])}</td></tr>"
+        for r in summary.aggregate.iter_rows(named=True)
+    )
+    return f"<table><thead>{head}</thead><tbody>{body}</tbody></table>"
+
+
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 1em 0; }
+th, td { border-bottom: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; }
+td:nth-child(n+3) { text-align: right; font-variant-numeric: tabular-nums; }
+tr.best td { font-weight: bold; }
+.warn { background: #fff3cd; padding: 0.5em; border-left: 4px solid #e0a800; }
+figure { margin: 1em 0; } figure img { max-width: 100%; } figcaption { font-size: 0.9em; color: #555; }
+"""
+
+
+def write_report(
+    results_dir: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    one_sided: bool = False,
+    correction: str | None = None,
+    missing: Mapping[str, int] | None = None,
+) -> Path:
+    """Writes the report of the grid results in ``results_dir`` into ``out``; returns ``report.html``.
+
+    ``correction="holm"`` corrects the paired tests of each map cell for their multiplicity
+    (:func:`bbrl.analysis.stats.holm`). ``missing``: per experiment key (``name/prior``), the cells
+    of the grid without a usable result (:func:`bbrl.grid.missing_by_experiment`); the report then
+    says that the grid is incomplete.
+    """
+    results = load(results_dir)
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    cells = results.cells
+    missing = dict(missing or {})
+    algorithms = list(dict.fromkeys(cells[Col.ALGORITHM].to_list()))
+    others = [a for a in algorithms if a not in ALGORITHM_ORDER]
+    reports = []
+    for _key, sub in cells.group_by([Col.EXPERIMENT, Col.PRIOR], maintain_order=True):
+        key = f"{sub[Col.EXPERIMENT][0]}/{sub[Col.PRIOR][0]}"
+        reports.append(write_experiment(results, sub, folder, one_sided, others, correction, missing.get(key, 0)))
+    summary = normalized_summary(results, cells)
+    normalized_part = _normalized_html(summary)
+    if summary.aggregate.height:
+        figure = save_figure(normalized_figure(summary, others), folder / "normalized-scores")
+        data = base64.b64encode(figure["png"].read_bytes()).decode()
+        normalized_part = (
+            f'<figure id="normalized"><img alt="normalized-scores.png" src="data:image/png;base64,{data}">'
+            "<figcaption>Normalised scores over the experiments "
+            f'(<a href="{figure["svg"].name}">SVG</a>)</figcaption></figure>{normalized_part}'
+        )
+        write_atomic(folder / "normalized-scores.csv", summary.aggregate.write_csv().encode())
+    if summary.skipped:
+        normalized_part += (
+            "<p>Not normalised (no Random or no Optimal cell, or Optimal not above Random): "
+            f"{html.escape(', '.join(summary.skipped))}.</p>"
+        )
+    test = "one-sided, z ≥ 1.645" if one_sided else "two-sided, z ≥ 1.96"
+    comparisons = sum(int(r.bounds["comparisons"].sum()) for r in reports)
+    multiplicity = f"The maps make {comparisons} paired comparisons in all " + (
+        "(Holm-corrected within each cell, 5% family-wise)."
+        if correction == "holm"
+        else "(each at 5%: some 'different' verdicts are expected by chance; `bbrl report --holm` corrects "
+        "each cell's comparisons)."
+    )
+    incomplete = sum(missing.values())
+    warning = (
+        f'<p class="warn"><b>Incomplete grid:</b> {incomplete} cells of the configuration have no result '
+        "(not run yet, failed or damaged; see <code>bbrl grid status</code>). Their algorithms may be missing "
+        "from the maps.</p>"
+        if incomplete
+        else ""
+    )
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8"><title>bbrl report</title>',
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>bbrl report</h1>",
+        warning,
+        f"<p>Results of <code>{html.escape(str(results_dir))}</code>: {cells.height} agent settings, "
+        f"{len(reports)} experiments; bbrl {html.escape(__version__)}. Scores are mean discounted returns with "
+        "95% intervals (1.96 s/√N), drawn on every point; lines join each algorithm's Pareto front (its "
+        "settings no other of its settings beats on both time and score). Bold rows: each algorithm's best "
+        "setting. The map of best algorithms keeps, under each pair of time budgets, the best algorithm and those "
+        f"not significantly different from it (paired Z-test, {test}); grey: no agent within the budgets. A cell "
+        "spans the budgets from its lower edge (the bound) to the next bound. Agents whose online times are not "
+        "distinguishable (overlapping 95% intervals of their mean time per trajectory, or closer than the clock's "
+        f"resolution) count as equally fast. {multiplicity}</p>",
+        f"<p>{_host_summary(cells)}</p>",
+        "<ul>" + "".join(f'<li><a href="#{r.slug}">{html.escape(r.key)}</a></li>' for r in reports) + "</ul>",
+        "<h2>Across experiments: normalised scores</h2>",
+        "<p>Each algorithm's best setting per experiment, its per-MDP returns normalised as "
+        "(return - Random) / (Optimal - Random) with the experiment's mean scores of Random and of the oracle "
+        "(0: Random's level, 1: the oracle's). IQM: the mean of the middle 50% of all (experiment, MDP) scores; "
+        "intervals: 95% percentile bootstrap resampling the MDPs within each experiment (2000 replicates, seed 0). "
+        "P(leader better): the probability that a score of the leader (highest IQM) exceeds one of the algorithm, "
+        "ties counting one half, averaged over the experiments. Choosing each algorithm's best setting on the same "
+        "MDPs favours algorithms with many settings slightly.</p>",
+        normalized_part,
+    ]
+    for r in reports:
+        parts.append(f'<section id="{r.slug}"><h2>Experiment {html.escape(r.key)}</h2>')
+        if r.missing:
+            parts.append(f'<p class="warn">Incomplete: {r.missing} cells of this experiment have no result.</p>')
+        if r.regret_note:
+            parts.append(f'<p class="warn">{html.escape(r.regret_note)}</p>')
+        if "regret" in r.figures:
+            parts.append(
+                "<p>Cumulative regret: for each test MDP and step t, the sum up to t of the oracle's reward minus "
+                "the agent's on the same MDP; its mean over the MDPs with a 95% band (1.96 sd/√N, paired over the "
+                "MDPs). Every agent's trajectory on an MDP draws its transitions from that MDP's own environment "
+                f'stream, so the pairing is fair. Data: <a href="{html.escape(r.slug)}-regret.csv">CSV</a>.</p>'
+            )
+        for kind, caption in (*FIGURES, REGRET_FIGURE):
+            if kind not in r.figures:  # the regret figure needs recorded rewards
+                continue
+            png = r.figures[kind]["png"]
+            data = base64.b64encode(png.read_bytes()).decode()
+            svg = r.figures[kind]["svg"].name
+            parts.append(
+                f'<figure id="{r.slug}-{kind}"><img alt="{html.escape(png.name)}" src="data:image/png;base64,{data}">'
+                f"<figcaption>{html.escape(caption)} (<code>{html.escape(png.name)}</code>, "
+                f'<a href="{html.escape(svg)}">SVG</a>)</figcaption></figure>'
+            )
+        tables = ", ".join(f'<a href="{html.escape(p.name)}">{k}</a>' for k, p in r.tables.items())
+        sub = cells.filter((pl.col(Col.EXPERIMENT) + "/" + pl.col(Col.PRIOR)) == r.key)
+        parts.append(f"<h3>Results table</h3><p>Also as {tables}.</p>{table_html(sub)}</section>")
+    parts.append("</body></html>")
+    return write_atomic(folder / "report.html", "\n".join(parts).encode())

@@ -1,0 +1,469 @@
+"""Statistics of the protocol and of the export (SPEC 3.5, 5.2, 5.3).
+
+Everything here works on plain arrays (one return per test MDP, the same MDPs for every agent),
+so it serves a single :class:`bbrl.Run` as well as a whole grid loaded with :func:`bbrl.protocol.results.load`.
+The 95% interval itself is :mod:`bbrl.intervals` (re-exported here).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from ..intervals import Z_95_ONE_SIDED, Z_95_TWO_SIDED, ci95_halfwidth, mean_ci95
+from ..protocol.schema import Col
+
+__all__ = [
+    "BOUND_FACTOR",
+    "BOUND_START_SECONDS",
+    "MIN_PAIRS_FOR_Z",
+    "Z_95_ONE_SIDED",
+    "Z_95_TWO_SIDED",
+    "PairedZTest",
+    "best_per_algorithm",
+    "best_under_bounds",
+    "bound_grid",
+    "ci95_halfwidth",
+    "holm",
+    "iqm",
+    "map_agreement",
+    "mean_ci95",
+    "normalized_scores",
+    "not_different_from_best",
+    "paired_z",
+    "paired_z_test",
+    "probability_of_improvement",
+    "stratified_bootstrap_ci",
+    "tied_times",
+]
+
+
+def paired_z(a: np.ndarray, b: np.ndarray) -> float:
+    """The paired Z statistic of SPEC 5.2: ``|mean(d)| / sqrt(s_d^2 / N)`` with ``d = a - b`` over
+    the same MDPs and the unbiased variance. Infinite when the differences are constant and
+    non-zero, 0 when they are all zero."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"paired samples must be 1-D and of equal length, got {a.shape} and {b.shape}")
+    if a.size < 2:
+        raise ValueError("a paired test needs at least 2 pairs")
+    d = a - b
+    mean = float(d.mean())
+    var = float(d.var(ddof=1))
+    if var == 0.0:
+        return 0.0 if mean == 0.0 else math.inf
+    return abs(mean) / math.sqrt(var / d.size)
+
+
+@dataclass(frozen=True)
+class PairedZTest:
+    """Outcome of :func:`paired_z_test`.
+
+    Attributes:
+        z: ``|mean(d)| / sqrt(s_d^2 / N)`` with ``d = a - b`` (unbiased variance).
+        threshold: 1.96 (two-sided, the original's export) or 1.645 (one-sided, the paper's appendix C).
+        p_value: the normal tail probability of ``z`` (two tails for the two-sided test).
+        significant: ``z >= threshold``; the original calls a pair *not* significantly different
+            iff ``z < threshold``.
+        mean_difference: ``mean(a - b)``, in return units.
+        better: ``"a"`` or ``"b"``, the side with the larger mean return (``"neither"`` if equal).
+        n: the number of pairs.
+    """
+
+    z: float
+    threshold: float
+    p_value: float
+    significant: bool
+    mean_difference: float = math.nan
+    better: str = "neither"
+    n: int = 0
+
+
+#: Below this many pairs the normal approximation of the paired test is not trusted.
+MIN_PAIRS_FOR_Z = 30
+
+
+def _returns_of(value: object) -> np.ndarray:
+    """The per-MDP returns of a :class:`bbrl.Run` (anything with ``returns``) or an array."""
+    returns = getattr(value, "returns", value)
+    return np.asarray(returns, dtype=np.float64)
+
+
+def paired_z_test(a: object, b: object, one_sided: bool = False) -> PairedZTest:
+    """The paired Z-test between two agents' returns on the same MDPs.
+
+    Args:
+        a, b: two :class:`bbrl.Run` objects of the same experiment, or two arrays of per-MDP returns
+            in the same MDP order.
+        one_sided: threshold 1.645 (the paper's appendix C) instead of 1.96 (the original's export).
+            The statistic is unchanged: the better mean is always compared against the other.
+
+    Returns:
+        z, p, whether the difference is significant, the mean difference ``mean(a - b)`` and which
+        side is better.
+
+    Warns:
+        UserWarning: below :data:`MIN_PAIRS_FOR_Z` pairs, where the normal approximation is poor
+        (the original only asserted N >= 30).
+    """
+    from scipy.special import ndtr
+
+    x, y = _returns_of(a), _returns_of(b)
+    z = paired_z(x, y)
+    if x.size < MIN_PAIRS_FOR_Z:
+        import warnings
+
+        warnings.warn(
+            f"paired Z-test on {x.size} pairs: the normal approximation needs about {MIN_PAIRS_FOR_Z} or more",
+            UserWarning,
+            stacklevel=2,
+        )
+    tail = float(1.0 - ndtr(z)) if math.isfinite(z) else 0.0
+    threshold = Z_95_ONE_SIDED if one_sided else Z_95_TWO_SIDED
+    difference = float((x - y).mean())
+    better = "a" if difference > 0 else "b" if difference < 0 else "neither"
+    return PairedZTest(
+        z=z,
+        threshold=threshold,
+        p_value=tail if one_sided else min(1.0, 2.0 * tail),
+        significant=z >= threshold,
+        mean_difference=difference,
+        better=better,
+        n=int(x.size),
+    )
+
+
+def holm(p_values: Sequence[float], alpha: float = 0.05) -> list[bool]:
+    """Holm's step-down correction: which of ``m`` hypotheses are rejected at family-wise level
+    ``alpha``. The smallest p-value is compared with alpha / m, the next with alpha / (m - 1), and
+    so on, stopping at the first that is not rejected."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    rejected = [False] * m
+    for rank, i in enumerate(order):
+        if p_values[i] > alpha / (m - rank):
+            break
+        rejected[i] = True
+    return rejected
+
+
+def best_per_algorithm(cells: pl.DataFrame, within: Sequence[str] = (), algorithm: str = "algorithm") -> pl.DataFrame:
+    """The best-mean row of each algorithm (the bold rows of the original's tables, the paper's
+    Figs. 9 and 13), in the order of first appearance; on a tie the first row wins.
+
+    Args:
+        cells: one row per agent setting with at least the columns ``algorithm`` and ``mean``.
+        within: columns that separate independent comparisons, e.g. ``("experiment", "prior")``.
+    """
+    keys = [*within, algorithm]
+    indexed = cells.with_row_index("_row")
+    best = (
+        indexed.sort([Col.MEAN, "_row"], descending=[True, False])
+        .group_by(keys, maintain_order=True)
+        .first()
+        .sort("_row")
+        .drop("_row")
+    )
+    return best.select(cells.columns)
+
+
+def not_different_from_best(
+    returns: Sequence[np.ndarray], one_sided: bool = False, correction: str | None = None
+) -> int:
+    """How many of ``returns`` (sorted by mean, best first) are kept: the best, then each next one
+    *as long as* it is not significantly different from the best, stopping at the first
+    significant one even if a later one would not be (the original's rule).
+
+    Args:
+        correction: ``None``: each comparison at its own 5% level (the original). ``"holm"``: the
+            comparisons of the best with the others form one family, corrected with :func:`holm`
+            at a 5% family-wise level (one-sided p-values with ``one_sided``).
+
+    Returns 0 for an empty list.
+    """
+    if not returns:
+        return 0
+    if correction not in (None, "holm"):
+        raise ValueError(f"correction must be None or 'holm', got {correction!r}")
+    best = np.asarray(returns[0], dtype=np.float64)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # a map warns once, not per comparison
+        tests = [paired_z_test(best, other, one_sided) for other in returns[1:]]
+    different = holm([t.p_value for t in tests]) if correction == "holm" else [t.significant for t in tests]
+    kept = 1
+    for is_different in different:
+        if is_different:
+            break
+        kept += 1
+    return kept
+
+
+#: The lattice of the original's time grids: 0.01 ms times powers of 5.
+BOUND_START_SECONDS = 1e-5
+#: Ratio between successive bounds, as the original.
+BOUND_FACTOR = 5.0
+
+
+def bound_grid(
+    maximum: float, start: float = BOUND_START_SECONDS, factor: float = BOUND_FACTOR, minimum: float | None = None
+) -> list[float]:
+    """Bounds ``start * factor**k`` (k any integer) from the first one ``>= minimum`` to the first
+    one ``>= maximum``.
+
+    With ``minimum`` the cheapest agent's time, the grid starts where the first agent fits
+    (without it, at ``start`` as the original). Bounds stay on the original's lattice, so two runs
+    whose cheapest agent moves a little give the same grid. The original also stopped below the
+    largest times, so that the slowest agents never appeared; here the grid ends at the first bound
+    that admits every agent.
+    """
+    if not math.isfinite(maximum):
+        raise ValueError(f"maximum must be finite, got {maximum}")
+    if minimum is not None and math.isfinite(minimum) and minimum > 0.0:
+        k = math.ceil(math.log(minimum / start) / math.log(factor) - 1e-9)
+    else:
+        k = 0
+
+    def lattice(j: int) -> float:  # exact powers, so that the same bound is the same float
+        return start * factor**j if j >= 0 else start / factor**-j
+
+    bounds = [lattice(k)]
+    while bounds[-1] < maximum * (1 - 1e-12):
+        k += 1
+        bounds.append(lattice(k))
+    return bounds
+
+
+def tied_times(
+    times: Sequence[float], halfwidths: Sequence[float] | None = None, resolution: float = 0.0
+) -> np.ndarray:
+    """Each agent's time for the maps, with agents whose times cannot be told apart tied.
+
+    The rule: going from the fastest agent up, an agent not yet tied starts a group, and every
+    slower agent whose interval ``[t - h - r, t + h + r]`` overlaps the group leader's joins it and
+    takes the leader's time (``h`` the half-width of the 95% interval of its mean time, ``r`` the
+    clock's resolution). Two agents whose measured times differ by less than their spread thus
+    enter the map under the same bounds, instead of by the noise of one measurement.
+
+    Args:
+        times: mean time of each agent (seconds).
+        halfwidths: the half-width of each time's 95% interval (0 if unknown).
+        resolution: the clock's resolution (seconds): times closer than it are equal.
+    """
+    t = np.asarray(times, dtype=np.float64)
+    h = np.zeros_like(t) if halfwidths is None else np.nan_to_num(np.asarray(halfwidths, dtype=np.float64))
+    out = t.copy()
+    order = np.argsort(t, kind="stable")
+    leader = None
+    for i in order:
+        if leader is not None and t[i] - h[i] - resolution <= t[leader] + h[leader] + resolution:
+            out[i] = t[leader]
+        else:
+            leader = i
+    return out
+
+
+def best_under_bounds(
+    algorithms: Sequence[str],
+    means: Sequence[float],
+    offline_seconds: Sequence[float],
+    online_seconds: Sequence[float],
+    returns: Sequence[np.ndarray],
+    horizon: int,
+    online_bounds: Sequence[float] | None = None,
+    offline_bounds: Sequence[float] | None = None,
+    one_sided: bool = False,
+    online_halfwidths: Sequence[float] | None = None,
+    resolution: float = 0.0,
+    correction: str | None = None,
+) -> pl.DataFrame:
+    """The best algorithms under an offline and an online time bound.
+
+    For every point (x, y) of a grid of online bounds x (seconds per *trajectory*) and offline
+    bounds y (seconds):
+
+    1. keep the agents with online time per trajectory ``<= x`` and offline time ``<= y``, times
+       tied by :func:`tied_times` (online: by the spread of the per-trajectory times; offline, a
+       single measurement: by the clock's resolution only);
+    2. keep each algorithm's best-mean agent (the first one on a tie);
+    3. sort them by mean, descending;
+    4. choose the best, then the next ones as long as each is not significantly different from
+       the best (paired Z-test, :func:`not_different_from_best`, optionally Holm-corrected),
+       stopping at the first significant one.
+
+    The default grids are the original's lattice ``1e-5 s * 5**k`` from the first bound that
+    admits the cheapest agent to the first that admits every agent (:func:`bound_grid`). The
+    offline grid also has a bound 0 when some agents learn nothing offline (their offline time is
+    0 by declaration): the row of budgets too small for any offline learning.
+
+    Two bugs of the original are fixed here: a point where no agent meets the bounds is reported
+    as ``["none"]`` (the original added it to its first algorithm), and the online bound per
+    decision (``online_bound_seconds_per_step`` = x / T) is scaled once, by this experiment's T.
+
+    Args:
+        algorithms, means, offline_seconds, online_seconds: one entry per agent setting;
+            ``online_seconds`` is the mean online time per trajectory.
+        returns: one array of per-MDP returns per agent, over the same MDPs (paired).
+        horizon: T, the decisions per trajectory, to express the online bound per decision.
+        online_halfwidths: half-widths of the 95% intervals of ``online_seconds``.
+        resolution: the clock's resolution, in seconds.
+        correction: ``None`` or ``"holm"`` (see :func:`not_different_from_best`).
+
+    Returns:
+        One row per grid point: ``online_bound_seconds`` (per trajectory),
+        ``online_bound_seconds_per_step``, ``offline_bound_seconds``, ``algorithms`` (the chosen
+        algorithms, best first, or ``["none"]``), ``best`` the first of them, and ``comparisons``
+        (the paired tests made for that point: the maps' multiplicity).
+    """
+    n = len(algorithms)
+    if not (len(means) == len(offline_seconds) == len(online_seconds) == len(returns) == n):
+        raise ValueError("algorithms, means, offline_seconds, online_seconds and returns must have equal lengths")
+    means_a = np.asarray(means, dtype=np.float64)
+    offline = tied_times(offline_seconds, None, resolution)
+    online = tied_times(online_seconds, online_halfwidths, resolution)
+    if online_bounds is None:
+        online_bounds = bound_grid(float(online.max()) if n else 0.0, minimum=float(online.min()) if n else None)
+    if offline_bounds is None:
+        positive = offline[offline > 0.0]
+        if positive.size:
+            offline_bounds = bound_grid(float(positive.max()), minimum=float(positive.min()))
+            if (offline <= 0.0).any():
+                offline_bounds = [0.0, *offline_bounds]
+        else:
+            offline_bounds = [0.0]
+    rows: dict[str, list] = {
+        "online_bound_seconds": [],
+        "online_bound_seconds_per_step": [],
+        "offline_bound_seconds": [],
+        "algorithms": [],
+        "best": [],
+        "comparisons": [],
+    }
+    for x in online_bounds:
+        for y in offline_bounds:
+            admitted = np.flatnonzero((online <= x) & (offline <= y))
+            best_of: dict[str, int] = {}
+            for i in admitted:  # ascending order: the first agent wins a tie
+                name = algorithms[i]
+                if name not in best_of or means_a[i] > means_a[best_of[name]]:
+                    best_of[name] = int(i)
+            # Stable sort: equal means keep the order of first appearance.
+            ranked = sorted(best_of.values(), key=lambda i: (-means_a[i], i))
+            kept = not_different_from_best([returns[i] for i in ranked], one_sided, correction)
+            chosen = [algorithms[i] for i in ranked[:kept]] or ["none"]
+            rows["online_bound_seconds"].append(float(x))
+            rows["online_bound_seconds_per_step"].append(float(x) / horizon)
+            rows["offline_bound_seconds"].append(float(y))
+            rows["algorithms"].append(chosen)
+            rows["best"].append(chosen[0])
+            rows["comparisons"].append(max(0, len(ranked) - 1))
+    schema = {
+        **{k: pl.Float64 for k in list(rows)[:3]},
+        "algorithms": pl.List(pl.String),
+        "best": pl.String,
+        "comparisons": pl.Int64,
+    }
+    return pl.DataFrame(rows, schema=schema)
+
+
+def map_agreement(a: pl.DataFrame, b: pl.DataFrame) -> tuple[int, int]:
+    """How many cells two best-algorithm maps share: ``(identical, total)``.
+
+    Cells are matched by their bounds; a cell in one map only counts as different. Two cells are
+    identical when they name the same algorithms in the same order.
+    """
+
+    def cells(frame: pl.DataFrame) -> dict[tuple[float, float], tuple[str, ...]]:
+        return {
+            (round(r["online_bound_seconds"], 15), round(r["offline_bound_seconds"], 15)): tuple(r["algorithms"])
+            for r in frame.iter_rows(named=True)
+        }
+
+    left, right = cells(a), cells(b)
+    keys = set(left) | set(right)
+    return sum(1 for k in keys if left.get(k) == right.get(k)), len(keys)
+
+
+# --------------------------------------------------------------------------------------------
+# Normalised scores across experiments (in the manner of Agarwal et al. 2021, "rliable"): the
+# rliable package itself needs arch, absl-py, seaborn and pandas besides numpy and scipy, so the
+# few estimators used here are written out on numpy.
+
+
+def normalized_scores(returns: np.ndarray, random_mean: float, optimal_mean: float) -> np.ndarray:
+    """``(return - Random) / (Optimal - Random)`` per MDP, with the experiment's mean scores of the
+    Random agent and of the Optimal oracle: 0 is Random's level, 1 the oracle's.
+
+    Raises:
+        ValueError: when Optimal does not score above Random (nothing to normalise by).
+    """
+    span = float(optimal_mean) - float(random_mean)
+    if not span > 0.0:
+        raise ValueError(f"Optimal ({optimal_mean}) must score above Random ({random_mean}) to normalise")
+    return (np.asarray(returns, dtype=np.float64) - float(random_mean)) / span
+
+
+def iqm(values: np.ndarray) -> float:
+    """Interquartile mean: the mean of the middle 50% of the values (25% trimmed at each end)."""
+    from scipy.stats import trim_mean
+
+    return float(trim_mean(np.asarray(values, dtype=np.float64).ravel(), 0.25))
+
+
+def stratified_bootstrap_ci(
+    strata: Sequence[np.ndarray],
+    statistic: str = "iqm",
+    n_boot: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """A statistic of values pooled over strata (one array per experiment) and its percentile
+    bootstrap interval, each replicate resampling the values *within* each stratum, so every
+    experiment keeps its weight.
+
+    Args:
+        statistic: ``"iqm"`` or ``"mean"``.
+        n_boot: bootstrap replicates.
+        seed: seed of the resampling (a fixed seed gives the same interval).
+
+    Returns:
+        ``(estimate, low, high)``.
+    """
+    from scipy.stats import trim_mean
+
+    if statistic not in ("iqm", "mean"):
+        raise ValueError(f"statistic must be 'iqm' or 'mean', got {statistic!r}")
+    arrays = [np.asarray(s, dtype=np.float64).ravel() for s in strata]
+    if not arrays or any(a.size == 0 for a in arrays):
+        raise ValueError("every stratum needs at least one value")
+
+    def compute(pooled: np.ndarray) -> np.ndarray:
+        return trim_mean(pooled, 0.25, axis=-1) if statistic == "iqm" else pooled.mean(axis=-1)
+
+    estimate = float(compute(np.concatenate(arrays)))
+    rng = np.random.default_rng(seed)
+    replicates = np.concatenate([a[rng.integers(0, a.size, size=(n_boot, a.size))] for a in arrays], axis=1)
+    values = compute(replicates)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(values, [tail, 1.0 - tail])
+    return estimate, float(low), float(high)
+
+
+def probability_of_improvement(x: Sequence[np.ndarray], y: Sequence[np.ndarray]) -> float:
+    """P(X > Y): for each experiment, the probability that a score of X drawn at random exceeds one
+    of Y (ties count one half), averaged over the experiments (one array of scores per experiment
+    for each of X and Y, in the same experiment order)."""
+    if len(x) != len(y) or not x:
+        raise ValueError("x and y need one array of scores per experiment, the same experiments")
+    total = 0.0
+    for a, b in zip(x, y, strict=True):
+        a = np.asarray(a, dtype=np.float64)[:, None]
+        b = np.asarray(b, dtype=np.float64)[None, :]
+        total += float((a > b).mean() + 0.5 * (a == b).mean())
+    return total / len(x)

@@ -1,0 +1,87 @@
+"""Checks of user-given numbers shared by the public modules, so each rule and message is stated once."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["count", "discount", "flag", "integer", "number", "seed"]
+
+
+def integer(value: Any, name: str, minimum: int = 0) -> int:
+    """``value`` as an int >= ``minimum`` (NumPy integers are fine; bools and floats are not).
+
+    Raises:
+        TypeError: not an integer.
+        ValueError: below ``minimum``.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def count(value: Any, name: str, minimum: int, optional: bool = False) -> int | None:
+    """An int >= ``minimum`` (or ``None`` when ``optional``) where every bad value is a
+    ``ValueError`` naming ``name`` (the evaluators' arguments: replay, value error)."""
+    if value is None and optional:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
+        allowed = " (or None)" if optional else ""
+        raise ValueError(f"{name} must be an int >= {minimum}{allowed}, got {value!r}")
+    return int(value)
+
+
+def number(value: Any, name: str) -> float:
+    """A finite float (an int is fine; a bool or a string is not).
+
+    Raises:
+        TypeError: not a number.
+        ValueError: NaN or infinite.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    return float(value)
+
+
+def flag(value: Any, name: str) -> bool:
+    """``True`` or ``False`` exactly.
+
+    Raises:
+        TypeError: anything else (1, "true", None...).
+    """
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
+def discount(value: Any, name: str = "gamma") -> float:
+    """A discount factor in [0, 1) (an int or a float; NaN is refused).
+
+    Raises:
+        TypeError: not a number.
+        ValueError: outside [0, 1).
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if not (0.0 <= value < 1.0):  # also rejects NaN
+        raise ValueError(f"{name} must be in [0, 1), got {value}")
+    return float(value)
+
+
+def seed(value: Any, name: str = "seed") -> int:
+    """A seed: an int in [0, 2**64) (the core's streams take 64-bit seeds).
+
+    Raises:
+        TypeError: not an integer.
+        ValueError: negative or too large.
+    """
+    value = integer(value, name, 0)
+    if value >= 2**64:
+        raise ValueError(f"{name} must be < 2**64, got {value}")
+    return value

@@ -1,0 +1,167 @@
+"""The cluster subcommands of ``bbrl grid``: ``plan`` (cost planning), ``submit`` (a SLURM job
+array, resubmitted until done) and ``task`` (one array task, what the job script runs)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from .options import add_out
+
+__all__ = ["register"]
+
+
+def register(grid_commands: Any) -> None:
+    """Adds ``plan``, ``submit`` and ``task`` to the ``bbrl grid`` subcommands."""
+    plan = grid_commands.add_parser(
+        "plan",
+        help="measure each kind of cell on a small pilot and predict the grid's core-hours",
+        description="Runs each (experiment, agent kind) of the grid at its cheapest and its dearest setting on a "
+        "few MDPs and decisions (one thread), fits the cost per decision and per training, and prints the "
+        "predicted core-hours per cell, per agent block and in total, the longest cell, and the number of "
+        "workers for a target wall time. With --out, the plan is kept in OUT/plan.json: runners then start "
+        "the longest cells first and `bbrl grid submit` packs tasks by it. With --compare DIR, the prediction "
+        "is checked against the cells done in DIR.",
+    )
+    plan.add_argument("config", type=Path, help="the grid configuration (TOML), or quick, paper-accurate, ...")
+    add_out(plan, "keep the plan in DIR/plan.json")
+    plan.add_argument("--target-hours", type=float, default=24.0, help="target wall time in hours (default 24)")
+    plan.add_argument("--pilot-mdps", type=int, default=2, help="test MDPs per pilot run (default 2)")
+    plan.add_argument("--pilot-decisions", type=int, default=10, help="decisions per pilot trajectory (default 10)")
+    plan.add_argument("--pilot-budget", type=float, default=120.0, help="pilot seconds before it stops adding points")
+    plan.add_argument(
+        "--every-cell",
+        action="store_true",
+        help="measure every cell on the pilot (no interpolation between settings; the budget does not apply)",
+    )
+    plan.add_argument("--cells", type=int, default=10, help="how many of the longest cells to list (default 10)")
+    plan.add_argument("--compare", type=Path, default=None, help="an output folder whose done cells to check against")
+    plan.set_defaults(handler=_command_plan)
+
+    submit = grid_commands.add_parser(
+        "submit",
+        help="run a grid as a SLURM job array (resubmits tasks that timed out or failed)",
+        description="Packs the unfinished cells into array tasks by their predicted cost (OUT/plan.json, from "
+        "`bbrl grid plan CONFIG --out OUT`), writes OUT/slurm/job.sh and submits it with sbatch. Run it again "
+        "(or with --watch) to resubmit the tasks that still have missing cells and that SLURM no longer has.",
+    )
+    submit.add_argument("config", type=Path, help="the grid configuration (TOML), or quick, paper-accurate, ...")
+    add_out(submit, "output folder, on a file system the nodes share", required=True)
+    submit.add_argument("--partition", default=None, help="SLURM partition")
+    submit.add_argument("--time", default="04:00:00", help="time limit per task, SLURM format (default 04:00:00)")
+    submit.add_argument("--mem", default=None, help="memory per task, e.g. 4G")
+    submit.add_argument("--cpus-per-task", type=int, default=1, help="cores per task (default 1)")
+    submit.add_argument("--max-parallel", type=int, default=None, help="at most K tasks at once (--array ...%%K)")
+    submit.add_argument("--max-resubmits", type=int, default=3, help="resubmissions per task (default 3)")
+    submit.add_argument("--watch", action="store_true", help="stay and resubmit until every cell is done")
+    submit.add_argument("--poll", type=float, default=60.0, help="seconds between checks with --watch (default 60)")
+    submit.set_defaults(handler=_command_submit)
+
+    task = grid_commands.add_parser("task", help="run one array task of a submitted grid (what job.sh runs)")
+    task.add_argument("out", type=Path, help="the output folder of `bbrl grid submit`")
+    task.add_argument("index", type=int, help="the array task index ($SLURM_ARRAY_TASK_ID)")
+    task.set_defaults(handler=_command_task)
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:.3g} core-h" if seconds >= 36 else f"{seconds:.3g} core-s"
+
+
+def _command_plan(args: argparse.Namespace, console: Any) -> int:
+    from ..grid import config_path, load_config
+    from ..grid.plan import check_pilot_size, compare, lpt_makespan, pilot, read_plan, suggest_workers, write_plan
+
+    if args.target_hours <= 0:
+        raise ValueError(f"--target-hours must be positive, got {args.target_hours}")
+    check_pilot_size(args.pilot_mdps, args.pilot_decisions, args.pilot_budget)
+    config = load_config(config_path(args.config))
+    if args.compare is not None:
+        kept = read_plan(args.compare)
+        if kept is not None and all(c.id in kept for c in config.cells):
+            # The prediction made before the run, not a new pilot: what the check is about.
+            _print_comparison(compare(kept, config, args.compare), args.compare, "the plan kept there", console)
+            return 0
+    size = f"{args.pilot_mdps} MDPs x {args.pilot_decisions} decisions"
+    bound = "every cell measured" if args.every_cell else f"budget {args.pilot_budget:.0f} s"
+    console.print(f"pilot: {len(config.cells)} cells, {size} per point, {bound}")
+    plan = pilot(config, args.pilot_mdps, args.pilot_decisions, args.pilot_budget, console, args.every_cell)
+    console.print(f"pilot cost: {plan.pilot_seconds:.3g} s wall for {plan.pilot_points} runs", highlight=False)
+    seconds = plan.seconds
+    cells = sorted(config.cells, key=lambda c: -seconds[c.id])
+    console.print(f"longest {min(args.cells, len(cells))} cells (predicted core time):")
+    for cell in cells[: args.cells]:
+        console.print(f"  {_hours(seconds[cell.id]):>14}  {cell.id}", highlight=False)
+    blocks: dict[str, float] = {}
+    for cell in config.cells:
+        blocks[cell.block] = blocks.get(cell.block, 0.0) + seconds[cell.id]
+    console.print("per agent block:")
+    for block, total in sorted(blocks.items(), key=lambda item: -item[1]):
+        console.print(f"  {_hours(total):>14}  {block}", highlight=False)
+    total = sum(seconds.values())
+    longest = cells[0]
+    target = args.target_hours * 3600
+    workers = suggest_workers(list(seconds.values()), target)
+    console.print(f"total: {total / 3600:.4g} core-hours over {len(cells)} cells", highlight=False)
+    console.print(f"longest cell: {longest.id} ({_hours(seconds[longest.id])})", highlight=False)
+    wall = lpt_makespan(list(seconds.values()), workers)
+    console.print(
+        f"for {args.target_hours:g} h of wall time: {workers} single-core workers "
+        f"(predicted wall time {wall / 3600:.3g} h, longest first)",
+        highlight=False,
+    )
+    if seconds[longest.id] > target:
+        console.print("  the longest cell alone exceeds the target: give it more cores (--threads / --cpus-per-task)")
+    if args.out is not None:
+        path = write_plan(args.out, plan)
+        console.print(f"plan kept in {path}")
+    if args.compare is not None:
+        _print_comparison(compare(plan.seconds, config, args.compare), args.compare, "this pilot", console)
+    return 0
+
+
+def _print_comparison(rows: list[tuple[Any, float, float]], folder: Path, which: str, console: Any) -> None:
+    if not rows:
+        raise ValueError(f"{folder} has no finished cell of this configuration to compare with")
+    predicted = sum(p for _, p, _ in rows)
+    measured = sum(m for _, _, m in rows)
+    ratios = sorted(p / m for _, p, m in rows if m > 0)
+    console.print(
+        f"{which} compared with {len(rows)} cells done in {folder}: predicted {predicted:.4g} core-s, measured "
+        f"{measured:.4g} core-s (ratio {predicted / measured:.3f}); per cell predicted/measured: median "
+        f"{ratios[len(ratios) // 2]:.3f}, from {ratios[0]:.3f} to {ratios[-1]:.3f}",
+        highlight=False,
+    )
+    for cell, p, m in sorted(rows, key=lambda row: -row[2])[:5]:
+        console.print(f"  {cell.id}: predicted {p:.3g} s, measured {m:.3g} s", highlight=False)
+
+
+def _command_submit(args: argparse.Namespace, console: Any) -> int:
+    from ..grid import config_path, load_config
+    from ..grid.engines.slurm import SlurmOptions, resubmit, submit, watch
+
+    if args.cpus_per_task < 1 or (args.max_parallel is not None and args.max_parallel < 1):
+        raise ValueError("--cpus-per-task and --max-parallel must be at least 1")
+    options = SlurmOptions(
+        partition=args.partition,
+        time=args.time,
+        mem=args.mem,
+        cpus_per_task=args.cpus_per_task,
+        max_parallel=args.max_parallel,
+        max_resubmits=args.max_resubmits,
+    )
+    config = load_config(config_path(args.config))
+    tasks = args.out / "slurm" / "tasks.json"
+    if tasks.is_file():
+        resubmit(args.out, console)
+    else:
+        submit(config, args.out, options, console)
+    if args.watch:
+        return 1 if watch(args.out, console, args.poll) else 0
+    return 0
+
+
+def _command_task(args: argparse.Namespace, console: Any) -> int:
+    from ..grid.engines.slurm import run_task
+
+    return 1 if run_task(args.out, args.index, console) else 0

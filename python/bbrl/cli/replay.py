@@ -1,0 +1,156 @@
+"""``bbrl replay``: evaluate how an agent would have learned online from a logged data set."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from .options import add_agent, add_gamma, add_out, add_params, add_seed, add_threads, parse_params
+
+EXAMPLE = "bbrl replay LOG.parquet --agent psrl --param k=10 --method psrs --runs 100 --out DIR"
+
+
+__all__ = ["register"]
+
+
+def register(commands: Any) -> None:
+    """Adds the ``replay`` subcommand to the CLI's subparsers."""
+    parser = commands.add_parser(
+        "replay",
+        help="offline evaluation of an online learner from a logged data set (Queue, PSRS, PERS)",
+        description="Replays a log of (episode, t, state, action, reward, next_state) to a trained agent as if it "
+        f"learned online (Mandel et al. 2016). Example: {EXAMPLE}",
+    )
+    parser.add_argument(
+        "log", type=Path, help="the log (.parquet or .csv); per-row logging probabilities in p_0.. p_{A-1}"
+    )
+    add_agent(parser)
+    add_params(parser)
+    parser.add_argument("--method", choices=["queue", "psrs", "pers"], default="psrs", help="evaluator (default psrs)")
+    parser.add_argument("--runs", type=int, default=100, help="independent evaluations (default 100)")
+    add_out(parser, "output folder (created if missing)", required=True)
+    parser.add_argument("--n-states", type=int, default=None, help="default: 1 + the largest state id in the log")
+    parser.add_argument("--n-actions", type=int, default=None, help="default: the p_* columns, else 1 + largest action")
+    parser.add_argument("--start-state", type=int, default=None, help="default: the state of every t = 0 row")
+    parser.add_argument("--logging-policy", type=Path, default=None, help="a .npy (S, A) table of the logging policy")
+    parser.add_argument("--episode-end", default="start", help="'start' (default), 'terminal' or a horizon (steps)")
+    add_gamma(parser, 0.95, "agent discount and return discount (default 0.95)")
+    parser.add_argument("--m", default=None, help="PERS: 'policy', 'per_step', 'logging' or a number")
+    parser.add_argument("--max-length", type=int, default=None, help="PERS: the longest possible episode")
+    parser.add_argument("--weighted", action="store_true", help="PERS: importance-weighted (unbiased) estimates")
+    parser.add_argument("--truth", default=None, help="a named environment to plot the online truth against")
+    add_seed(parser)
+    add_threads(parser)
+    parser.set_defaults(handler=run)
+
+
+def _episode_end(text: str) -> Any:
+    return int(text) if text.strip().isdigit() else text
+
+
+def _m(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _infer_spaces(frame: pl.DataFrame, args: argparse.Namespace) -> tuple[int, int, int]:
+    for column in ("state", "action", "next_state", "t"):
+        if column not in frame.columns:
+            raise ValueError(f"the log lacks column {column!r}")
+    n_states = args.n_states
+    if n_states is None:
+        n_states = int(max(frame["state"].max(), frame["next_state"].max())) + 1  # type: ignore[arg-type]
+    n_actions = args.n_actions
+    if n_actions is None:
+        probabilities = [c for c in frame.columns if c.startswith("p_")]
+        n_actions = len(probabilities) if probabilities else int(frame["action"].max()) + 1  # type: ignore[arg-type]
+    start = args.start_state
+    if start is None:
+        starts = frame.filter(pl.col("t") == 0)["state"].unique().to_list()
+        if len(starts) != 1:
+            raise ValueError(f"episodes start in several states {sorted(starts)[:10]}: give --start-state")
+        start = int(starts[0])
+    return n_states, n_actions, start
+
+
+def run(args: argparse.Namespace, console: Any) -> int:
+    """The ``replay`` subcommand."""
+    from .. import agents, replay
+    from ..fileio import write_atomic
+
+    frame = replay.read_log(args.log)
+    n_states, n_actions, start = _infer_spaces(frame, args)
+    table = np.load(args.logging_policy) if args.logging_policy is not None else None
+    data = replay.Dataset(frame, n_states, n_actions, start, logging_policy=table)
+    spec = agents.create(args.agent, parse_params(args.param))
+    trained = spec.train(data.uniform_prior(), gamma=args.gamma, seed=args.seed)
+    episode_end = _episode_end(args.episode_end)
+    runs = replay.evaluate(
+        trained,
+        data,
+        args.method,
+        seed=args.seed,
+        episode_end=episode_end,
+        gamma=args.gamma,
+        runs=args.runs,
+        threads=args.threads,
+        m=_m(args.m),
+        max_length=args.max_length,
+        weighted=args.weighted,
+    )
+    args.out.mkdir(parents=True, exist_ok=True)
+    buffer = io.BytesIO()
+    runs.to_polars().write_parquet(buffer)
+    write_atomic(args.out / "episodes.parquet", buffer.getvalue())
+    curve = runs.curve(weighted=args.weighted)
+    write_atomic(args.out / "curve.csv", curve.write_csv().encode())
+    truth = None
+    if args.truth is not None:
+        width = max(int(runs.n_episodes.max()), 1)
+        truth = replay.online_returns(
+            trained, args.truth, width, runs=args.runs, seed=args.seed, episode_end=episode_end, gamma=args.gamma
+        )
+    ax = runs.plot(truth=truth, weighted=args.weighted, label=f"{args.method} replay of {trained.label}")
+    for suffix in ("png", "svg"):
+        image = io.BytesIO()
+        ax.figure.savefig(image, format=suffix, bbox_inches="tight")
+        write_atomic(args.out / f"curve.{suffix}", image.getvalue())
+    summary = {
+        "log": str(args.log),
+        "agent": trained.label,
+        "method": args.method,
+        "runs": args.runs,
+        "seed": args.seed,
+        "episode_end": episode_end,
+        "n_states": n_states,
+        "n_actions": n_actions,
+        "start_state": start,
+        "logged_transitions": data.n_rows,
+        "logged_episodes": data.n_episodes,
+        "episodes_per_run": {
+            "mean": float(runs.n_episodes.mean()),
+            "min": int(runs.n_episodes.min()),
+            "max": int(runs.n_episodes.max()),
+        },
+        "tuples_used_mean": float(np.mean([r.tuples_used for r in runs])),
+        "stop_reasons": {
+            k: int(v) for k, v in zip(*np.unique([r.stop_reason for r in runs], return_counts=True), strict=True)
+        },
+    }
+    write_atomic(args.out / "summary.json", (json.dumps(summary, indent=1) + "\n").encode())
+    console.print(
+        f"{args.method} replay of {trained.label}: {summary['episodes_per_run']['mean']:.1f} episodes per run "
+        f"(min {summary['episodes_per_run']['min']}, max {summary['episodes_per_run']['max']}) over {args.runs} runs; "
+        f"results in {args.out}"
+    )
+    return 0

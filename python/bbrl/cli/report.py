@@ -1,0 +1,48 @@
+"""``bbrl report``: figures, tables and an HTML report of a grid's results."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from .options import add_out
+
+__all__ = ["register"]
+
+
+def register(commands: Any) -> None:
+    """Adds ``report`` to the CLI's subcommands."""
+    report = commands.add_parser(
+        "report",
+        help="figures, tables and an HTML report of a grid's results",
+        description="Per experiment: score vs offline time, score vs online time per decision, the best algorithms "
+        "under offline/online time bounds (PNG and SVG), the results table (Markdown, LaTeX, CSV), and one "
+        "self-contained HTML report.",
+    )
+    report.add_argument("results", type=Path, help="the output folder of `bbrl grid run`")
+    add_out(report, "report folder (default RESULTS/report)")
+    report.add_argument("--one-sided", action="store_true", help="paired test at 1.645 instead of 1.96 (two-sided)")
+    report.add_argument(
+        "--holm", action="store_true", help="Holm-correct the paired tests of each map cell for their number"
+    )
+    report.set_defaults(handler=command)
+
+
+def command(args: argparse.Namespace, console: Console) -> int:
+    """The ``report`` subcommand."""
+    from ..analysis.report import write_report
+    from ..grid import missing_by_experiment
+
+    out = args.out or args.results / "report"
+    html = write_report(
+        args.results,
+        out,
+        one_sided=args.one_sided,
+        correction="holm" if args.holm else None,
+        missing=missing_by_experiment(args.results),
+    )
+    console.print(f"report written to {out} (open {html})")
+    return 0

@@ -1,0 +1,158 @@
+"""A grid's results as data: the cell files of ``bbrl grid run`` read into polars frames."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import polars as pl
+
+from ..intervals import ci95_halfwidth
+from .schema import CELL_COLUMNS as FILE_COLUMNS
+from .schema import REWARDS_COLUMN, Col, rewards_array
+
+__all__ = ["CELL_COLUMNS", "CellFileError", "Results", "check_cell_file", "load", "returns_matrix", "rewards_matrix"]
+
+#: Per-MDP columns of a cell file; every other column is constant within a cell.
+_PER_MDP = (Col.MDP, Col.RETURN, Col.ONLINE_SECONDS)
+#: Columns that are constant within a cell file (everything but the per-MDP ones).
+CELL_COLUMNS = tuple(c for c in FILE_COLUMNS if c not in _PER_MDP)
+
+
+#: Columns every cell file has (the schema is :mod:`bbrl.protocol.schema`).
+REQUIRED_COLUMNS = (Col.CELL_ID, Col.MDP, Col.RETURN, Col.ONLINE_SECONDS)
+
+
+class CellFileError(ValueError):
+    """A cell file that cannot be read back whole; the message names the file."""
+
+
+def check_cell_file(path: Path, n_mdps: int | None = None) -> int:
+    """The number of rows of a cell file, after checking that it reads back whole.
+
+    Reads the Parquet footer and the required columns (a truncated file fails either), and, with
+    ``n_mdps``, that there is one row per test MDP.
+
+    Raises:
+        CellFileError: naming the file and what is wrong with it.
+    """
+    try:
+        frame = pl.read_parquet(path, columns=list(REQUIRED_COLUMNS))
+    except Exception as exc:  # polars raises several error types for a damaged file
+        raise CellFileError(
+            f"cell file {str(path)!r} is damaged or truncated ({type(exc).__name__}: {exc}); "
+            "run `bbrl grid run` again to redo it"
+        ) from None
+    if n_mdps is not None and frame.height != n_mdps:
+        raise CellFileError(
+            f"cell file {str(path)!r} has {frame.height} rows, expected one per test MDP ({n_mdps}); "
+            "run `bbrl grid run` again to redo it"
+        )
+    return frame.height
+
+
+class Results(NamedTuple):
+    """``cells``: one row per finished cell with its statistics; ``returns``: one row per
+    (cell, test MDP) with ``return`` and ``online_seconds`` (the long frame), and ``rewards`` (the
+    MDP's T per-step rewards, null for cells that did not record them) when any cell recorded them."""
+
+    cells: pl.DataFrame
+    returns: pl.DataFrame
+
+
+def load(out: str | os.PathLike[str]) -> Results:
+    """Reads every finished cell of the output folder of ``bbrl grid run``.
+
+    ``cells`` has, besides the cell's identifiers and settings (``experiment``, ``prior``,
+    ``kind``, ``algorithm``, ``label``, ``params`` and ``details`` as JSON, ``n_mdps``, ``gamma``,
+    ``horizon``, ``seed``, ``bbrl_version``, the host and thread columns): ``mean``, ``ci95``
+    (half-width, 1.96 s / sqrt(N)), ``offline_seconds`` and ``offline_cpu_seconds``, the means over
+    the MDPs ``online_seconds_per_trajectory``, ``online_cpu_seconds_per_trajectory`` (and per
+    step), ``online_cpu_ci95_per_trajectory`` (the interval of that mean), and the times the maps
+    and figures compare: ``online_time_per_trajectory``, ``online_time_per_step`` and
+    ``offline_time``, CPU times where recorded, else wall times (``time_basis`` says which), and
+    ``has_rewards`` (the cell recorded per-step rewards: :func:`rewards_matrix` gives them).
+    Rows are in the order of the configuration (``cell_index``).
+
+    Raises:
+        FileNotFoundError: no cell file in ``out``.
+        CellFileError: a cell file is damaged or truncated (the message names it).
+    """
+    folder = Path(out) / "cells"
+    files = sorted(folder.rglob("*.parquet")) if folder.is_dir() else []
+    if not files:
+        raise FileNotFoundError(f"no finished cells in {str(Path(out))!r} (run `bbrl grid run CONFIG --out DIR` first)")
+    frames = []
+    for file in files:
+        check_cell_file(file)  # a clear error naming a damaged file, not a bare polars one
+        frames.append(pl.read_parquet(file))
+    returns = pl.concat(frames, how="diagonal_relaxed").sort([Col.CELL_INDEX, Col.MDP])
+    if Col.ONLINE_CPU_SECONDS not in returns.columns:  # every file predates CPU times
+        returns = returns.with_columns(
+            pl.lit(None, dtype=pl.Float64).alias(Col.ONLINE_CPU_SECONDS),
+            pl.lit(None, dtype=pl.Float64).alias(Col.OFFLINE_CPU_SECONDS),
+        )
+    if REWARDS_COLUMN not in returns.columns:  # no cell recorded per-step rewards
+        returns = returns.with_columns(pl.lit(None, dtype=pl.List(pl.Float64)).alias(REWARDS_COLUMN))
+    constant = [c for c in CELL_COLUMNS if c != Col.CELL_ID and c in returns.columns]
+    cells = (
+        returns.group_by(Col.CELL_ID, maintain_order=True)
+        .agg(
+            *[pl.col(c).first() for c in constant],
+            pl.col(Col.RETURN).alias("_returns"),
+            pl.col(Col.ONLINE_SECONDS).mean().alias(Col.ONLINE_SECONDS_PER_TRAJECTORY),
+            pl.col(Col.ONLINE_CPU_SECONDS).fill_nan(None).mean().alias(Col.ONLINE_CPU_SECONDS_PER_TRAJECTORY),
+            pl.col(Col.ONLINE_CPU_SECONDS).fill_nan(None).alias("_cpu"),
+            pl.col(REWARDS_COLUMN).is_not_null().all().alias(Col.HAS_REWARDS),
+        )
+        .sort(Col.CELL_INDEX)
+    )
+    # One interval function for every 95% interval (stats.ci95_halfwidth).
+    cells = cells.with_columns(
+        pl.Series(Col.MEAN, [float(np.mean(r)) for r in cells["_returns"].to_list()], dtype=pl.Float64),
+        pl.Series(Col.CI95, [ci95_halfwidth(np.asarray(r)) for r in cells["_returns"].to_list()], dtype=pl.Float64),
+        pl.Series(
+            Col.ONLINE_CPU_CI95_PER_TRAJECTORY,
+            [ci95_halfwidth(np.asarray([x for x in c if x is not None])) for c in cells["_cpu"].to_list()],
+            dtype=pl.Float64,
+        ),
+    ).drop("_returns", "_cpu")
+    # The times the comparisons use: CPU time where it was recorded, else wall time.
+    cpu_known = pl.col(Col.ONLINE_CPU_SECONDS_PER_TRAJECTORY).is_not_null()
+    cells = cells.with_columns(
+        (pl.col(Col.ONLINE_SECONDS_PER_TRAJECTORY) / pl.col(Col.HORIZON)).alias(Col.ONLINE_SECONDS_PER_STEP),
+        (pl.col(Col.ONLINE_CPU_SECONDS_PER_TRAJECTORY) / pl.col(Col.HORIZON)).alias(Col.ONLINE_CPU_SECONDS_PER_STEP),
+        pl.when(cpu_known)
+        .then(pl.col(Col.ONLINE_CPU_SECONDS_PER_TRAJECTORY))
+        .otherwise(pl.col(Col.ONLINE_SECONDS_PER_TRAJECTORY))
+        .alias(Col.ONLINE_TIME_PER_TRAJECTORY),
+        pl.when(cpu_known).then(pl.lit("cpu")).otherwise(pl.lit("wall")).alias(Col.TIME_BASIS),
+        pl.col(Col.OFFLINE_CPU_SECONDS).fill_nan(None).fill_null(pl.col(Col.OFFLINE_SECONDS)).alias(Col.OFFLINE_TIME),
+    ).with_columns((pl.col(Col.ONLINE_TIME_PER_TRAJECTORY) / pl.col(Col.HORIZON)).alias(Col.ONLINE_TIME_PER_STEP))
+    return Results(cells=cells, returns=returns)
+
+
+def returns_matrix(results: Results, cell_ids: list[str]) -> list[np.ndarray]:
+    """The per-MDP returns of the given cells, in MDP order (for paired tests)."""
+    by_cell = results.returns.partition_by(Col.CELL_ID, as_dict=True, maintain_order=True)
+    return [by_cell[(cid,)].sort(Col.MDP)[Col.RETURN].to_numpy() for cid in cell_ids]
+
+
+def rewards_matrix(results: Results, cell_id: str) -> np.ndarray:
+    """The per-step rewards of cell ``cell_id``: an (n_mdps, T) float64 array, MDP ``i`` in row
+    ``i``, in reward units per step.
+
+    Raises:
+        KeyError: no such cell.
+        ValueError: the cell did not record rewards (its experiment lacks ``record_rewards = true``).
+    """
+    rows = results.returns.filter(pl.col(Col.CELL_ID) == cell_id).sort(Col.MDP)
+    if rows.height == 0:
+        raise KeyError(f"no cell {cell_id!r} in the results")
+    if rows[REWARDS_COLUMN].null_count():
+        raise ValueError(
+            f"cell {cell_id!r} did not record per-step rewards (set record_rewards = true for its experiment)"
+        )
+    return rewards_array(rows[REWARDS_COLUMN])

@@ -1,0 +1,214 @@
+"""Running a trained Python agent on an experiment's test MDPs: in this process, or over worker processes.
+
+Parallelism: a Python agent holds the GIL, so MDPs run in worker *processes* (``threads=`` of
+:meth:`bbrl.Experiment.run` is the number of processes). Each worker rebuilds the experiment from
+(test distribution, N, gamma, T, seed), which draws the same MDPs, unpickles the trained agent and
+runs chunks of MDP indices; every MDP starts from a fresh ``copy.deepcopy`` of the trained agent, so
+results are bit-identical whatever the number of workers.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import _core
+from ..agents import TrainedPythonAgent
+from ..distributions import from_document
+
+__all__ = ["n_workers", "run_trajectories"]
+
+
+def n_workers(threads: int | None, n_mdps: int) -> int:
+    if threads is None:
+        if hasattr(os, "process_cpu_count"):
+            threads = os.process_cpu_count() or 1
+        elif hasattr(os, "sched_getaffinity"):
+            threads = len(os.sched_getaffinity(0))
+        else:
+            threads = os.cpu_count() or 1
+    return max(1, min(int(threads), n_mdps))
+
+
+def _chunks(n: int, n_chunks: int) -> list[list[int]]:
+    """Contiguous chunks of range(n), as even as possible."""
+    n_chunks = max(1, min(n_chunks, n))
+    bounds = [round(k * n / n_chunks) for k in range(n_chunks + 1)]
+    return [list(range(bounds[k], bounds[k + 1])) for k in range(n_chunks)]
+
+
+def run_trajectories(
+    experiment: Any, trained: TrainedPythonAgent, threads: int | None, progress: bool, record_rewards: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Returns (returns, online wall seconds, online CPU seconds) of ``trained`` on every test MDP of
+    ``experiment`` and, with ``record_rewards``, the (n_mdps, horizon) rewards (else None)."""
+    n = experiment.n_mdps
+    workers = n_workers(threads, n)
+    returns = np.empty(n, dtype=np.float64)
+    online = np.empty(n, dtype=np.float64)
+    online_cpu = np.empty(n, dtype=np.float64)
+    rewards = np.empty((n, experiment.horizon), dtype=np.float64) if record_rewards else None
+
+    def store(indices: Sequence[int], r: np.ndarray, s: np.ndarray, c: np.ndarray, w: np.ndarray | None) -> None:
+        returns[indices] = r
+        online[indices] = s
+        online_cpu[indices] = c
+        if rewards is not None:
+            rewards[indices] = w
+
+    if not progress:
+        _dispatch(experiment, trained, workers, store, record_rewards)
+        return returns, online, online_cpu, rewards
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, transient=True) as bar:
+        task = bar.add_task(f"{trained.label} on {experiment.name}", total=n)
+
+        def store_and_advance(
+            indices: Sequence[int], r: np.ndarray, s: np.ndarray, c: np.ndarray, w: np.ndarray | None
+        ) -> None:
+            store(indices, r, s, c, w)
+            bar.advance(task, len(indices))
+
+        _dispatch(experiment, trained, workers, store_and_advance, record_rewards)
+    return returns, online, online_cpu, rewards
+
+
+def _dispatch(
+    experiment: Any,
+    trained: TrainedPythonAgent,
+    workers: int,
+    store: Callable[[Sequence[int], np.ndarray, np.ndarray, np.ndarray, np.ndarray | None], None],
+    record_rewards: bool,
+) -> None:
+    n = experiment.n_mdps
+    if workers == 1:
+        for chunk in _chunks(n, max(1, min(n, 50))):
+            store(chunk, *_core.run_python_agent(experiment._core, trained.agent, trained.label, chunk, record_rewards))
+        return
+    import multiprocessing
+    from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    _check_importable(type(trained.agent), workers)
+    try:
+        payload = pickle.dumps(trained.agent, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:
+        raise TypeError(
+            f"agent {type(trained.agent).__name__} cannot run on {workers} worker processes: it is not "
+            f"picklable ({exc}); define the class at module level, or pass threads=1"
+        ) from exc
+    setup = (experiment.test.to_document(), n, experiment.gamma, experiment.horizon, experiment.seed)
+    # 'spawn': the parent may run rayon threads, which fork() would not carry over.
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_worker_init, initargs=(setup, payload, trained.label, os.getpid())
+    )
+    try:
+        chunks = _chunks(n, 4 * workers)
+        futures = [pool.submit(_worker_run, chunk, record_rewards) for chunk in chunks]
+        # On a failure, chunks after the failing one are cancelled and earlier ones finish, so the
+        # error reported is the one of the lowest failing MDP index whatever the worker count.
+        failed: int | None = None
+        pending = set(range(len(futures)))
+        while pending:
+            finished, _ = wait([futures[k] for k in pending], return_when=FIRST_EXCEPTION)
+            for future in finished:
+                k = futures.index(future)
+                pending.discard(k)
+                if future.cancelled():
+                    continue
+                if future.exception() is not None:
+                    failed = k if failed is None else min(failed, k)
+                    for later in [j for j in pending if j > failed]:
+                        futures[later].cancel()
+                        pending.discard(later)
+                elif failed is None:
+                    store(chunks[k], *future.result())
+        if failed is not None:
+            error = futures[failed].exception()
+            if isinstance(error, BrokenProcessPool):
+                raise RuntimeError(
+                    f"a worker process running agent '{trained.label}' died ({error}); if its class cannot be "
+                    "imported by a new process, define it in a module, or pass threads=1"
+                ) from None
+            raise error  # type: ignore[misc]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _check_importable(cls: type, workers: int) -> None:
+    """Worker processes are started fresh ('spawn') and import the agent's class by module name: a
+    class defined in an interactive session, ``python -c`` or a script read from stdin has no
+    module they can import, and they would die on start."""
+    import sys
+
+    if cls.__module__ != "__main__":
+        return
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    if main_file is None or not os.path.isfile(main_file):
+        raise TypeError(
+            f"agent class {cls.__name__} is defined in an interactive session (module __main__ without a "
+            f"file), which the {workers} worker processes cannot import: pass threads=1, or define the class "
+            "in a module or a script file"
+        )
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ends this worker when the process that started it ends, even by ``kill -9`` (which gives it
+    no chance to stop its workers): the kernel's parent-death signal on Linux, and a watch on the
+    parent's id elsewhere."""
+    import signal
+    import sys
+    import threading
+    import time
+
+    # Ctrl-C reaches the whole process group; the parent alone decides what to do with it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="bbrl-parent-watch", daemon=True).start()
+
+
+def _worker_init(setup: tuple[Any, ...], payload: bytes, label: str, parent: int) -> None:
+    _die_with_parent(parent)
+    _WORKER.update(setup=setup, payload=payload, label=label)
+
+
+def _worker_run(
+    indices: list[int], record_rewards: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    if "experiment" not in _WORKER:
+        document, n, gamma, horizon, seed = _WORKER["setup"]
+        test = from_document(document, "the experiment's test distribution")
+        _WORKER["experiment"] = _core.Experiment(test._core, n, gamma, horizon, seed)
+    if "agent" not in _WORKER:
+        try:
+            _WORKER["agent"] = pickle.loads(_WORKER["payload"])
+        except Exception as exc:
+            raise TypeError(
+                f"agent '{_WORKER['label']}' cannot be loaded in a worker process ({type(exc).__name__}: {exc}); "
+                "define its class in an importable module (or a script guarded by if __name__ == '__main__'), "
+                "or pass threads=1"
+            ) from None
+    return _core.run_python_agent(_WORKER["experiment"], _WORKER["agent"], _WORKER["label"], indices, record_rewards)

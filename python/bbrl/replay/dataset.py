@@ -1,0 +1,275 @@
+"""Logged data for replay: reading a log (Parquet, CSV or a frame), the validated :class:`Dataset`,
+and collecting a log from a named or given finite environment."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from .. import _core, envs
+from ..checks import count as _count
+from ..distributions import FDM
+from ..fileio import write_atomic
+
+__all__ = ["REQUIRED_COLUMNS", "Dataset", "environment_core", "episode_end_rule", "read_log"]
+
+REQUIRED_COLUMNS = ("episode", "t", "state", "action", "reward", "next_state")
+
+
+def episode_end_rule(value: Any) -> tuple[str, int]:
+    """(kind, horizon) for the core from ``"start"``, ``"terminal"`` or a horizon (int >= 1)."""
+    if isinstance(value, bool):
+        raise TypeError("episode_end must be 'start', 'terminal' or an int horizon, got a bool")
+    if isinstance(value, (int, np.integer)):
+        if value < 1:
+            raise ValueError(f"an episode horizon must be >= 1 step, got {value}")
+        return "horizon", int(value)
+    if value in ("start", "terminal"):
+        return str(value), 0
+    raise ValueError(f"episode_end must be 'start' (return to the start state), 'terminal' or an int, got {value!r}")
+
+
+def read_log(source: Any) -> pl.DataFrame:
+    """A log as a frame: a polars DataFrame as is, or a ``.parquet`` or ``.csv`` file read."""
+    if isinstance(source, pl.DataFrame):
+        return source
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.is_file():
+            raise FileNotFoundError(f"log file {str(path)!r} does not exist")
+        suffix = path.suffix.lower()
+        if suffix == ".parquet":
+            return pl.read_parquet(path)
+        if suffix == ".csv":
+            return pl.read_csv(path)
+        raise ValueError(f"log file {str(path)!r}: expected a .parquet or .csv file")
+    raise TypeError(f"a log is a polars DataFrame or a .parquet/.csv path, got {type(source).__name__}")
+
+
+def _probability_columns(frame: pl.DataFrame, n_actions: int) -> list[str] | None:
+    names = [f"p_{a}" for a in range(n_actions)]
+    present = [n for n in names if n in frame.columns]
+    if not present:
+        return None
+    if len(present) != n_actions:
+        missing = sorted(set(names) - set(present))
+        raise ValueError(f"per-row logging probabilities need columns p_0..p_{n_actions - 1}; missing {missing}")
+    return names
+
+
+def _int_column(frame: pl.DataFrame, name: str) -> np.ndarray:
+    column = frame[name]
+    if column.null_count():
+        raise ValueError(f"column {name!r} has {column.null_count()} missing values")
+    if not column.dtype.is_integer():
+        raise TypeError(f"column {name!r} must hold integers, got {column.dtype}")
+    return column.cast(pl.Int64).to_numpy()
+
+
+class Dataset:
+    """A validated log of transitions of a finite environment.
+
+    Args:
+        data: a polars DataFrame or a ``.parquet``/``.csv`` file with columns ``episode``, ``t``
+            (0, 1, ... within an episode), ``state``, ``action``, ``reward``, ``next_state``, and
+            optionally ``terminal`` (bool) and the per-row logging probabilities ``p_0``..``p_{A-1}``.
+        n_states, n_actions: the sizes of the state and action spaces (ids are ``0..n-1``).
+        start_state: the state every episode starts in.
+        logging_policy: the logging policy as an ``(n_states, n_actions)`` table of probabilities;
+            ``None`` uses the ``p_*`` columns when present, else the policy is unknown (only the
+            queue evaluator can then use the log).
+        stationary: with per-row probabilities, whether they depend on the state only (checked:
+            rows of one state must agree); ``False`` keeps them per row (history-dependent).
+
+    Rows are sorted by ``(episode, t)``. Invalid ids, probabilities outside [0, 1] or not summing
+    to 1, a logged action of probability 0 and disagreeing rows of a stationary log raise
+    ``ValueError``. A trailing episode that is incomplete under an evaluation's episode end is
+    dropped with a warning at evaluation time.
+    """
+
+    def __init__(
+        self,
+        data: Any,
+        n_states: int,
+        n_actions: int,
+        start_state: int = 0,
+        logging_policy: Any = None,
+        stationary: bool = True,
+    ) -> None:
+        frame = read_log(data)
+        missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
+        if missing:
+            raise ValueError(f"the log lacks columns {missing} (needs {list(REQUIRED_COLUMNS)})")
+        for name, value, minimum in (
+            ("n_states", n_states, 1),
+            ("n_actions", n_actions, 1),
+            ("start_state", start_state, 0),
+        ):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+                raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+        frame = frame.sort(["episode", "t"], maintain_order=True)
+        table = rows = None
+        prob_columns = _probability_columns(frame, int(n_actions))
+        if logging_policy is not None:
+            table = np.ascontiguousarray(logging_policy, dtype=np.float64)
+            if table.shape != (n_states, n_actions):
+                raise ValueError(f"logging_policy must have shape ({n_states}, {n_actions}), got {table.shape}")
+        elif prob_columns is not None:
+            rows = np.ascontiguousarray(frame.select(prob_columns).to_numpy(), dtype=np.float64)
+        reward = frame["reward"]
+        if reward.null_count():
+            raise ValueError(f"column 'reward' has {reward.null_count()} missing values")
+        terminal = None
+        if "terminal" in frame.columns:
+            terminal = frame["terminal"].cast(pl.Boolean).to_numpy().astype(bool)
+        self._core = _core.ReplayDataset(
+            int(n_states),
+            int(n_actions),
+            int(start_state),
+            _int_column(frame, "episode"),
+            _int_column(frame, "t"),
+            _int_column(frame, "state"),
+            _int_column(frame, "action"),
+            reward.cast(pl.Float64).to_numpy(),
+            _int_column(frame, "next_state"),
+            terminal,
+            table,
+            rows,
+            bool(stationary),
+        )
+        self._frame = frame
+
+    @classmethod
+    def collect(
+        cls,
+        env: Any,
+        logging_policy: Any,
+        n_episodes: int,
+        seed: int = 0,
+        *,
+        episode_end: Any = "start",
+        discount: float | None = None,
+        max_steps: int = 100_000,
+    ) -> Dataset:
+        """A log of ``n_episodes`` episodes of the stationary ``logging_policy`` ((S, A) table) on
+        ``env``, a ``bbrl.envs.FiniteEnv`` with a single start state or a name (``"SixArms"``,
+        ``"RiverSwim-Osband"``, ``"RiverSwim-Strehl"``, with ``discount``); the log carries the
+        policy as its table and a ``terminal`` column."""
+        kind, horizon = episode_end_rule(episode_end)
+        policy = np.ascontiguousarray(logging_policy, dtype=np.float64)
+        if policy.ndim != 2:
+            raise ValueError(f"logging_policy must be an (S, A) table, got shape {policy.shape}")
+        core = _core.replay_collect(
+            environment_core(env, discount),
+            policy,
+            _count(n_episodes, "n_episodes", 1),
+            kind,
+            horizon,
+            _count(max_steps, "max_steps", 1),
+            _count(seed, "seed", 0),
+        )
+        columns = core.columns()
+        episode = np.zeros(core.n_rows, dtype=np.int64)
+        t = np.zeros(core.n_rows, dtype=np.int64)
+        _number_episodes(columns, core, kind, horizon, episode, t)
+        frame = pl.DataFrame({"episode": episode, "t": t, **{k: columns[k] for k in columns}})
+        return cls(frame, core.n_states, core.n_actions, core.start_state, logging_policy=policy)
+
+    @property
+    def n_states(self) -> int:
+        return int(self._core.n_states)
+
+    @property
+    def n_actions(self) -> int:
+        return int(self._core.n_actions)
+
+    @property
+    def start_state(self) -> int:
+        return int(self._core.start_state)
+
+    @property
+    def n_rows(self) -> int:
+        """The number of logged transitions."""
+        return int(self._core.n_rows)
+
+    @property
+    def n_episodes(self) -> int:
+        """The number of logged episodes (complete or not)."""
+        return int(self._core.n_episodes)
+
+    @property
+    def logging_policy(self) -> np.ndarray | None:
+        """The stationary logging policy (S, A), NaN rows for states the log never visits; ``None``
+        if it is unknown or per row."""
+        return self._core.logging_table()
+
+    def uniform_prior(self, concentration: float = 1.0, name: str = "replay-prior") -> Any:
+        """A prior for training agents on this log's state and action spaces: Dirichlet
+        concentration ``concentration`` on every transition, and as reward table the mean logged
+        reward of each (state, action, next state), 0 where the log has none. The built-in agents
+        treat rewards as known (as in the BBRL protocol), so this reading of the rewards from the log
+        is an assumption to state when reporting results."""
+        S, A = self.n_states, self.n_actions
+        sums = np.zeros(S * A * S)
+        counts = np.zeros(S * A * S)
+        f = self._frame
+        index = (f["state"].to_numpy() * A + f["action"].to_numpy()) * S + f["next_state"].to_numpy()
+        np.add.at(sums, index, f["reward"].to_numpy())
+        np.add.at(counts, index, 1.0)
+        rewards = np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0).reshape(S, A, S)
+        theta = np.full((S, A, S), float(concentration))
+        return FDM(theta=theta, rewards=rewards, initial_state=self.start_state, name=name)
+
+    def to_polars(self) -> pl.DataFrame:
+        """The log, sorted by (episode, t)."""
+        return self._frame
+
+    def write_parquet(self, path: str | os.PathLike[str]) -> Path:
+        """Writes the log (and the stationary logging policy as ``p_*`` columns) atomically."""
+        frame = self._frame
+        table = self.logging_policy
+        if table is not None and "p_0" not in frame.columns:
+            states = frame["state"].to_numpy()
+            frame = frame.with_columns(pl.Series(f"p_{a}", table[states, a]) for a in range(self.n_actions))
+        buffer = io.BytesIO()
+        frame.write_parquet(buffer)
+        return write_atomic(path, buffer.getvalue())
+
+    def __repr__(self) -> str:
+        return (
+            f"Dataset({self.n_rows} transitions, {self.n_episodes} episodes, S={self.n_states}, A={self.n_actions}, "
+            f"start={self.start_state}, logging={self._core.logging_kind})"
+        )
+
+
+def _number_episodes(
+    columns: dict[str, np.ndarray], core: Any, kind: str, horizon: int, episode: np.ndarray, t: np.ndarray
+) -> None:
+    """Episode ids and step counters of a collected log, from its episode-end rule (vectorised)."""
+    n = core.n_rows
+    steps = np.arange(n)
+    if kind == "horizon":
+        ends = (steps % horizon) == horizon - 1
+    elif kind == "terminal":
+        ends = columns["terminal"].astype(bool)
+    else:
+        ends = columns["next_state"] == core.start_state
+    starts = np.concatenate(([True], ends[:-1]))
+    episode[:] = np.cumsum(starts) - 1
+    first_row = np.flatnonzero(starts)
+    t[:] = steps - first_row[episode]
+
+
+def environment_core(env: Any, discount: float | None) -> Any:
+    """The core environment of a ``bbrl.envs.FiniteEnv``, or of a named one (``"SixArms"``,
+    ``"RiverSwim-Osband"``, ``"RiverSwim-Strehl"``; ``discount`` applies to names only)."""
+    if isinstance(env, envs.FiniteEnv):
+        return env._core
+    if isinstance(env, str):
+        return envs.named(env, discount)._core
+    raise TypeError(f"env must be a bbrl.envs.FiniteEnv or an environment name, got {type(env).__name__}")

@@ -1,0 +1,172 @@
+"""Replaying a log to a trained agent (:func:`evaluate`) and the online truth it estimates
+(:func:`online_returns`)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from .. import _core
+from ..agents import Agent, AgentSpec, Stepper, TrainedAgent, TrainedPythonAgent
+from ..checks import count as _count
+from .dataset import Dataset, environment_core, episode_end_rule
+from .results import ReplayResult, ReplayRuns
+
+__all__ = ["binomial_survival", "evaluate", "online_returns", "stepping_handle"]
+
+
+def stepping_handle(agent: Any) -> tuple[Any, bool]:
+    """The core stepping handle on a trained agent, and whether it is a Python agent (whose runs
+    go one after the other: it holds the GIL)."""
+    if isinstance(agent, Stepper):
+        return agent._core, isinstance(agent.trained, TrainedPythonAgent)
+    if isinstance(agent, (AgentSpec, Agent)):
+        raise TypeError(f"{agent.label} is not trained: pass agent.train(prior, gamma) (a trained agent)")
+    if not isinstance(agent, TrainedAgent):
+        raise TypeError(
+            "agent must be a trained agent (bbrl.agents.X(...).train(prior) or a trained bbrl.agents.Agent "
+            f"subclass) or a bbrl.Stepper, got {type(agent).__name__}"
+        )
+    handle = Stepper(agent)
+    return handle._core, isinstance(agent, TrainedPythonAgent)
+
+
+def evaluate(
+    agent: Any,
+    data: Dataset,
+    method: str,
+    seed: int = 0,
+    *,
+    episode_end: Any = "start",
+    gamma: float | None = None,
+    runs: int | None = None,
+    threads: int | None = None,
+    m: str | float | None = None,
+    max_length: int | None = None,
+    weighted: bool = False,
+    max_episodes: int | None = None,
+    trace: bool = False,
+) -> ReplayResult | ReplayRuns:
+    """Replays ``data`` to ``agent`` (a trained agent) with ``method`` (``"queue"``, ``"psrs"``,
+    ``"pers"``).
+
+    Args:
+        episode_end: ``"start"`` (an episode ends when the walk returns to the start state),
+            ``"terminal"`` (the log's ``terminal`` column) or an int horizon in steps.
+        gamma: discount of the reported returns; default the agent's training discount.
+        runs: ``None`` for one :class:`ReplayResult`; an int for a :class:`ReplayRuns` of that many
+            independent evaluations run in parallel on ``threads`` workers (default every core).
+        m: PERS only: ``"policy"`` (default; exact bound from the agent's policy at the start of each
+            episode, for agents whose policy is fixed within an episode such as episodic PSRL),
+            ``"per_step"`` (looser, same validity), ``"logging"`` (1 / min over episodes of the
+            logging probability: a fixed M valid for every agent) or a number (fixed M, checked).
+        max_length: PERS: the longest possible episode when episodes have no fixed horizon.
+        weighted: PERS: also return the importance-weighted estimates (needs a fixed M).
+        max_episodes: stop after this many emitted episodes.
+        trace: keep every transition fed to the agent (``result.trace``).
+    """
+    handle, python_agent = stepping_handle(agent)
+    if not isinstance(data, Dataset):
+        raise TypeError(f"data must be a bbrl.replay.Dataset, got {type(data).__name__}")
+    kind, horizon = episode_end_rule(episode_end)
+    _complete, dropped_rows, dropped_id = data._core.complete_episodes(kind, horizon)
+    if dropped_rows:
+        warnings.warn(
+            f"the log's last episode ({dropped_id}) is incomplete under episode_end={episode_end!r}: its "
+            f"{dropped_rows} transitions are left out (a partial episode would bias the evaluators)",
+            stacklevel=2,
+        )
+    m_rule, m_value = (None, None)
+    if isinstance(m, str):
+        m_rule = m
+    elif m is not None:
+        if isinstance(m, bool) or not isinstance(m, (int, float, np.number)) or not math.isfinite(m):
+            raise TypeError(f"m must be 'policy', 'per_step', 'logging' or a finite number, got {m!r}")
+        m_value = float(m)
+    n_runs = _count(runs, "runs", 1, optional=True) or 1
+    if gamma is not None and not (isinstance(gamma, (int, float, np.number)) and 0.0 <= gamma <= 1.0):
+        raise ValueError(f"gamma must be a number in [0, 1] (or None for the agent's), got {gamma!r}")
+    outcomes = _core.replay_evaluate(
+        handle,
+        python_agent,
+        data._core,
+        str(method),
+        kind,
+        horizon,
+        None if gamma is None else float(gamma),
+        _count(seed, "seed", 0),
+        n_runs,
+        _count(threads, "threads", 1, optional=True),
+        m_rule,
+        m_value,
+        _count(max_length, "max_length", 1, optional=True),
+        bool(weighted),
+        _count(max_episodes, "max_episodes", 1, optional=True),
+        bool(trace),
+    )
+    results = [_outcome(str(method), int(seed), i, o) for i, o in enumerate(outcomes)]
+    return results[0] if runs is None else ReplayRuns(results)
+
+
+def _outcome(method: str, seed: int, run: int, o: dict[str, Any]) -> ReplayResult:
+    trace = pl.DataFrame(o["trace"]) if "trace" in o else None
+    return ReplayResult(
+        method=method,
+        seed=seed,
+        run=run,
+        returns=o["returns"],
+        lengths=o["lengths"],
+        tuples_used=int(o["tuples_used"]),
+        proposals=int(o["proposals"]),
+        accepted=int(o["accepted"]),
+        stop_reason=o["stop_reason"],
+        stop_message=o["stop_message"],
+        m_values=o["m_values"],
+        weighted_returns=o["weighted"],
+        trace=trace,
+    )
+
+
+def online_returns(
+    agent: Any,
+    env: Any,
+    n_episodes: int,
+    runs: int = 100,
+    seed: int = 0,
+    *,
+    episode_end: Any = "start",
+    discount: float | None = None,
+    gamma: float | None = None,
+    max_steps: int = 1000,
+    threads: int | None = None,
+) -> np.ndarray:
+    """The truth a replay estimates: ``runs`` independent online runs of ``agent`` on ``env`` (as
+    in :meth:`Dataset.collect`), ``n_episodes`` episodes each with the same episode end; a (runs, n_episodes)
+    array of discounted returns (discount ``gamma``, default the agent's). An episode still running
+    after ``max_steps`` steps is cut there, which changes its return by at most
+    ``gamma**max_steps * max|r| / (1 - gamma)``."""
+    kind, horizon = episode_end_rule(episode_end)
+    handle, python_agent = stepping_handle(agent)
+    return _core.replay_online(
+        handle,
+        python_agent,
+        environment_core(env, discount),
+        _count(n_episodes, "n_episodes", 1),
+        kind,
+        horizon,
+        None if gamma is None else float(gamma),
+        _count(max_steps, "max_steps", 1),
+        _count(seed, "seed", 0),
+        _count(runs, "runs", 1),
+        _count(threads, "threads", 1, optional=True),
+    )
+
+
+def binomial_survival(n: int, p: float, t: Any) -> np.ndarray:
+    """P(Binomial(n, p) >= t) for each t, accurate far in the upper tail (the weight of the
+    importance-weighted PERS estimate)."""
+    return _core.binomial_survival(int(n), float(p), np.atleast_1d(np.asarray(t, dtype=np.int64)))

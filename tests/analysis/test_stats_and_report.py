@@ -1,0 +1,369 @@
+"""Statistics of the export (SPEC 5.2, 5.3) against scipy and hand-made answers; the report renders."""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+import scipy.stats
+from rich.console import Console
+
+from bbrl import grid
+from bbrl.analysis import stats
+from bbrl.analysis.report import FIGURES, write_report
+
+
+def test_paired_z_matches_scipy_and_the_original_formula() -> None:
+    rng = np.random.default_rng(5)
+    a = rng.normal(10.0, 3.0, 500)
+    b = a - rng.normal(0.2, 1.0, 500)
+    z = stats.paired_z(a, b)
+    assert z == pytest.approx(abs(scipy.stats.ttest_rel(a, b).statistic), rel=1e-12)
+    d = a - b
+    n = d.size
+    s2 = (np.sum(d**2) - np.sum(d) ** 2 / n) / (n - 1)  # utils.tpp::computePairedZ
+    assert z == pytest.approx(abs(d.mean()) / math.sqrt(s2 / n), rel=1e-9)
+    two = stats.paired_z_test(a, b)
+    assert two.threshold == 1.96 and two.significant == (z >= 1.96)
+    assert two.p_value == pytest.approx(2 * scipy.stats.norm.sf(z), rel=1e-9)
+    one = stats.paired_z_test(a, b, one_sided=True)
+    assert one.threshold == 1.645 and one.p_value == pytest.approx(scipy.stats.norm.sf(z), rel=1e-9)
+
+
+def test_z_between_the_two_thresholds_depends_on_the_sidedness() -> None:
+    # d = 1 + c*e with e = +-1: mean 1, variance c^2 N/(N-1); choose c so that z = 1.8.
+    n = 40
+    e = np.tile([1.0, -1.0], n // 2)
+    c = math.sqrt(n / 1.8**2 * (n - 1) / n)
+    b = np.zeros(n)
+    a = 1.0 + c * e
+    assert stats.paired_z(a, b) == pytest.approx(1.8)
+    assert not stats.paired_z_test(a, b).significant
+    assert stats.paired_z_test(a, b, one_sided=True).significant
+
+
+def test_mean_ci95() -> None:
+    values = np.array([1.0, 2.0, 4.0, 8.0])
+    mean, half = stats.mean_ci95(values)
+    assert mean == 3.75
+    assert half == pytest.approx(1.96 * np.std(values, ddof=1) / 2)
+
+
+def test_best_per_algorithm_keeps_the_first_on_a_tie() -> None:
+    cells = pl.DataFrame(
+        {
+            "cell_id": ["a1", "a2", "b1", "b2", "a3"],
+            "experiment": ["GC"] * 5,
+            "algorithm": ["A", "A", "B", "B", "A"],
+            "mean": [1.0, 3.0, 2.0, 2.0, 3.0],
+        }
+    )
+    best = stats.best_per_algorithm(cells, within=["experiment"])
+    assert best["cell_id"].to_list() == ["a2", "b1"]
+
+
+def test_selection_stops_at_the_first_significant_agent() -> None:
+    n = 40
+    rng = np.random.default_rng(1)
+    best = rng.normal(10, 1, n)
+    twin = best - 0.01 + np.tile([1.0, -1.0], n // 2)  # z ~ 0.06: not different
+    worse = best - 2.0 + rng.normal(0, 0.1, n)  # clearly different
+    twin_again = best - 0.02 + np.tile([1.0, -1.0], n // 2)  # not different, but after a significant one
+    assert stats.not_different_from_best([best, twin, worse, twin_again]) == 2
+    assert stats.not_different_from_best([best]) == 1
+    assert stats.not_different_from_best([]) == 0
+
+
+def _hand_made() -> tuple[list[str], list[np.ndarray], list[float], list[float]]:
+    n = 40
+    rng = np.random.default_rng(2)
+    base = rng.normal(0, 3, n)
+    alternate = np.tile([1.0, -1.0], n // 2)
+    algorithms = ["Fast", "Mid", "Slow", "Slow", "Twin"]
+    returns = [
+        base + 1.0 + rng.normal(0, 0.05, n),  # A: mean ~1
+        base + 5.0 + rng.normal(0, 0.05, n),  # B: mean ~5, needs offline time
+        base + 10.0 + rng.normal(0, 0.05, n),  # C: mean ~10, needs online time
+        base + 0.5 + rng.normal(0, 0.05, n),  # D: a cheap, bad setting of Slow
+        None,  # E: C's twin, not significantly different
+    ]
+    returns[4] = returns[2] - 0.01 + alternate
+    offline = [0.0, 1e-3, 0.0, 0.0, 0.0]
+    online = [2e-5, 1e-5, 1e-3, 2e-5, 1e-3]  # seconds per trajectory
+    return algorithms, returns, offline, online  # type: ignore[return-value]
+
+
+def test_best_under_bounds_on_a_hand_made_table() -> None:
+    algorithms, returns, offline, online = _hand_made()
+    means = [float(r.mean()) for r in returns]
+    frame = stats.best_under_bounds(algorithms, means, offline, online, returns, horizon=250)
+    # Online: from the first lattice bound that admits the cheapest agent (1e-5) to the first that
+    # admits every agent. Offline: 0 (agents that learn nothing), then from the cheapest positive.
+    grid_x = [1e-5, 5e-5, 2.5e-4, 1.25e-3]
+    grid_y = [0.0, 1.25e-3]
+    assert sorted(set(frame["online_bound_seconds"].to_list())) == pytest.approx(grid_x)
+    assert sorted(set(frame["offline_bound_seconds"].to_list())) == pytest.approx(grid_y)
+    # The x scaling per decision is done once, by this experiment's horizon.
+    assert frame["online_bound_seconds_per_step"].to_list() == pytest.approx(
+        (frame["online_bound_seconds"] / 250).to_list()
+    )
+    answer = {
+        (round(r["online_bound_seconds"], 9), r["offline_bound_seconds"]): r["algorithms"]
+        for r in frame.iter_rows(named=True)
+    }
+    # B alone needs 1e-5 s per trajectory but 1 ms offline; with no offline budget nobody fits 1e-5: "none".
+    assert answer[(1e-5, 0.0)] == ["none"] and answer[(1e-5, 1.25e-3)] == ["Mid"]
+    for x in (5e-5, 2.5e-4):
+        assert answer[(round(x, 9), 0.0)] == ["Fast"] and answer[(round(x, 9), 1.25e-3)] == ["Mid"]
+    for y in grid_y:
+        assert answer[(1.25e-3, y)] == ["Slow", "Twin"]
+    assert frame.filter(pl.col("best") == "none").height == 1
+    # Multiplicity: one paired test per agent compared with the best of its cell.
+    assert answer and frame.filter(pl.col("online_bound_seconds") == 1.25e-3)["comparisons"].to_list() == [2, 3]
+
+
+def test_bound_grid_stays_on_the_lattice_from_the_cheapest_agent() -> None:
+    assert stats.bound_grid(1e-3) == pytest.approx([1e-5, 5e-5, 2.5e-4, 1.25e-3])
+    # The first bound is the first lattice point (1e-5 * 5**k) that admits the cheapest agent, so
+    # a cheapest time of 3.0e-7 or 3.9e-7 gives the same grid.
+    for cheapest in (3.0e-7, 3.9e-7):
+        assert stats.bound_grid(1e-5, minimum=cheapest) == pytest.approx([4e-7, 2e-6, 1e-5])
+    assert stats.bound_grid(1e-5, minimum=1e-5) == [1e-5]
+
+
+def test_indistinguishable_times_are_tied() -> None:
+    # 1.00 ± 0.03 and 1.04 ± 0.02 overlap: tied at the faster one's time; 2.0 ± 0.01 does not.
+    tied = stats.tied_times([1.04, 1.00, 2.0], [0.02, 0.03, 0.01])
+    assert tied.tolist() == [1.00, 1.00, 2.0]
+    # Each agent is compared with its group's leader (the fastest), not chained: 1.10 is not
+    # within reach of 1.00 even though it is of 1.05.
+    assert stats.tied_times([1.0, 1.05, 1.10], [0.03, 0.03, 0.03]).tolist() == [1.0, 1.0, 1.10]
+    # Without a spread, only times closer than the clock's resolution tie.
+    assert stats.tied_times([0.0, 0.0, 5e-10, 1e-6], None, resolution=1e-9).tolist() == [0.0, 0.0, 0.0, 1e-6]
+
+
+def test_tied_agents_enter_the_map_under_the_same_bound() -> None:
+    n = 40
+    rng = np.random.default_rng(3)
+    base = rng.normal(0, 1, n)
+    returns = [base + 1.0, base + 2.0]  # B is better (and significantly: constant difference)
+    online = [0.9e-5, 1.1e-5]  # either side of the bound 1e-5, but within each other's spread
+    frame = stats.best_under_bounds(
+        ["A", "B"], [1.0, 2.0], [0.0, 0.0], online, returns, horizon=10, online_halfwidths=[0.2e-5, 0.2e-5]
+    )
+    first = frame.row(0, named=True)
+    assert first["online_bound_seconds"] == pytest.approx(1e-5) and first["algorithms"] == ["B"]
+    untied = stats.best_under_bounds(["A", "B"], [1.0, 2.0], [0.0, 0.0], online, returns, horizon=10)
+    assert untied.row(0, named=True)["algorithms"] == ["A"]
+
+
+def test_holm_step_down() -> None:
+    # m = 3: the smallest p is compared with 0.05/3, the next with 0.05/2, the last with 0.05.
+    assert stats.holm([0.01, 0.04, 0.03]) == [True, False, False]  # 0.03 > 0.025 stops the walk
+    assert stats.holm([0.01, 0.02, 0.04]) == [True, True, True]
+    assert stats.holm([]) == []
+    n = 40
+    best = np.tile([1.0, 3.0], n // 2)
+    # d = best - close = 0.352 +- 1 alternately: s_d = sqrt(40/39), z = 0.352 sqrt(40) / s_d = 2.198,
+    # p = 0.028: different at 5%, not after Holm over 3 comparisons (0.028 > 0.05 / 3).
+    close = best - 0.352 - np.tile([1.0, -1.0], n // 2)
+    assert stats.paired_z_test(best, close).z == pytest.approx(2.198, abs=1e-3)
+    others = [close, best - 0.0, best + 0.0]
+    assert stats.not_different_from_best([best, *others]) == 1
+    assert stats.not_different_from_best([best, *others], correction="holm") == 4
+
+
+def test_paired_z_test_takes_runs_and_names_the_better_side() -> None:
+    import bbrl
+    from bbrl import agents
+
+    experiment = bbrl.Experiment("GC", n_mdps=40, horizon=30, seed=1)
+    good = experiment.run(agents.EGreedy(0.0), threads=1)
+    bad = experiment.run(agents.Random(), threads=1)
+    result = stats.paired_z_test(good, bad)
+    assert result.n == 40 and result.better == ("a" if good.mean > bad.mean else "b")
+    assert result.mean_difference == pytest.approx(good.mean - bad.mean, rel=1e-12)
+    assert stats.paired_z_test(bad, good).better != result.better
+    with pytest.warns(UserWarning, match="10 pairs"):
+        stats.paired_z_test(good.returns[:10], bad.returns[:10])
+
+
+def test_map_agreement_counts_identical_cells() -> None:
+    a = pl.DataFrame({"online_bound_seconds": [1.0, 1.0], "offline_bound_seconds": [0.0, 1.0],
+                      "algorithms": [["A"], ["A", "B"]]})  # fmt: skip
+    b = pl.DataFrame({"online_bound_seconds": [1.0, 1.0, 5.0], "offline_bound_seconds": [0.0, 1.0, 0.0],
+                      "algorithms": [["A"], ["B", "A"], ["A"]]})  # fmt: skip
+    assert stats.map_agreement(a, b) == (1, 3)
+    assert stats.map_agreement(a, a) == (2, 2)
+
+
+def test_pareto_front_keeps_undominated_points() -> None:
+    from bbrl.analysis.figures import pareto_front
+
+    x = np.array([1.0, 2.0, 3.0, 4.0, 2.0])
+    y = np.array([5.0, 4.0, 7.0, 6.0, 6.0])
+    assert pareto_front(x, y).tolist() == [0, 4, 2]
+
+
+def test_durations_below_the_resolution_are_not_numbers() -> None:
+    from bbrl.analysis.formatting import format_duration, latex_duration
+
+    assert format_duration(0.0) == "0"
+    assert format_duration(4e-10, resolution=1e-9) == "< 1 ns"
+    assert format_duration(2.5e-3, resolution=1e-9) == "2.5 ms"
+    assert latex_duration(4e-10, resolution=1e-9) == r"$<$ 1\,ns"
+
+
+def test_best_under_bounds_in_a_second_experiment_is_scaled_by_its_own_horizon() -> None:
+    algorithms, returns, offline, online = _hand_made()
+    means = [float(r.mean()) for r in returns]
+    frame = stats.best_under_bounds(algorithms, means, offline, online, returns, horizon=100, online_bounds=[1e-3])
+    assert frame["online_bound_seconds_per_step"].to_list() == pytest.approx([1e-5] * frame.height)
+
+
+REPORT_GRID = """\
+[defaults]
+n_mdps = 20
+horizon = 30
+
+[[experiment]]
+name = "GC"
+test = "GC"
+
+[[experiment]]
+name = "GC"
+test = "GC"
+prior = "UGC"
+
+[[agent]]
+kind = "random"
+
+[[agent]]
+kind = "egreedy"
+epsilon = [0.0, 0.5]
+
+[[agent]]
+kind = "oppsds"
+formula_set = 2
+n_draws = [10, 40]
+
+[[agent]]
+kind = "optimal"
+"""
+
+
+@pytest.fixture(scope="module")
+def grid_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("grid") / "out"
+    grid.run_grid(grid.parse_config(REPORT_GRID), out, console=Console(file=io.StringIO()))
+    return out
+
+
+def test_report_renders(grid_results: Path, tmp_path: Path) -> None:
+    import matplotlib.image
+
+    report = tmp_path / "report"
+    html = write_report(grid_results, report)
+    text = html.read_text()
+    assert text.startswith("<!DOCTYPE html>") and "http://" not in text and "https://" not in text
+    for slug in ("GC-GC", "GC-UGC"):
+        for kind, caption in FIGURES:
+            for fmt in ("png", "svg"):
+                assert (report / f"{slug}-{kind}.{fmt}").stat().st_size > 1000
+            png = report / f"{slug}-{kind}.png"
+            assert f'id="{slug}-{kind}"' in text and f'alt="{png.name}"' in text and caption in text
+            pixels = matplotlib.image.imread(png)
+            assert pixels.ndim == 3 and float(pixels[..., :3].std()) > 0.05, f"{png.name} looks blank"
+        for fmt in ("md", "tex", "csv"):
+            assert (report / f"{slug}-table.{fmt}").stat().st_size > 0
+    # Every figure is embedded (no file needed to view the report).
+    # Four figures per experiment and the normalised scores across experiments.
+    assert len(re.findall(r'src="data:image/png;base64,[A-Za-z0-9+/=]{100,}"', text)) == 2 * 4 + 1
+    normalized = pl.read_csv(report / "normalized-scores.csv")
+    assert set(normalized["algorithm"].to_list()) == {"Random", "e-Greedy", "OPPS-DS"}
+    assert (normalized["iqm_low"] <= normalized["iqm"]).all() and (normalized["iqm"] <= normalized["iqm_high"]).all()
+    markdown = (report / "GC-UGC-table.md").read_text()
+    assert markdown.count("**") == 2 * 5 * 4  # 4 algorithms, one bold row each, 5 columns
+    assert "e-Greedy (epsilon=" in markdown and "±" in markdown
+    latex = (report / "GC-GC-table.tex").read_text()
+    assert r"\begin{longtable}" in latex and r"\textbf{" in latex and r"\pm" in latex
+    csv = pl.read_csv(report / "GC-GC-table.csv")
+    assert csv.height == 6 and csv["best_of_algorithm"].sum() == 4
+
+
+def test_report_command(grid_results: Path, tmp_path: Path) -> None:
+    exe = shutil.which("bbrl")
+    command = [exe] if exe else [sys.executable, "-m", "bbrl"]
+    out = subprocess.run(
+        [*command, "report", str(grid_results), "--out", str(tmp_path / "r")], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "r" / "report.html").is_file()
+    missing = subprocess.run([*command, "report", str(tmp_path / "nothing")], capture_output=True, text=True)
+    assert missing.returncode == 2 and "no finished cells" in missing.stderr
+
+
+def test_report_says_when_the_grid_is_incomplete_and_where_times_come_from(grid_results: Path, tmp_path: Path) -> None:
+    partial = tmp_path / "partial"
+    shutil.copytree(grid_results, partial)
+    victim = sorted((partial / "cells" / "GC" / "UGC").rglob("*.parquet"))[0]
+    victim.unlink()
+    text = write_report(partial, tmp_path / "report", missing=grid.missing_by_experiment(partial)).read_text()
+    assert "Incomplete grid:</b> 1 cells" in text
+    assert text.count("Incomplete: 1 cells of this experiment") == 1
+    assert "Measured on" in text and "logical cores" in text and "CPU times" in text
+    assert "paired comparisons in all" in text
+    complete = write_report(
+        grid_results, tmp_path / "complete", missing=grid.missing_by_experiment(grid_results)
+    ).read_text()
+    assert "Incomplete" not in complete
+    holm = write_report(grid_results, tmp_path / "holm", correction="holm").read_text()
+    assert "Holm-corrected" in holm
+    bounds = pl.read_csv(tmp_path / "complete" / "GC-GC-bounds.csv")
+    # Every agent but OPPS-DS learns nothing offline: the map has an offline bound of 0.
+    assert 0.0 in bounds["offline_bound_seconds"].to_list()
+
+
+def test_normalized_scores_iqm_and_bootstrap() -> None:
+    assert stats.normalized_scores(np.array([1.0, 3.0, 5.0]), 1.0, 5.0).tolist() == [0.0, 0.5, 1.0]
+    with pytest.raises(ValueError, match="above Random"):
+        stats.normalized_scores(np.array([1.0]), 2.0, 2.0)
+    # IQM of 0..7: the middle half is 2..5, mean 3.5; an outlier at the top does not move it.
+    assert stats.iqm(np.arange(8.0)) == pytest.approx(3.5)
+    assert stats.iqm(np.array([0, 1, 2, 3, 4, 5, 6, 1e9])) == pytest.approx(3.5)
+    rng = np.random.default_rng(4)
+    strata = [rng.normal(0.0, 1.0, 200), rng.normal(1.0, 1.0, 50)]
+    estimate, low, high = stratified_bootstrap = stats.stratified_bootstrap_ci(strata, "mean", seed=1)
+    assert stratified_bootstrap == stats.stratified_bootstrap_ci(strata, "mean", seed=1)  # seeded
+    pooled = np.concatenate(strata)
+    assert estimate == pytest.approx(pooled.mean())
+    # Resampling within strata keeps each stratum's size: the interval's half-width is close to
+    # 1.96 * sqrt(sum_e n_e s_e^2) / N (the standard error of the pooled mean), within 20%
+    # (2000 replicates: the quantiles' own error is a few percent).
+    n = pooled.size
+    se = math.sqrt(sum(a.size * a.var(ddof=1) for a in strata)) / n
+    assert (high - low) / 2 == pytest.approx(1.96 * se, rel=0.2)
+    assert low < estimate < high
+
+
+def test_probability_of_improvement() -> None:
+    # Every score of x above every score of y in both experiments: 1; identical: 1/2.
+    x = [np.array([2.0, 3.0]), np.array([5.0])]
+    y = [np.array([0.0, 1.0]), np.array([4.0, 4.5])]
+    assert stats.probability_of_improvement(x, y) == 1.0
+    assert stats.probability_of_improvement(x, x) == 0.5
+    # One experiment where x wins 3 of 4 pairs, one where it loses all: (0.75 + 0) / 2.
+    assert (
+        stats.probability_of_improvement(
+            [np.array([1.0, 3.0]), np.array([0.0])], [np.array([0.0, 2.0]), np.array([1.0])]
+        )
+        == 0.375
+    )

@@ -1,0 +1,141 @@
+"""The one command-line convention, checked on the parser itself: every subcommand spells the shared
+options the same way, and the old spellings still work with a warning."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from bbrl import value_error as ve
+from bbrl.cli import build_parser, main
+from bbrl.cli.options import DeprecatedAlias
+
+#: What each shared option is wherever it appears: dest, type, default (or None: any), metavar.
+SHARED: dict[str, dict[str, object]] = {
+    "--out": {"dest": "out", "type": Path, "metavar": "DIR"},
+    "--seed": {"dest": "seed", "type": int, "default": 0},
+    "--threads": {"dest": "threads", "type": int, "default": None},
+    "--gamma": {"dest": "gamma", "type": float},
+    "--env": {"dest": "env", "type": None},
+    "--agent": {"dest": "agent", "type": None},
+    "--param": {"dest": "param", "type": None, "default": []},
+}
+#: The subcommands that run work (experiments, evaluations, rollouts): each takes --threads.
+RUNS_WORK = {("run",), ("quick",), ("grid", "run"), ("paper",), ("replay",), ("value-error", "references")}
+#: Those whose randomness a seed chooses: each takes --seed (default 0). A grid's seeds are in its file.
+SEEDED = {("run",), ("quick",), ("paper",), ("replay",), ("value-error", "references"), ("formulas",)}
+#: Old spellings kept one release, by subcommand: (old option, the new option's dest).
+DEPRECATED = {("run",): ("--csv", "csv"), ("value-error", "references"): ("--discount", "gamma")}
+
+
+def _commands(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    """Every command that runs (a parser without subcommands), with its path of names."""
+    subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subparsers:
+        yield path, parser
+    for action in subparsers:
+        for name, sub in action.choices.items():
+            yield from _commands(sub, (*path, name))
+
+
+def _options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    return {option: action for action in parser._actions for option in action.option_strings}
+
+
+COMMANDS = dict(_commands(build_parser()))
+
+
+def test_the_walk_sees_every_subcommand() -> None:
+    expected = {
+        ("run",), ("quick",), ("grid", "run"), ("grid", "status"), ("grid", "plan"), ("grid", "submit"),
+        ("grid", "task"), ("report",), ("paper",), ("formulas",), ("agents",), ("distributions",),
+        ("value-error", "references"), ("replay",),
+    }  # fmt: skip
+    assert set(COMMANDS) == expected
+
+
+@pytest.mark.parametrize("path", sorted(COMMANDS), ids=" ".join)
+def test_shared_options_are_spelled_one_way(path: tuple[str, ...]) -> None:
+    options = _options(COMMANDS[path])
+    for option, wanted in SHARED.items():
+        action = options.get(option)
+        if action is None:
+            continue
+        assert action.dest == wanted["dest"], (path, option)
+        assert action.type == wanted["type"], (path, option)
+        if "default" in wanted:
+            assert action.default == wanted["default"], (path, option)
+        if "metavar" in wanted:
+            assert action.metavar == wanted["metavar"], (path, option)  # --out is a folder everywhere
+    for old in ("--discount", "--csv"):
+        if old in options:
+            assert isinstance(options[old], DeprecatedAlias) and options[old].help == argparse.SUPPRESS, (path, old)
+
+
+@pytest.mark.parametrize("path", sorted(RUNS_WORK), ids=" ".join)
+def test_every_command_that_runs_work_takes_threads(path: tuple[str, ...]) -> None:
+    assert "--threads" in _options(COMMANDS[path])
+
+
+@pytest.mark.parametrize("path", sorted(SEEDED), ids=" ".join)
+def test_seeded_commands_take_seed_with_default_0(path: tuple[str, ...]) -> None:
+    action = _options(COMMANDS[path])["--seed"]
+    assert action.default == 0 and not action.required
+
+
+def test_no_command_spells_the_discount_otherwise() -> None:
+    for path, parser in COMMANDS.items():
+        visible = {o for o, a in _options(parser).items() if a.help != argparse.SUPPRESS}
+        assert not visible & {"--discount", "--csv"}, path
+        if any(isinstance(a, DeprecatedAlias) for a in _options(parser).values()):
+            assert path in DEPRECATED
+
+
+def _run_args(*extra: str) -> list[str]:
+    return ["run", "--experiment", "GC", "--agent", "random", "--n-mdps", "4", "--horizon", "5", *extra]
+
+
+def test_run_out_is_a_folder_and_csv_still_works(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(_run_args("--out", str(tmp_path / "results"))) == 0
+    new = pl.read_csv(tmp_path / "results" / "results.csv")
+    assert "DeprecationWarning" not in capsys.readouterr().err
+    assert main(_run_args("--csv", str(tmp_path / "old.csv"))) == 0
+    assert "DeprecationWarning: --csv is deprecated, use --out DIR" in capsys.readouterr().err
+    old = pl.read_csv(tmp_path / "old.csv")
+    assert old["return"].to_list() == new["return"].to_list()
+
+
+def _references(out: Path, *extra: str) -> list[str]:
+    return [
+        "value-error", "references", "--env", "mountain-car", "--states", "3", "--epsilon", "0.3", "--k", "5",
+        "--out", str(out), *extra,
+    ]  # fmt: skip
+
+
+def test_value_error_writes_into_its_folder_and_the_old_spellings_warn(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(_references(tmp_path / "refs", "--gamma", "0.98", "--threads", "1")) == 0
+    new = ve.References.load(tmp_path / "refs" / "references.parquet")
+    assert new.params["env_discount"] == 0.98
+    assert "DeprecationWarning" not in capsys.readouterr().err
+    assert main(_references(tmp_path / "old.parquet", "--discount", "0.98")) == 0
+    err = capsys.readouterr().err
+    assert "DeprecationWarning: --discount is deprecated, use --gamma" in err
+    assert "DeprecationWarning: --out FILE" in err
+    old = ve.References.load(tmp_path / "old.parquet")
+    assert old.params["env_discount"] == 0.98
+    assert list(old.values) == list(new.values)
+
+
+def test_formulas_seed_defaults_to_0_and_out_is_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["formulas", "--max-size", "2", "--out", str(tmp_path / "sets")]) == 0
+    assert main(["formulas", "--max-size", "2", "--seed", "0", "--out", str(tmp_path / "F2.txt")]) == 0
+    assert "DeprecationWarning: --out FILE" in capsys.readouterr().err
+    assert (tmp_path / "sets" / "F2.txt").read_text() == (tmp_path / "F2.txt").read_text()
