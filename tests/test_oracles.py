@@ -1,6 +1,6 @@
-"""Independent oracles for the random streams: recorded literal values, the documented rule written
-from the published algorithms, and statistical checks whose tolerances come from the reference
-distributions, never the code's own formula restated."""
+"""Independent oracles for the random streams and the 95% interval: recorded literal values, the
+documented rule written from the published algorithms, and statistical checks whose tolerances
+come from the reference distributions, never the code's own formula restated."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from bbrl import seeds
+from bbrl import seeds, stats
 
 # --- the seed rule: recorded values -------------------------------------------------------------
 
@@ -135,3 +135,22 @@ def test_streams_of_neighbouring_seeds_are_independent() -> None:
     a = np.array([seeds.first_draw(s, "agent_online", 3) for s in range(N)], dtype=np.uint64)
     b = np.array([seeds.first_draw(s + 1, "agent_online", 3) for s in range(N)], dtype=np.uint64)
     _chi2_independent(a, b)
+
+
+# --- the 95% interval of the mean -----------------------------------------------------------------
+
+
+def test_mean_ci95_covers_the_mean_of_a_known_distribution() -> None:
+    # 2,000 fixed-seed samples of 50 from N(3, 2^2): the interval mean +- 1.96 s / sqrt(n) covers 3
+    # with probability P(|T_49| < 1.96) = 0.944 (the normal quantile on a t-distributed statistic),
+    # within 4 binomial standard deviations of 0.95 as well.
+    n_samples, size, mu = 2000, 50, 3.0
+    rng = np.random.default_rng(20161125)
+    covered = 0
+    for _ in range(n_samples):
+        mean, half = stats.mean_ci95(rng.normal(mu, 2.0, size))
+        covered += abs(mean - mu) <= half
+    fraction = covered / n_samples
+    exact = 2 * scipy.stats.t(size - 1).cdf(1.96) - 1
+    for p in (0.95, exact):
+        assert abs(fraction - p) <= 4 * math.sqrt(p * (1 - p) / n_samples), (fraction, p)
