@@ -2,7 +2,8 @@
 # The test command of the README: builds a wheel from this checkout, installs it into a fresh
 # virtual environment, and runs every check against the installed package (never the source
 # tree, so a file missing from the wheel fails here):
-#   Rust unit and property tests, rustfmt, clippy (warnings are errors), ruff, pytest.
+#   Rust unit and property tests, rustfmt, clippy (warnings are errors), ruff, the native module's
+#   stub against the module (mypy's stubtest), pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,4 +28,8 @@ cargo test -p bbrl-core --lib --tests --quiet
 echo "== Python: lints and tests against the installed wheel"
 "$venv/bin/ruff" check python tests benches
 "$venv/bin/ruff" format --check python tests benches
+# The stub python/bbrl/_core.pyi against the installed native module: names, signatures, constructors,
+# final classes (no allowlist: fix the stub; an entry that truly cannot be fixed would go in
+# tests/stubtest-allowlist.txt, passed with --allowlist, with its reason).
+"$venv/bin/python" -m mypy.stubtest bbrl._core
 BBRL_REQUIRE_INSTALLED=1 "$venv/bin/python" -m pytest tests

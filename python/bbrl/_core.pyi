@@ -1,24 +1,75 @@
 """Type stubs of the native module (the Rust core). Use the public modules instead."""
 
-from typing import Any
+from typing import Any, final
 
 import numpy as np
 import numpy.typing as npt
+
+__all__ = [
+    "PURPOSES",
+    "Agent",
+    "AgentError",
+    "Distribution",
+    "Experiment",
+    "FiniteEnv",
+    "FixedPolicy",
+    "Progress",
+    "ReplayDataset",
+    "Snapshot",
+    "SparseFeatures",
+    "Stepper",
+    "ValueErrorEnv",
+    "__version__",
+    "agent_kinds",
+    "binomial_survival",
+    "builtin_distribution",
+    "ebgstop_array",
+    "ebgstop_iterator",
+    "evaluate_policy",
+    "first_draw",
+    "formula_eval",
+    "formula_parse",
+    "formula_set",
+    "host",
+    "q_iteration",
+    "replay_collect",
+    "replay_evaluate",
+    "replay_online",
+    "reward_buffer_entries",
+    "run_python_agent",
+    "sample_dirichlet",
+    "sample_transitions",
+    "shipped_formula_set",
+    "value_error_accuracies",
+    "value_error_elementwise",
+    "value_error_guaranteed_error",
+    "value_error_learning_curve",
+    "value_error_mean",
+    "value_error_references",
+    "value_error_rollout_length",
+    "value_error_sample_returns",
+    "value_error_sample_size",
+    "value_error_state_values",
+    "value_error_uniform_states",
+    "value_iteration",
+]
 
 __version__: str
 PURPOSES: dict[str, int]
 
 class AgentError(RuntimeError): ...
 
+@final
 class Distribution:
-    def __init__(
-        self, theta: npt.NDArray[np.float64], rewards: npt.NDArray[np.float64], initial_state: int
-    ) -> None: ...
+    def __new__(
+        cls, theta: npt.NDArray[np.float64], rewards: npt.NDArray[np.float64], initial_state: int
+    ) -> Distribution: ...
     def sample_transitions(self, seed: int) -> npt.NDArray[np.float64]: ...
     def sample_test_mdp(self, seed: int, index: int) -> npt.NDArray[np.float64]: ...
 
+@final
 class Agent:
-    def __init__(self, kind: str, params: dict[str, Any]) -> None: ...
+    def __new__(cls, kind: str, params: dict[str, Any]) -> Agent: ...
     @property
     def name(self) -> str: ...
     @property
@@ -30,8 +81,10 @@ class Agent:
     @staticmethod
     def load(text: str, n_states: int, n_actions: int, gamma: float, horizon: int) -> Agent: ...
 
+@final
 class Snapshot: ...
 
+@final
 class Stepper:
     @staticmethod
     def builtin(agent: Agent, seed: int, index: int = 0) -> Stepper: ...
@@ -65,16 +118,17 @@ class Stepper:
     def restore(self, snapshot: Snapshot) -> None: ...
     def fork(self, seed: int, index: int = 0) -> Stepper: ...
 
+@final
 class FiniteEnv:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         name: str,
         transitions: npt.NDArray[np.float64],
         rewards: npt.NDArray[np.float64],
         start: npt.NDArray[np.float64],
         discount: float,
         time_limit: int | None = None,
-    ) -> None: ...
+    ) -> FiniteEnv: ...
     @staticmethod
     def six_arms(discount: float) -> FiniteEnv: ...
     @staticmethod
@@ -102,13 +156,15 @@ class FiniteEnv:
     def reset(self, seed: int | None = None, index: int = 0) -> int: ...
     def step(self, action: int) -> tuple[int, float, bool, bool]: ...
 
+@final
 class Progress:
-    def __init__(self) -> None: ...
+    def __new__(cls) -> Progress: ...
     def done(self) -> int: ...
     def cancel(self) -> None: ...
 
+@final
 class Experiment:
-    def __init__(self, test: Distribution, n_mdps: int, gamma: float, horizon: int, seed: int) -> None: ...
+    def __new__(cls, test: Distribution, n_mdps: int, gamma: float, horizon: int, seed: int) -> Experiment: ...
     @property
     def n_mdps(self) -> int: ...
     def transitions(self, index: int) -> npt.NDArray[np.float64]: ...
@@ -244,6 +300,7 @@ def value_error_learning_curve(
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float64]]: ...
 def value_error_uniform_states(env: ValueErrorEnv, m: int, seed: int) -> npt.NDArray[Any]: ...
 
+@final
 class ValueErrorEnv:
     @staticmethod
     def mountain_car(discount: float, time_limit: int | None = None) -> ValueErrorEnv: ...
@@ -256,6 +313,7 @@ class ValueErrorEnv:
     @property
     def spec(self) -> tuple[int, int | None, float, tuple[float, float], int | None]: ...
 
+@final
 class FixedPolicy:
     @staticmethod
     def uniform(n_actions: int) -> FixedPolicy: ...
@@ -266,15 +324,17 @@ class FixedPolicy:
     @property
     def description(self) -> str: ...
 
+@final
 class SparseFeatures:
     @staticmethod
     def tiles(lo: tuple[float, float], hi: tuple[float, float], tiles: int, tilings: int) -> SparseFeatures: ...
     @staticmethod
     def one_hot(n_states: int) -> SparseFeatures: ...
 
+@final
 class ReplayDataset:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         n_states: int,
         n_actions: int,
         start_state: int,
@@ -288,7 +348,7 @@ class ReplayDataset:
         logging_table: npt.NDArray[np.float64] | None = None,
         logging_rows: npt.NDArray[np.float64] | None = None,
         stationary: bool = True,
-    ) -> None: ...
+    ) -> ReplayDataset: ...
     @property
     def n_states(self) -> int: ...
     @property

@@ -85,11 +85,22 @@ def test_probabilities_sum_to_one_and_snapshot_has_identical_future(spec: agents
 
 @pytest.mark.parametrize("spec", BUILT_INS, ids=lambda s: s.label)
 def test_deterministic_for_a_seed(spec: agents.AgentSpec) -> None:
-    def actions() -> list[int]:
-        agent = _trained(spec, seed=9)
-        return [agent.act(s % 5) for s in range(30)]
+    n = 200
 
-    assert actions() == actions()
+    def actions(seed: int) -> list[int]:
+        agent = _trained(spec, seed=seed)
+        return [agent.act(s % 5) for s in range(n)]
+
+    assert actions(9) == actions(9)
+    # Another seed draws independently from the same probabilities (nothing is observed, so they do
+    # not move): the two sequences disagree at step t with probability 1 - sum_a p(a | s_t)^2, never
+    # for a deterministic policy, 2/3 of the time for a uniform one over 3 actions.
+    agent = _trained(spec, seed=9)
+    disagree = np.array([1.0 - np.sum(agent.action_probabilities(s % 5) ** 2) for s in range(n)])
+    mismatches = sum(a != b for a, b in zip(actions(9), actions(10), strict=True))
+    expected, sd = disagree.sum(), np.sqrt(np.sum(disagree * (1.0 - disagree)))
+    assert abs(mismatches - expected) <= 4 * sd + 1e-9, (mismatches, expected, sd)
+    assert (mismatches > 0) == (expected > 0.5)  # a stochastic policy: another seed, another sequence
 
 
 def test_empirical_frequencies_match_probabilities() -> None:

@@ -51,10 +51,24 @@ def test_z_between_the_two_thresholds_depends_on_the_sidedness() -> None:
 
 
 def test_mean_ci95() -> None:
+    # Known data, worked by hand: mean 15 / 4, s^2 = 28.75 / 3, so 1.96 s / sqrt(4) = 3.033782...
     values = np.array([1.0, 2.0, 4.0, 8.0])
     mean, half = stats.mean_ci95(values)
     assert mean == 3.75
-    assert half == pytest.approx(1.96 * np.std(values, ddof=1) / 2)
+    assert half == pytest.approx(3.033782018, abs=1e-9)
+    # SPEC 3.5's interval is the normal one (scipy's, with 1.96 for z_0.975 = 1.959964...), not
+    # Student's t (which is wider: t_0.975 with 3 degrees of freedom is 3.18).
+    low, high = scipy.stats.norm.interval(0.95, loc=values.mean(), scale=scipy.stats.sem(values))
+    assert (mean, half) == pytest.approx(((low + high) / 2, (high - low) / 2), rel=2e-5)
+    t_low, t_high = scipy.stats.t.interval(0.95, df=3, loc=values.mean(), scale=scipy.stats.sem(values))
+    assert half < (t_high - t_low) / 2
+    # Large known samples from scipy: the interval is scipy's normal interval of the sample mean.
+    sample = scipy.stats.norm(10.0, 3.0).rvs(size=1000, random_state=3)
+    low, high = scipy.stats.norm.interval(0.95, loc=sample.mean(), scale=scipy.stats.sem(sample))
+    assert stats.mean_ci95(sample) == pytest.approx(((low + high) / 2, (high - low) / 2), rel=2e-5)
+    assert math.isnan(stats.mean_ci95(np.array([5.0]))[1])  # no spread from one value
+    with pytest.raises(ValueError, match="no values"):
+        stats.mean_ci95(np.array([]))
 
 
 def test_best_per_algorithm_keeps_the_first_on_a_tie() -> None:

@@ -244,10 +244,22 @@ action = [0, 1]
 
 def test_shards_partition_the_cells() -> None:
     config = grid.parse_config(SMALL)
-    shards = [grid.select_shard(config.cells, (k, 3)) for k in (1, 2, 3)]
-    indices = sorted(c.index for shard in shards for c in shard)
-    assert indices == list(range(len(config.cells)))
-    assert grid.select_shard(config.cells, (2, 3)) == shards[1]  # deterministic
+    assert len(config.cells) == 18
+    for n in (1, 3, 4, 18, 25):
+        shards = [grid.select_shard(config.cells, (k, n)) for k in range(1, n + 1)]
+        ids = [c.id for shard in shards for c in shard]
+        assert len(ids) == len(set(ids)) == 18  # disjoint, and every cell in one shard
+        assert set(ids) == {c.id for c in config.cells}
+        sizes = [len(shard) for shard in shards]
+        assert max(sizes) - min(sizes) <= 1, sizes  # round robin: balanced
+        for shard in shards:  # each shard keeps the grid's order
+            assert [c.index for c in shard] == sorted(c.index for c in shard)
+    # The documented rule (shard K of N runs cells K-1, K-1+N, ...), as literal lists.
+    assert [c.index for c in grid.select_shard(config.cells, (2, 3))] == [1, 4, 7, 10, 13, 16]
+    assert [c.index for c in grid.select_shard(config.cells, (4, 4))] == [3, 7, 11, 15]
+    assert grid.select_shard(config.cells, (1, 25)) == [config.cells[0]]
+    assert grid.select_shard(config.cells, (19, 25)) == []
+    assert grid.select_shard(config.cells, None) == list(config.cells)
     assert grid.parse_shard("2/3") == (2, 3)
     for bad in ("0/3", "4/3", "x", "1/0"):
         with pytest.raises(ValueError, match="shard"):
