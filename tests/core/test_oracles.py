@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from bbrl import seeds, stats
+from bbrl import seeds
+from bbrl.analysis import stats
 
 # --- the seed rule: recorded values -------------------------------------------------------------
 

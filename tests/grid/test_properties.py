@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 from rich.console import Console
 
-from bbrl import grid, results, schema
-from bbrl._fileio import write_atomic
+from bbrl import grid
+from bbrl.protocol import results, schema
+from bbrl.fileio import write_atomic
 from bbrl.grid.store import cell_path
 
 # --- cell ids -------------------------------------------------------------------------------------
