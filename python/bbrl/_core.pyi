@@ -25,12 +25,14 @@ __all__ = [
     "builtin_distribution",
     "ebgstop_array",
     "ebgstop_iterator",
+    "environments",
     "evaluate_policy",
     "first_draw",
     "formula_eval",
     "formula_parse",
     "formula_set",
     "host",
+    "make_env",
     "q_iteration",
     "replay_collect",
     "replay_evaluate",
@@ -212,7 +214,18 @@ def evaluate_policy(
     gamma: float,
     horizon: int,
 ) -> npt.NDArray[np.float64]: ...
-def agent_kinds() -> list[tuple[str, list[str]]]: ...
+def agent_kinds() -> list[dict[str, Any]]:
+    """The agent registry: per kind, ``kind``, ``display``, ``params`` (each ``name``, ``type``,
+    ``default`` (None when ``required``), ``range``, ``doc``), ``online_units`` and
+    ``offline_units`` (lists of (parameter, exponent))."""
+
+def environments() -> list[dict[str, Any]]:
+    """The environment registry: per environment, ``name``, ``summary``, ``state_space``
+    (``"finite"`` or ``"box2"``), ``default_discount`` and ``options``."""
+
+def make_env(
+    name: str, discount: float | None = None, time_limit: int | None = None, noise: float | None = None
+) -> FiniteEnv | ValueErrorEnv: ...
 def builtin_distribution(name: str) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int]: ...
 def formula_parse(text: str, paper_names: bool = False) -> tuple[str, str, str, int]: ...
 def formula_eval(text: str, x0: float, x1: float, x2: float) -> float: ...

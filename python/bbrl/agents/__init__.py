@@ -17,7 +17,7 @@ from __future__ import annotations
 from .files import load
 from .python import Agent, AgentError, TrainedPythonAgent, offline_rng, online_rng
 from .records import BAMCP, BEB, BFS3, OPPSDS, PSRL, SBOSS, AgentSpec, EGreedy, Formula, Optimal, Random, SoftMax
-from .registry import create, kinds
+from .registry import REGISTRY, create, kinds, spec
 from .stepper import Snapshot, Stepper
 from .trained import TrainedAgent, training_arguments
 
@@ -27,6 +27,7 @@ __all__ = [
     "BFS3",
     "OPPSDS",
     "PSRL",
+    "REGISTRY",
     "SBOSS",
     "Agent",
     "AgentError",
@@ -45,5 +46,6 @@ __all__ = [
     "load",
     "offline_rng",
     "online_rng",
+    "spec",
     "training_arguments",
 ]

@@ -1,4 +1,6 @@
-"""The built-in agent kinds by command-line name: lookup and construction."""
+"""The built-in agent kinds: the core's registry (the single source of every kind's parameters,
+types, defaults, ranges and cost units, in the order tables and figures show them) joined to the
+Python parameter record of each kind."""
 
 from __future__ import annotations
 
@@ -6,19 +8,39 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
+from .. import _core
 from .records import BAMCP, BEB, BFS3, OPPSDS, PSRL, SBOSS, AgentSpec, EGreedy, Formula, Optimal, Random, SoftMax
 
-__all__ = ["create", "kinds"]
+__all__ = ["REGISTRY", "create", "kinds", "spec"]
 
+#: The core's agent registry, one entry per kind: ``kind``, ``display``, ``params`` (``name``,
+#: ``type``, ``default``, ``required``, ``range``, ``doc``), ``online_units``, ``offline_units``.
+REGISTRY: tuple[dict[str, Any], ...] = tuple(_core.agent_kinds())
 
-_KINDS: dict[str, type[AgentSpec]] = {
+_RECORDS: dict[str, type[AgentSpec]] = {
     cls.kind: cls for cls in (Random, EGreedy, SoftMax, BEB, BAMCP, BFS3, SBOSS, PSRL, Optimal, Formula, OPPSDS)
 }
+if set(_RECORDS) != {entry["kind"] for entry in REGISTRY}:  # pragma: no cover - a build out of step
+    raise ImportError(
+        f"the Python agent records {sorted(_RECORDS)} and the core's registry "
+        f"{sorted(e['kind'] for e in REGISTRY)} differ: give every core kind a record in agents/records.py"
+    )
+_KINDS: dict[str, type[AgentSpec]] = {entry["kind"]: _RECORDS[entry["kind"]] for entry in REGISTRY}
+_SPECS: dict[str, dict[str, Any]] = {entry["kind"]: entry for entry in REGISTRY}
 
 
 def kinds() -> dict[str, type[AgentSpec]]:
-    """The built-in agents by command-line name (``random``, ``egreedy``, ``softmax``, ``beb``...)."""
+    """The built-in agents by command-line name (``random``, ``egreedy``, ``softmax``, ``beb``...),
+    in the registry's order."""
     return dict(_KINDS)
+
+
+def spec(kind: str) -> dict[str, Any]:
+    """The core registry's entry for ``kind`` (see :data:`REGISTRY`)."""
+    try:
+        return _SPECS[kind]
+    except KeyError:
+        raise ValueError(f"unknown agent {kind!r}; known agents: {', '.join(_SPECS)}") from None
 
 
 def create(kind: str, params: Mapping[str, Any] | None = None) -> AgentSpec:

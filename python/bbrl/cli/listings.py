@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import inspect
 import re
 from typing import Any
@@ -25,39 +24,25 @@ def register(commands: Any) -> None:
     )
 
 
-def describe_agent(cls: type) -> tuple[str, list[str]]:
-    """The description of an agent class (its docstring up to ``Args:``, on one line) and one line
-    per parameter: name, default (or "required") and the docstring's words on it (its range)."""
-    doc = inspect.getdoc(cls) or ""
-    text, _, args_text = doc.partition("Args:")
+def describe_agent(kind: str) -> tuple[str, list[str]]:
+    """The description of an agent kind (its record's docstring up to ``Args:``, on one line) and
+    one line per parameter from the core's registry: name, type, default (or "required"), range
+    and what it is."""
+    cls = agents.kinds()[kind]
+    text = (inspect.getdoc(cls) or "").partition("Args:")[0]
     # The docstrings cite sections of a specification that is not part of the package.
     summary = re.sub(r"\s*\(SPEC [0-9.]+\)|;\s*SPEC [0-9.]+", "", " ".join(text.split()))
-    explained: dict[str, str] = {}
-    current = None
-    for line in args_text.splitlines():
-        stripped = line.strip()
-        name, sep, rest = stripped.partition(":")
-        if sep and name.isidentifier() and line.startswith("    ") and not line.startswith("     "):
-            current = name
-            explained[name] = rest.strip()
-        elif current and stripped:
-            explained[current] += " " + stripped
     lines = []
-    for f in dataclasses.fields(cls):
-        if f.default is not dataclasses.MISSING:
-            default = f"default {f.default!r}"
-        elif f.default_factory is not dataclasses.MISSING:
-            default = f"default {f.default_factory()!r}"
-        else:
-            default = "required"
-        lines.append(f"{f.name} ({default}): {explained.get(f.name, '')}".rstrip(": "))
+    for param in agents.spec(kind)["params"]:
+        default = "required" if param["required"] else f"default {param['default']!r}"
+        lines.append(f"{param['name']} ({param['type']}, {default}; {param['range']}): {param['doc']}")
     return summary, lines
 
 
 def _command_agents(args: argparse.Namespace, console: Console) -> int:
-    for name, cls in agents.kinds().items():
-        summary, parameters = describe_agent(cls)
-        console.print(f"[bold]{name}[/bold]: {cls.display}. {summary}", highlight=False)
+    for kind, cls in agents.kinds().items():
+        summary, parameters = describe_agent(kind)
+        console.print(f"[bold]{kind}[/bold]: {cls.display}. {summary}", highlight=False)
         if not parameters:
             console.print("    no parameters", highlight=False)
         for parameter in parameters:

@@ -4,11 +4,12 @@ A cell's cost is its offline time (training on the prior) plus its online time (
 trajectories of ``horizon`` decisions). Within one agent kind on one experiment both grow with the
 agent's budget parameters, summarised as *work units*:
 
-* online units per decision: ``k * depth`` for BAMCP and BFS3 (simulations or rollouts times their
-  length), ``1 / epsilon`` for SBOSS (posterior samples per pair), ``k`` for PSRL (models solved
-  per step), 1 otherwise;
-* offline units: ``n_draws * horizon`` for OPPS-DS (trajectories of UCB1 times their length), 1
-  otherwise (training is then measured as a constant per experiment and kind).
+* online units per decision and offline units per training, as each kind's entry of the core's
+  agent registry states them (``bbrl.agents.spec(kind)``): ``k * depth`` for BAMCP and BFS3
+  (simulations or rollouts times their length), ``1 / epsilon`` for SBOSS (posterior samples per
+  pair), ``k`` for PSRL (models solved per step), 1 otherwise online; ``n_draws * horizon`` for
+  OPPS-DS (trajectories of UCB1 times their length), 1 otherwise offline (training is then
+  measured as a constant per experiment and kind).
 
 Costs are CPU seconds (core-seconds: what a core spends, however loaded the machine is; wall
 seconds only where a CPU time is unknown). The pilot runs, for every (experiment, kind), its
@@ -65,24 +66,31 @@ __all__ = [
 PILOT_DRAWS = 200
 
 
+def _units(cell: Cell, which: str, horizon: int) -> float:
+    """The product of ``parameter ** exponent`` over the core registry's ``which`` units of the
+    cell's kind (``"horizon"`` standing for ``horizon``); 1 for kinds outside the registry."""
+    if cell.kind not in agents.kinds():
+        return 1.0
+    p = cell.spec.params if cell.spec is not None else cell.params
+    units = 1.0
+    for name, exponent in agents.spec(cell.kind)[which]:
+        value = float(horizon) if name == "horizon" else float(p.get(name, 1))
+        if exponent < 0:
+            # A parameter in a denominator (SBOSS's epsilon) is floored so that 0 cannot divide.
+            units /= max(value, 1e-9) ** -exponent
+        else:
+            units *= value**exponent
+    return units
+
+
 def online_units(cell: Cell) -> float:
     """Relative online work per decision of the cell's agent (see the module docstring)."""
-    p = cell.spec.params if cell.spec is not None else cell.params
-    if cell.kind in ("bamcp", "bfs3"):
-        return float(p.get("k", 1)) * float(p.get("depth", 1))
-    if cell.kind == "sboss":
-        return 1.0 / max(float(p.get("epsilon", 1.0)), 1e-9)
-    if cell.kind == "psrl":
-        return float(p.get("k", 1))
-    return 1.0
+    return _units(cell, "online_units", cell.experiment.horizon)
 
 
 def offline_units(cell: Cell, horizon: int | None = None) -> float:
     """Relative offline work of training the cell's agent (``horizon``: the training horizon)."""
-    p = cell.spec.params if cell.spec is not None else cell.params
-    if cell.kind == "oppsds":
-        return float(p.get("n_draws", 1)) * float(horizon if horizon is not None else cell.experiment.horizon)
-    return 1.0
+    return _units(cell, "offline_units", horizon if horizon is not None else cell.experiment.horizon)
 
 
 def static_cost(cell: Cell) -> float:

@@ -16,13 +16,13 @@ pub const KINDS: &[KindSpec] = &[
     egreedy::SPEC,
     softmax::SPEC,
     beb::SPEC,
-    formula_agent::SPEC,
-    opps::SPEC,
+    bamcp::SPEC,
+    bfs3::SPEC,
     sboss::SPEC,
     psrl::SPEC,
     optimal::SPEC,
-    bamcp::SPEC,
-    bfs3::SPEC,
+    formula_agent::SPEC,
+    opps::SPEC,
 ];
 
 /// The spec of `kind`, or an error listing the kinds.

@@ -1,0 +1,92 @@
+"""The Python parameter records against the core's agent registry, the single source of every
+kind's parameters, defaults, ranges and order: any drift between the two fails here."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from bbrl import _core, agents
+from bbrl.analysis.figures import ALGORITHM_ORDER
+
+#: A valid value of each parameter the registry marks as required, by the record's field name.
+REQUIRED = {
+    "egreedy": {"epsilon": 0.1},
+    "softmax": {"tau": 1.0},
+    "beb": {"beta": 1.0},
+    "bamcp": {"k": 4, "depth": 3},
+    "bfs3": {"k": 4, "c": 2, "depth": 3},
+    "sboss": {"epsilon": 1e-3, "delta": 7.0},
+    "formula": {"formula": "X0"},
+    "oppsds": {"formula_set": 2, "n_draws": 5},
+}
+
+
+@pytest.mark.parametrize("entry", agents.REGISTRY, ids=lambda e: e["kind"])
+def test_each_record_matches_its_registry_entry(entry):
+    kind = entry["kind"]
+    cls = agents.kinds()[kind]
+    assert cls.kind == kind
+    assert cls.display == entry["display"]
+    record = cls(**REQUIRED.get(kind, {}))
+    core_names = [p["name"] for p in entry["params"]]
+    # The record passes exactly the registry's parameters to the core, in the registry's order.
+    assert list(record.core_params()) == core_names
+    # Every default the registry states is the record's default; a required one has none.
+    defaults = {f.name: f.default for f in dataclasses.fields(cls)}
+    for param in entry["params"]:
+        field = "formula_set" if (kind, param["name"]) == ("oppsds", "formulas") else param["name"]
+        assert field in defaults, (kind, field)
+        if param["required"]:
+            assert defaults[field] is dataclasses.MISSING, (kind, field)
+        else:
+            assert defaults[field] == param["default"], (kind, field, defaults[field], param["default"])
+        assert param["type"] in ("float", "int", "bool", "str") and param["range"] and param["doc"]
+
+
+def test_kinds_order_and_report_order_come_from_the_registry():
+    assert list(agents.kinds()) == [e["kind"] for e in _core.agent_kinds()]
+    assert ALGORITHM_ORDER == tuple(e["display"] for e in agents.REGISTRY)
+
+
+def test_cost_units_come_from_the_registry():
+    from bbrl.grid import parse_config
+    from bbrl.grid.plan import offline_units, online_units
+
+    config = parse_config(
+        """
+        [[experiment]]
+        name = "GC"
+        test = "GC"
+        n_mdps = 2
+        horizon = 10
+        [[agent]]
+        kind = "bamcp"
+        k = [3]
+        depth = [5]
+        [[agent]]
+        kind = "sboss"
+        epsilon = [0.01]
+        delta = [7.0]
+        [[agent]]
+        kind = "oppsds"
+        formula_set = [2]
+        n_draws = [6]
+        """
+    )
+    units = {cell.kind: (online_units(cell), offline_units(cell)) for cell in config.cells}
+    assert units["bamcp"] == (15.0, 1.0)
+    assert units["sboss"] == (100.0, 1.0)
+    assert units["oppsds"] == (1.0, 60.0)
+
+
+def test_bbrl_agents_lists_every_parameter_with_its_range():
+    from bbrl.cli.listings import describe_agent
+
+    summary, lines = describe_agent("bfs3")
+    assert summary
+    assert [line.split(" ")[0] for line in lines] == ["k", "c", "depth"]
+    assert all("required" in line and ">= 1" in line for line in lines)
+    _, lines = describe_agent("oppsds")
+    assert any(line.startswith("c (float, default 660.0; >= 0)") for line in lines), lines
