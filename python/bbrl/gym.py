@@ -6,9 +6,11 @@ registers:
   (the paper's T); ``reset(options={"mdp_index": i})`` fixes test MDP ``i`` of a
   :class:`bbrl.Experiment` with the environment's ``experiment_seed`` (default 0), the very MDP
   the benchmark runs agents on;
-* ``bbrl/SixArms-v0`` (continuing; episodes cut at 1000 steps) and ``bbrl/RiverSwim-v0``
-  (Osband et al.'s variant by default: 20 steps; ``gymnasium.make("bbrl/RiverSwim-v0",
-  variant="strehl")`` for the other).
+* ``bbrl/<NAME>-v0`` for every finite environment of the registry (``bbrl.envs.NAMES``:
+  ``bbrl/SixArms-v0``, ``bbrl/RiverSwim-Osband-v0``, ``bbrl/RiverSwim-Strehl-v0``,
+  ``bbrl/Chain-v0``); continuing ones are cut at 1000 steps, RiverSwim-Osband ends after its 20;
+* ``bbrl/RiverSwim-v0``: Osband et al.'s variant by default, ``gymnasium.make("bbrl/RiverSwim-v0",
+  variant="strehl")`` for the other.
 
 Observations and actions are ``Discrete``; the transition law is the Rust core's.
 """
@@ -24,7 +26,10 @@ from gymnasium import spaces
 from . import envs
 from .distributions import get
 
-__all__ = ["DistributionEnv", "FiniteGymEnv"]
+__all__ = ["DistributionEnv", "FiniteGymEnv", "river_swim_env"]
+
+#: Steps after which an episode of a continuing environment is cut.
+CONTINUING_EPISODE_STEPS = 1000
 
 
 class FiniteGymEnv(gymnasium.Env):
@@ -32,8 +37,8 @@ class FiniteGymEnv(gymnasium.Env):
 
     metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 - gymnasium's class attribute
 
-    def __init__(self, env: envs.FiniteEnv | None = None, name: str = "six_arms", **kwargs: Any) -> None:
-        self.env = env if env is not None else getattr(envs, name)(**kwargs)
+    def __init__(self, env: envs.FiniteEnv | None = None, name: str = "SixArms", discount: float | None = None) -> None:
+        self.env = env if env is not None else envs.make(name, discount)
         self.observation_space = spaces.Discrete(self.env.n_states)
         self.action_space = spaces.Discrete(self.env.n_actions)
 
@@ -78,6 +83,11 @@ class DistributionEnv(FiniteGymEnv):
         return int(self.env.reset(seed=self._seed_stream())), info
 
 
+def river_swim_env(variant: str = "osband", discount: float | None = None) -> FiniteGymEnv:
+    """``bbrl/RiverSwim-v0``: RiverSwim in either variant (see :func:`bbrl.envs.river_swim`)."""
+    return FiniteGymEnv(envs.river_swim(variant, discount))
+
+
 def _register() -> None:
     for name in ("GC", "GDL", "Grid"):
         gymnasium.register(
@@ -86,10 +96,13 @@ def _register() -> None:
             kwargs={"distribution": name},
             max_episode_steps=250,
         )
-    gymnasium.register(
-        id="bbrl/SixArms-v0", entry_point="bbrl.gym:FiniteGymEnv", kwargs={"name": "six_arms"}, max_episode_steps=1000
-    )
-    gymnasium.register(id="bbrl/RiverSwim-v0", entry_point="bbrl.gym:FiniteGymEnv", kwargs={"name": "river_swim"})
+    for name in envs.NAMES:
+        # An environment with a time limit ends its episodes itself; a continuing one is cut.
+        limit = None if envs.make(name).time_limit else CONTINUING_EPISODE_STEPS
+        gymnasium.register(
+            id=f"bbrl/{name}-v0", entry_point="bbrl.gym:FiniteGymEnv", kwargs={"name": name}, max_episode_steps=limit
+        )
+    gymnasium.register(id="bbrl/RiverSwim-v0", entry_point="bbrl.gym:river_swim_env")
 
 
 if "bbrl/GC-v0" not in gymnasium.registry:

@@ -47,7 +47,7 @@ def test_each_record_matches_its_registry_entry(entry):
 
 def test_kinds_order_and_report_order_come_from_the_registry():
     assert list(agents.kinds()) == [e["kind"] for e in _core.agent_kinds()]
-    assert ALGORITHM_ORDER == tuple(e["display"] for e in agents.REGISTRY)
+    assert tuple(e["display"] for e in agents.REGISTRY) == ALGORITHM_ORDER
 
 
 def test_cost_units_come_from_the_registry():

@@ -12,7 +12,7 @@ import pytest
 
 from bbrl import value_error as ve
 from bbrl.cli import build_parser, main
-from bbrl.cli.options import DeprecatedAlias
+from bbrl.cli.options import DeprecatedAlias, env_name
 
 #: What each shared option is wherever it appears: dest, type, default (or None: any), metavar.
 SHARED: dict[str, dict[str, object]] = {
@@ -20,7 +20,7 @@ SHARED: dict[str, dict[str, object]] = {
     "--seed": {"dest": "seed", "type": int, "default": 0},
     "--threads": {"dest": "threads", "type": int, "default": None},
     "--gamma": {"dest": "gamma", "type": float},
-    "--env": {"dest": "env", "type": None},
+    "--env": {"dest": "env", "type": env_name},
     "--agent": {"dest": "agent", "type": None},
     "--param": {"dest": "param", "type": None, "default": []},
 }
@@ -55,7 +55,7 @@ def test_the_walk_sees_every_subcommand() -> None:
     expected = {
         ("run",), ("quick",), ("grid", "run"), ("grid", "status"), ("grid", "plan"), ("grid", "submit"),
         ("grid", "task"), ("report",), ("paper",), ("formulas",), ("agents",), ("distributions",),
-        ("value-error", "references"), ("replay",),
+        ("value-error", "references"), ("replay",), ("envs",),
     }  # fmt: skip
     assert set(COMMANDS) == expected
 

@@ -18,9 +18,9 @@ from polars.testing import assert_frame_equal
 from rich.console import Console
 
 from bbrl import grid
-from bbrl.protocol import results, schema
 from bbrl.fileio import write_atomic
 from bbrl.grid.store import cell_path
+from bbrl.protocol import results, schema
 
 # --- cell ids -------------------------------------------------------------------------------------
 

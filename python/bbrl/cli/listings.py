@@ -1,4 +1,4 @@
-"""``bbrl agents`` and ``bbrl distributions``: what is built in."""
+"""``bbrl agents``, ``bbrl distributions`` and ``bbrl envs``: what is built in."""
 
 from __future__ import annotations
 
@@ -10,17 +10,21 @@ from typing import Any
 from rich.console import Console
 
 from .. import agents, distributions
+from ..envs import registry
 
 __all__ = ["describe_agent", "register"]
 
 
 def register(commands: Any) -> None:
-    """Adds ``agents`` and ``distributions`` to the CLI's subcommands."""
+    """Adds ``agents``, ``distributions`` and ``envs`` to the CLI's subcommands."""
     commands.add_parser("agents", help="list the agents, their parameters, defaults and ranges").set_defaults(
         handler=_command_agents
     )
     commands.add_parser("distributions", help="list the built-in distributions").set_defaults(
         handler=_command_distributions
+    )
+    commands.add_parser("envs", help="list the named environments and their options").set_defaults(
+        handler=_command_envs
     )
 
 
@@ -54,4 +58,14 @@ def _command_distributions(args: argparse.Namespace, console: Console) -> int:
     for name in distributions.names():
         fdm = distributions.get(name)
         console.print(f"[bold]{name}[/bold]: {fdm.long_name}, S={fdm.n_states}, A={fdm.n_actions}")
+    return 0
+
+
+def _command_envs(args: argparse.Namespace, console: Console) -> int:
+    for entry in registry.REGISTRY:
+        console.print(
+            f"[bold]{entry['name']}[/bold] ({entry['state_space']}, discount {entry['default_discount']}): "
+            f"{entry['summary']}; options: {', '.join(entry['options'])}",
+            highlight=False,
+        )
     return 0

@@ -31,6 +31,7 @@ __all__ = [
     "add_protocol_options",
     "add_seed",
     "add_threads",
+    "env_name",
     "output_file",
     "parse_params",
     "parse_value",
@@ -77,9 +78,26 @@ def add_gamma(parser: argparse.ArgumentParser, default: float, help: str | None 
     )
 
 
-def add_env(parser: argparse.ArgumentParser, choices: Sequence[str], help: str, required: bool = True) -> None:
-    """``--env NAME``: a named environment among ``choices``."""
-    parser.add_argument("--env", required=required, choices=list(choices), help=help)
+def add_env(parser: argparse.ArgumentParser, state_space: str | None, help: str, required: bool = True) -> None:
+    """``--env NAME``: a named environment of the registry (of one state space, ``"finite"`` or
+    ``"box2"``, or any); any spelling the registry accepts (``mountain-car``) is taken."""
+    from ..envs import registry
+
+    choices = list(registry.names(state_space))
+    parser.add_argument(
+        "--env", required=required, type=env_name, choices=choices, help=f"{help}: {', '.join(choices)}"
+    )
+
+
+def env_name(value: str) -> str:
+    """An environment name in the registry's spelling (an unknown name is returned as given, for
+    argparse to name the choices)."""
+    from ..envs import registry
+
+    try:
+        return registry.canonical(value)
+    except ValueError:
+        return value
 
 
 def add_agent(parser: Any, required: bool = True) -> None:

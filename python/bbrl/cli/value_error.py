@@ -42,7 +42,7 @@ def register(commands: Any) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_env(refs, ["mountain-car", "puddle-world"], "the domain")
+    add_env(refs, "box2", "the domain")
     refs.add_argument(
         "--states", type=int, default=None, help="states drawn uniformly (default: Algorithm 1's m for the accuracy)"
     )
@@ -83,7 +83,7 @@ def _command_references(args: argparse.Namespace, console: Console) -> int:
         # The core computes the references on rayon's global pool, which reads this variable when it
         # starts (the first parallel call of the process): effective for the `bbrl` command.
         os.environ["RAYON_NUM_THREADS"] = str(args.threads)
-    if args.env == "mountain-car":
+    if args.env == "MountainCar":
         env, policy = ve.mountain_car(args.gamma), ve.energy_pumping(args.random_share)
     else:
         env, policy = ve.puddle_world(args.gamma), ve.uniform_policy(4)

@@ -6,11 +6,15 @@ the Rust core. Every evaluator of bbrl takes them; gymnasium users get them thro
     s = env.reset(seed=0)
     s2, r, terminal, truncated = env.step(3)
 
-Named environments (the replay literature's test MDPs):
+Named environments come from the core's registry (:data:`NAMES`; ``bbrl envs`` lists them):
+:func:`make` builds any finite one by name, and
 
 * :func:`six_arms`: SixArms (Strehl & Littman), 7 states, 6 actions, a hub and six arms;
 * :func:`river_swim`: RiverSwim, 6 states, 2 actions, in Osband et al.'s episodic variant (20
-  undiscounted steps from state 0) or Strehl & Littman's continuing one.
+  undiscounted steps from state 0) or Strehl & Littman's continuing one;
+* :func:`chain`: Chain (Strens 2000), 5 states, 2 actions, slip probability 0.2.
+
+The continuous ones (Mountain Car, Puddle World) are built by :mod:`bbrl.value_error`.
 
 :meth:`FiniteEnv.policy_values` and :meth:`FiniteEnv.optimal_values` give exact values (a linear
 solve, value iteration, or backward induction for a time-limited undiscounted environment).
@@ -24,8 +28,9 @@ import numpy as np
 
 from .. import _core
 from ..distributions import get
+from . import registry
 
-__all__ = ["NAMES", "FiniteEnv", "from_distribution", "named", "river_swim", "six_arms"]
+__all__ = ["NAMES", "FiniteEnv", "chain", "from_distribution", "make", "registry", "river_swim", "six_arms"]
 
 
 class FiniteEnv:
@@ -170,12 +175,26 @@ class FiniteEnv:
         )
 
 
+def make(name: str, discount: float | None = None) -> FiniteEnv:
+    """The finite environment ``name`` of the registry (:data:`NAMES`; case, ``-``, ``_`` and
+    spaces ignored) with ``discount`` (default: the environment's own, see ``bbrl envs``).
+
+    Raises:
+        ValueError: an unknown name, or a continuous environment (build those with
+            :mod:`bbrl.value_error`).
+    """
+    entry = registry.entry(name)
+    if entry["state_space"] != "finite":
+        raise ValueError(f"{entry['name']} is continuous: build it with bbrl.value_error (finite: {', '.join(NAMES)})")
+    return FiniteEnv._wrap(registry.make_core(entry["name"], discount=None if discount is None else float(discount)))
+
+
 def six_arms(discount: float = 0.95) -> FiniteEnv:
     """SixArms (Strehl & Littman): from the hub (state 0, the start), action i reaches arm i + 1
     with probability 1, 0.15, 0.10, 0.05, 0.03, 0.01 (else stays, reward 0); in an arm, the arm's
     action stays with reward 50, 133, 300, 800, 1660 or 6000 (arm 1: every action but 4), and the
     others return to the hub. Continuing."""
-    return FiniteEnv._wrap(_core.FiniteEnv.six_arms(float(discount)))
+    return make("SixArms", discount)
 
 
 def river_swim(variant: str = "osband", discount: float | None = None) -> FiniteEnv:
@@ -192,9 +211,14 @@ def river_swim(variant: str = "osband", discount: float | None = None) -> Finite
     """
     if variant not in ("osband", "strehl"):
         raise ValueError(f"variant must be 'osband' or 'strehl', got {variant!r}")
-    if discount is None:
-        discount = 1.0 if variant == "osband" else 0.95
-    return FiniteEnv._wrap(_core.FiniteEnv.river_swim(variant, float(discount)))
+    return make(f"RiverSwim-{variant.capitalize()}", discount)
+
+
+def chain(discount: float = 0.99) -> FiniteEnv:
+    """Chain (Strens 2000): states 0..4 in a row; action 0 moves one state forward (reward 0; at
+    state 4 it stays, reward 10), action 1 returns to state 0 (reward 2); with probability 0.2
+    the other action's outcome happens instead. Starts in state 0; continuing."""
+    return make("Chain", discount)
 
 
 def from_distribution(distribution: Any, seed: int, index: int = 0, discount: float = 0.95) -> FiniteEnv:
@@ -210,20 +234,5 @@ def from_distribution(distribution: Any, seed: int, index: int = 0, discount: fl
     return FiniteEnv(P, fdm.rewards, start, discount, name=f"{fdm.name}[{index}]")
 
 
-#: The named finite environments (what replay's ``env=`` and ``bbrl replay --truth`` accept).
-NAMES = ("SixArms", "RiverSwim-Osband", "RiverSwim-Strehl")
-
-
-def named(name: str, discount: float | None = None) -> FiniteEnv:
-    """A named environment of :data:`NAMES` (case, ``_`` and spaces ignored) with ``discount``
-    (default: the environment's own).
-
-    Raises:
-        ValueError: an unknown name.
-    """
-    key = name.lower().replace("_", "").replace(" ", "")
-    if key == "sixarms":
-        return six_arms(0.95 if discount is None else discount)
-    if key in ("riverswim-osband", "riverswim-strehl"):
-        return river_swim(key.split("-")[1], discount)
-    raise ValueError(f"unknown environment {name!r}: SixArms, RiverSwim-Osband or RiverSwim-Strehl")
+#: The named finite environments of the registry (what replay's ``env=`` and ``bbrl replay --truth`` accept).
+NAMES: tuple[str, ...] = registry.names("finite")

@@ -266,10 +266,10 @@ def _number_episodes(
 
 
 def environment_core(env: Any, discount: float | None) -> Any:
-    """The core environment of a ``bbrl.envs.FiniteEnv``, or of a named one (``"SixArms"``,
-    ``"RiverSwim-Osband"``, ``"RiverSwim-Strehl"``; ``discount`` applies to names only)."""
+    """The core environment of a ``bbrl.envs.FiniteEnv``, or of a named one (``bbrl.envs.NAMES``:
+    ``"SixArms"``, ``"RiverSwim-Osband"``, ...; ``discount`` applies to names only)."""
     if isinstance(env, envs.FiniteEnv):
         return env._core
     if isinstance(env, str):
-        return envs.named(env, discount)._core
+        return envs.make(env, discount)._core
     raise TypeError(f"env must be a bbrl.envs.FiniteEnv or an environment name, got {type(env).__name__}")

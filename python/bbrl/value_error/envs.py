@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from .. import _core
 from ..checks import count
-from ..envs import FiniteEnv
+from ..envs import FiniteEnv, registry
 
 
 @dataclass(frozen=True)
@@ -74,22 +74,29 @@ class Policy:
         return self.core.description
 
 
-def mountain_car(discount: float = 0.99, time_limit: int | None = None) -> Environment:
+def mountain_car(discount: float | None = None, time_limit: int | None = None) -> Environment:
     """Mountain Car (Sutton and Barto's dynamics; reward -1 per step; ends at x >= 0.5).
 
-    ``discount`` 0.99 is Sajed et al.'s (their value bound 100 = 1/(1 - 0.99)); a discount of 1
-    needs ``time_limit`` (steps).
+    ``discount`` defaults to the registry's 0.99, Sajed et al.'s (their value bound 100 =
+    1/(1 - 0.99)); a discount of 1 needs ``time_limit`` (steps).
     """
-    core = _core.ValueErrorEnv.mountain_car(float(discount), count(time_limit, "time_limit", 1, optional=True))
-    return Environment(core, {"kind": "mountain-car", "discount": float(discount), "time_limit": time_limit})
-
-
-def puddle_world(discount: float = 0.99, noise: float = 0.01, time_limit: int | None = None) -> Environment:
-    """Puddle World (the Alberta variant: 4 actions of length 0.05 + N(0, noise); reward -1 and
-    -400 x depth for each of two puddles, -81 at worst; ends at x, y >= 0.95)."""
     limit = count(time_limit, "time_limit", 1, optional=True)
-    core = _core.ValueErrorEnv.puddle_world(float(discount), float(noise), limit)
-    params = {"kind": "puddle-world", "discount": float(discount), "noise": float(noise), "time_limit": time_limit}
+    core = registry.make_core("MountainCar", discount=None if discount is None else float(discount), time_limit=limit)
+    return Environment(core, {"kind": "mountain-car", "discount": core.spec[2], "time_limit": time_limit})
+
+
+def puddle_world(discount: float | None = None, noise: float = 0.01, time_limit: int | None = None) -> Environment:
+    """Puddle World (the Alberta variant: 4 actions of length 0.05 + N(0, noise); reward -1 and
+    -400 x depth for each of two puddles, -81 at worst; ends at x, y >= 0.95). ``discount``
+    defaults to the registry's 0.99; ``noise`` is the step length's standard deviation."""
+    limit = count(time_limit, "time_limit", 1, optional=True)
+    core = registry.make_core(
+        "PuddleWorld",
+        discount=None if discount is None else float(discount),
+        noise=float(noise),
+        time_limit=limit,
+    )
+    params = {"kind": "puddle-world", "discount": core.spec[2], "noise": float(noise), "time_limit": time_limit}
     return Environment(core, params)
 
 
@@ -144,10 +151,12 @@ def tabular_policy(probabilities: npt.ArrayLike) -> Policy:
 
 
 def paper_setup(name: str) -> tuple[Environment, Policy]:
-    """Sajed et al.'s two studies: ``"mountain-car"`` (energy pumping with 60% random actions) or
-    ``"puddle-world"`` (uniform policy), both with discount 0.99."""
-    if name == "mountain-car":
+    """Sajed et al.'s two studies: ``"MountainCar"`` (energy pumping with 60% random actions) or
+    ``"PuddleWorld"`` (uniform policy), both with the registry's discount 0.99 (any spelling the
+    registry accepts: ``"mountain-car"`` too)."""
+    name = registry.canonical(name)
+    if name == "MountainCar":
         return mountain_car(), energy_pumping(0.6)
-    if name == "puddle-world":
+    if name == "PuddleWorld":
         return puddle_world(), uniform_policy(4)
-    raise ValueError(f"unknown environment {name!r} (mountain-car, puddle-world)")
+    raise ValueError(f"{name} has no study of Sajed et al. (MountainCar, PuddleWorld)")

@@ -1,0 +1,79 @@
+"""The environment registry: every named environment reached by one name everywhere, and Chain
+(Strens 2000), added through the registry alone, against its exact values."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from bbrl import envs
+from bbrl import value_error as ve
+from bbrl.envs import registry
+
+
+def test_every_finite_name_builds_and_continuous_ones_go_to_value_error():
+    assert set(envs.NAMES) == {"SixArms", "RiverSwim-Osband", "RiverSwim-Strehl", "Chain"}
+    for name in envs.NAMES:
+        env = envs.make(name)
+        assert env.name == name
+        assert env.discount == registry.entry(name)["default_discount"]
+    assert registry.names("box2") == ("MountainCar", "PuddleWorld")
+    with pytest.raises(ValueError, match="continuous"):
+        envs.make("MountainCar")
+    assert ve.paper_setup("mountain-car")[0].name == ve.paper_setup("MountainCar")[0].name == "MountainCar"
+
+
+def test_names_are_spelled_freely_and_unknown_ones_are_named():
+    assert registry.canonical("river_swim-osband") == registry.canonical("RiverSwim Osband") == "RiverSwim-Osband"
+    with pytest.raises(ValueError, match=r"unknown environment 'Chian'.*Chain"):
+        envs.make("Chian")
+    with pytest.raises(ValueError, match="takes no noise"):
+        registry.make_core("Chain", noise=0.1)
+
+
+def _chain_tables(slip: float = 0.2) -> tuple[np.ndarray, np.ndarray]:
+    """Strens's Chain written out from the paper's description, independently of the core."""
+    n = 5
+    P = np.zeros((n, 2, n))
+    R = np.zeros((n, 2, n))
+    for s in range(n):
+        forward = min(s + 1, n - 1)
+        forward_reward = 10.0 if s == n - 1 else 0.0
+        for a, p_forward in ((0, 1 - slip), (1, slip)):
+            P[s, a, forward] += p_forward
+            P[s, a, 0] += 1 - p_forward
+            R[s, a, forward] = forward_reward
+            R[s, a, 0] = 2.0
+    return P, R
+
+
+@pytest.mark.parametrize("gamma", [0.5, 0.9, 0.99])
+def test_chain_has_strens_tables_and_exact_values(gamma):
+    env = envs.chain(gamma)
+    P, R = _chain_tables()
+    np.testing.assert_allclose(env.transitions, P, rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(env.rewards, R)
+    assert env.start_law.tolist() == [1.0, 0, 0, 0, 0]
+    # Exact values of both stationary deterministic policies by a linear solve, (I - gamma P) v = r.
+    r = (P * R).sum(axis=2)
+    exact = {}
+    for a in (0, 1):
+        exact[a] = np.linalg.solve(np.eye(5) - gamma * P[:, a, :], r[:, a])
+        policy = np.zeros((5, 2))
+        policy[:, a] = 1.0
+        np.testing.assert_allclose(env.policy_values(policy), exact[a], rtol=1e-12)
+    # The optimal values are the best of the 2^5 deterministic stationary policies, each solved
+    # exactly; value iteration must reach them.
+    best = np.full(5, -np.inf)
+    for actions in itertools.product((0, 1), repeat=5):
+        rows = np.arange(5), np.array(actions)
+        best = np.maximum(best, np.linalg.solve(np.eye(5) - gamma * P[rows], r[rows]))
+    np.testing.assert_allclose(env.optimal_values(), best, rtol=1e-8)
+    # Walking the chain is optimal from every state at gamma 0.99; at 0.5 going back for the sure 2
+    # is better from the start.
+    if gamma == 0.99:
+        assert np.all(exact[0] > exact[1])
+    if gamma == 0.5:
+        assert exact[1][0] > exact[0][0]
