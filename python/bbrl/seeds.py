@@ -1,15 +1,17 @@
 """The seed rule, stated once: every random stream is identified by ``(seed, purpose, index)``.
 
-The Rust core derives a Xoshiro256++ generator from the triple (rust/rng.rs); Python code that
-needs randomness of its own (a Python agent's Generator, a test's environment) uses
-``numpy.random.default_rng([seed, purpose, index])`` with the *same* triple, so the purposes below
-come from the core and are never restated by hand.
+The Rust core derives a Xoshiro256++ generator from the triple (``rust/core/src/rng.rs``). Python
+code that needs randomness of its own (a Python agent's Generator, the conformance suite's logged
+actions) takes :func:`generator` of a triple: ``numpy.random.default_rng(k)`` with ``k`` the first
+64-bit draw of the core's stream for that triple. So there is one rule, the core's, and the
+purposes below come from the core and are never restated by hand.
 
 * ``test_mdp``: drawing test MDP ``i`` of an experiment;
 * ``environment``: the transitions of test MDP ``i`` (the same for every agent: common random numbers);
 * ``agent_online``: an agent's own randomness on test MDP ``i`` (a Python agent's ``act`` Generator
-  is ``default_rng(first_draw(seed, "agent_online", i))``);
-* ``agent_offline``: offline learning (index 0);
+  is ``generator(seed, "agent_online", i)``, made by the core when the task starts);
+* ``agent_offline``: offline learning (index 0; a Python agent's ``learn_offline`` Generator is
+  ``generator(seed, "agent_offline", 0)``);
 * ``kernel``: free-standing kernel calls (index 0).
 """
 
@@ -26,10 +28,9 @@ __all__ = ["PURPOSES", "first_draw", "generator"]
 
 
 def generator(seed: int, purpose: str, index: int = 0) -> np.random.Generator:
-    """The NumPy Generator of stream ``(seed, purpose, index)``: ``default_rng([seed, p, index])``."""
-    if purpose not in PURPOSES:
-        raise ValueError(f"unknown purpose {purpose!r}; known: {', '.join(PURPOSES)}")
-    return np.random.default_rng([int(seed), PURPOSES[purpose], int(index)])
+    """The NumPy Generator of stream ``(seed, purpose, index)``: ``default_rng(first_draw(seed,
+    purpose, index))``."""
+    return np.random.default_rng(first_draw(seed, purpose, index))
 
 
 def first_draw(seed: int, purpose: str, index: int = 0) -> int:

@@ -53,7 +53,7 @@ def test_labels_and_create() -> None:
     assert agents.BEB(2.5, compat=True).label == "BEB (beta=2.5, compat=True)"
     assert agents.Random().label == "Random"
     assert set(agents.kinds()) >= {"random", "egreedy", "softmax", "beb"}
-    assert {k for k, _ in _core.agent_kinds()} >= set(agents.kinds())
+    assert {e["kind"] for e in _core.agent_kinds()} == set(agents.kinds())
 
 
 def _trained(spec: agents.AgentSpec, name: str = "GC", seed: int = 0) -> bbrl.Stepper:

@@ -7,9 +7,10 @@ per-step code except the agent's own.
 
 Randomness (the seed rule of :mod:`bbrl.seeds`, stream ``(seed, purpose, index)``):
 
-* offline: ``learn_offline`` gets ``numpy.random.default_rng([seed, 4, 0])`` (purpose 4, AGENT_OFFLINE);
-* online: on test MDP ``i``, ``act`` gets ``numpy.random.default_rng(k)``, ``k`` the first draw of
-  the agent's online stream ``(seed, 3, i)`` (purpose 3, AGENT_ONLINE), one Generator per task;
+* offline: ``learn_offline`` gets ``seeds.generator(seed, "agent_offline", 0)``;
+* online: on test MDP ``i``, ``act`` gets ``seeds.generator(seed, "agent_online", i)``
+  (``numpy.random.default_rng(k)``, ``k`` the first draw of the agent's online stream), one
+  Generator per task, made by the core when the task starts;
 * the environment of MDP ``i`` uses the core's stream ``(seed, 2, i)``, as for every built-in agent.
 
 Running them (in this process or on worker processes) is :mod:`bbrl.protocol.workers`.
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from .. import _core
-from ..seeds import first_draw, generator
+from ..seeds import generator
 from .trained import TrainedAgent, training_arguments
 
 if TYPE_CHECKING:
@@ -44,7 +45,8 @@ AgentError = _core.AgentError
 
 
 def offline_rng(seed: int) -> np.random.Generator:
-    """The Generator a Python agent's ``learn_offline`` receives: ``default_rng([seed, 4, 0])``."""
+    """The Generator a Python agent's ``learn_offline`` receives: ``seeds.generator(seed,
+    "agent_offline", 0)``."""
     return generator(seed, "agent_offline", 0)
 
 
@@ -52,7 +54,7 @@ def online_rng(seed: int, mdp_index: int) -> np.random.Generator:
     """The Generator a Python agent's ``act`` receives on test MDP ``mdp_index`` of an experiment
     with ``seed``: ``default_rng(k)``, ``k`` the first 64-bit draw of the agent's online stream
     ``(seed, agent_online, mdp_index)`` (a new one at every task start, drawn from that stream)."""
-    return np.random.default_rng(first_draw(seed, "agent_online", mdp_index))
+    return generator(seed, "agent_online", mdp_index)
 
 
 class Agent:
