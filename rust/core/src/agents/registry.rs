@@ -19,14 +19,7 @@ use crate::error::Result;
 use crate::formula::{parse_formula_list, set::shipped_set, Formula};
 use crate::invalid;
 
-/// A parameter value as a front end hands it over.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ParamValue {
-    Float(f64),
-    Int(i64),
-    Bool(bool),
-    Text(String),
-}
+pub use crate::options::ParamValue;
 
 /// Named parameters of one agent.
 pub type Params = BTreeMap<String, ParamValue>;
