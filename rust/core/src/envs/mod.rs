@@ -5,12 +5,15 @@
 //! environment is shared by many threads and a rollout can start from any state (what the
 //! value-error references need). Randomness comes in through the caller's stream, as for agents.
 //! States are `usize` for finite environments ([`FiniteEnv`]) and whatever the simulator needs
-//! for continuous ones (for example `[f64; 2]`).
+//! for continuous ones (for example `[f64; 2]`). [`Episode`] holds one episode's state for a front
+//! end that steps an environment by hand.
 
+mod episode;
 mod finite;
 mod mountain_car;
 mod puddle_world;
 
+pub use episode::{Episode, EpisodeStep};
 pub use finite::{river_swim, six_arms, FiniteEnv, RiverSwimVariant};
 pub use mountain_car::MountainCar;
 pub use puddle_world::PuddleWorld;
