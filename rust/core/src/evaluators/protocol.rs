@@ -271,7 +271,8 @@ impl Experiment {
         Ok(out)
     }
 
-    fn mdp(&self, index: usize) -> Result<&Mdp> {
+    /// Test MDP `index`, or an error naming the range.
+    pub fn mdp(&self, index: usize) -> Result<&Mdp> {
         self.mdps.get(index).ok_or_else(|| invalid!("MDP index {index} is out of range 0..{}", self.mdps.len()))
     }
 
