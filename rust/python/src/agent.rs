@@ -1,39 +1,14 @@
-//! `Agent`: a built-in agent by kind and parameters, its offline learning and saved form.
+//! `Agent`: a built-in agent by kind and parameters (a dict of core values), its offline
+//! learning and its saved form.
 
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
+use pyo3::types::PyDict;
 
 use super::distribution::PyFdm;
-use super::to_py;
+use super::{to_py, value_of};
 use bbrl_core::agent::{Agent, Setting};
-use bbrl_core::agents::{self, ParamValue, Params};
-use bbrl_core::evaluators::protocol::{check_setting, OfflineTime};
-use bbrl_core::rng::{purpose, stream};
-
-/// Converts a Python dict of agent parameters.
-fn params_from(dict: &Bound<'_, PyDict>) -> PyResult<Params> {
-    let mut params = Params::new();
-    for (key, value) in dict.iter() {
-        let key: String = key.extract()?;
-        let v = if value.is_instance_of::<PyBool>() {
-            ParamValue::Bool(value.extract()?)
-        } else if value.is_instance_of::<PyInt>() {
-            ParamValue::Int(value.extract()?)
-        } else if value.is_instance_of::<PyFloat>() {
-            ParamValue::Float(value.extract()?)
-        } else if value.is_instance_of::<PyString>() {
-            ParamValue::Text(value.extract()?)
-        } else {
-            return Err(PyTypeError::new_err(format!(
-                "parameter '{key}' must be a bool, int, float or str, got {}",
-                value.get_type().name()?
-            )));
-        };
-        params.insert(key, v);
-    }
-    Ok(params)
-}
+use bbrl_core::agents::{self, Params};
+use bbrl_core::evaluators::protocol;
 
 /// A built-in agent: built from its kind and parameters, trained offline, saved. It is stepped
 /// through a `Stepper` (see stepper.rs), like every agent.
@@ -49,8 +24,12 @@ pub(super) struct PyAgent {
 impl PyAgent {
     #[new]
     fn new(kind: &str, params: &Bound<'_, PyDict>) -> PyResult<Self> {
-        let inner = agents::build(kind, &params_from(params)?).map_err(to_py)?;
-        Ok(Self { inner, shape: None, setting: None })
+        let mut converted = Params::new();
+        for (key, value) in params.iter() {
+            let key: String = key.extract()?;
+            converted.insert(key.clone(), value_of(&format!("parameter '{key}'"), &value)?);
+        }
+        Ok(Self { inner: agents::build(kind, &converted).map_err(to_py)?, shape: None, setting: None })
     }
 
     #[getter]
@@ -63,8 +42,8 @@ impl PyAgent {
         self.inner.is_oracle()
     }
 
-    /// Offline learning on `prior` outside an experiment; returns (wall, CPU) seconds, both zero
-    /// for an agent that learns nothing offline.
+    /// Offline learning on `prior` outside an experiment (`bbrl_core::evaluators::protocol::learn_offline`);
+    /// returns (wall, CPU) seconds, both zero for an agent that learns nothing offline.
     fn learn_offline(
         &mut self,
         py: Python<'_>,
@@ -74,15 +53,8 @@ impl PyAgent {
         seed: u64,
     ) -> PyResult<(f64, f64)> {
         let setting = Setting { gamma, horizon };
-        check_setting(setting).map_err(to_py)?;
-        let agent = &mut self.inner;
-        let fdm = &prior.inner;
-        let time = py.detach(|| {
-            let mut rng = stream(seed, purpose::AGENT_OFFLINE, 0);
-            let learns = agent.learns_offline();
-            OfflineTime::measure(learns, || agent.learn_offline(fdm, setting, &mut rng))
-        });
-        let time = time.map_err(to_py)?;
+        let (agent, fdm) = (&mut self.inner, &prior.inner);
+        let time = py.detach(|| protocol::learn_offline(agent.as_mut(), fdm, setting, seed)).map_err(to_py)?;
         self.shape = Some((fdm.n_states(), fdm.n_actions()));
         self.setting = Some(setting);
         Ok((time.wall_seconds, time.cpu_seconds))
@@ -103,8 +75,7 @@ impl PyAgent {
     /// Rebuilds a saved agent, trained on a prior of `n_states` x `n_actions` with `gamma`, `horizon`.
     #[staticmethod]
     fn load(text: &str, n_states: usize, n_actions: usize, gamma: f64, horizon: usize) -> PyResult<Self> {
-        let setting = Setting { gamma, horizon };
-        check_setting(setting).map_err(to_py)?;
+        let setting = Setting::checked(gamma, horizon).map_err(to_py)?;
         let inner = agents::load_text(text).map_err(to_py)?;
         Ok(Self { inner, shape: Some((n_states, n_actions)), setting: Some(setting) })
     }

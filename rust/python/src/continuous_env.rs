@@ -1,6 +1,6 @@
-//! Simulators, fixed policies and features for value-error studies (`bbrl.value_error`):
-//! `ValueErrorEnv` (Mountain Car, Puddle World or a finite environment of `bbrl.envs`), `FixedPolicy` and
-//! `SparseFeatures`. Conversions only; the simulators live in `bbrl_core::envs`.
+//! Simulators, fixed policies, features and states of value-error studies converted for Python:
+//! `ValueErrorEnv` (Mountain Car, Puddle World or a finite environment of `bbrl.envs`),
+//! `FixedPolicy`, `SparseFeatures`, and NumPy arrays of states.
 
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 
 use super::env::PyFiniteEnv;
 use super::to_py;
-use bbrl_core::envs::{Env, FiniteEnv, MountainCar, PuddleWorld};
+use bbrl_core::envs::{MountainCar, PuddleWorld};
 use bbrl_core::evaluators::value_error::catalog::{self, AnyEnv, AnyFeatures, AnyPolicy, States};
 use bbrl_core::evaluators::value_error::tiles::{OneHot, TileCoder};
 use bbrl_core::evaluators::value_error::{EnergyPumping, TabularPolicy, UniformPolicy};
@@ -39,7 +39,7 @@ impl PyValueErrorEnv {
     /// limit; not its current state): one way to build a finite MDP, whichever module asks.
     #[staticmethod]
     fn from_finite(env: PyRef<'_, PyFiniteEnv>) -> Self {
-        Self { inner: AnyEnv::Finite(Box::new(FiniteEnv::clone(&env.env))) }
+        Self { inner: AnyEnv::Finite(Box::new(env.env().clone())) }
     }
 
     #[getter]
@@ -49,15 +49,8 @@ impl PyValueErrorEnv {
 
     /// (n_actions, n_states or None, discount, (min reward, max reward), time_limit or None).
     #[getter]
-    fn spec(&self) -> (usize, Option<usize>, f64, (f64, f64), Option<usize>) {
-        fn of<E: Env>(e: &E) -> (usize, Option<usize>, f64, (f64, f64), Option<usize>) {
-            (e.n_actions(), e.n_states(), e.discount(), e.reward_bounds(), e.time_limit())
-        }
-        match &self.inner {
-            AnyEnv::MountainCar(e) => of(e),
-            AnyEnv::PuddleWorld(e) => of(e),
-            AnyEnv::Finite(e) => of(e.as_ref()),
-        }
+    fn spec(&self) -> catalog::EnvSpec {
+        self.inner.spec()
     }
 }
 
@@ -107,10 +100,7 @@ impl PySparseFeatures {
 
     #[staticmethod]
     fn one_hot(n_states: usize) -> PyResult<Self> {
-        if n_states == 0 {
-            return Err(PyValueError::new_err("n_states must be >= 1"));
-        }
-        Ok(Self { inner: AnyFeatures::OneHot(OneHot { n_states }) })
+        Ok(Self { inner: AnyFeatures::OneHot(OneHot::new(n_states).map_err(to_py)?) })
     }
 }
 

@@ -58,9 +58,7 @@ impl PyExperiment {
 
     /// The transition table (S, A, S) of test MDP `index`.
     fn transitions<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyArray3<f64>>> {
-        let mdp = self.inner.mdps().get(index).ok_or_else(|| {
-            PyValueError::new_err(format!("MDP index {index} is out of range 0..{}", self.inner.mdps().len()))
-        })?;
+        let mdp = self.inner.mdp(index).map_err(to_py)?;
         Ok(table(py, mdp.transitions(), mdp.n_states(), mdp.n_actions()))
     }
 
