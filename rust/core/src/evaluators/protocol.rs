@@ -113,6 +113,68 @@ impl OfflineTime {
     }
 }
 
+/// A built-in agent and, once it has learned offline (or been loaded trained), the numbers of
+/// states and actions and the setting it learned for: what a front end holds between building an
+/// agent, training it and running it.
+pub struct Learner {
+    agent: Box<dyn Agent>,
+    trained: Option<(usize, usize, Setting)>,
+}
+
+impl Learner {
+    /// An untrained agent.
+    pub fn new(agent: Box<dyn Agent>) -> Self {
+        Self { agent, trained: None }
+    }
+
+    /// An agent already trained on a prior of `n_states` x `n_actions` for (`gamma`, `horizon`)
+    /// (a saved agent, rebuilt).
+    pub fn trained_for(
+        agent: Box<dyn Agent>,
+        n_states: usize,
+        n_actions: usize,
+        gamma: f64,
+        horizon: usize,
+    ) -> Result<Self> {
+        let setting = Setting::checked(gamma, horizon)?;
+        Ok(Self { agent, trained: Some((n_states, n_actions, setting)) })
+    }
+
+    pub fn agent(&self) -> &dyn Agent {
+        self.agent.as_ref()
+    }
+
+    /// [`learn_offline`] outside an experiment; the agent counts as trained once it succeeds.
+    pub fn learn_offline(&mut self, prior: &Fdm, setting: Setting, seed: u64) -> Result<OfflineTime> {
+        let time = learn_offline(self.agent.as_mut(), prior, setting, seed)?;
+        self.trained = Some((prior.n_states(), prior.n_actions(), setting));
+        Ok(time)
+    }
+
+    /// [`Experiment::learn_offline`]; the agent counts as trained once it succeeds.
+    pub fn learn_in(&mut self, experiment: &Experiment, prior: &Fdm) -> Result<OfflineTime> {
+        let time = experiment.learn_offline(self.agent.as_mut(), prior)?;
+        self.trained = Some((prior.n_states(), prior.n_actions(), experiment.setting()));
+        Ok(time)
+    }
+
+    /// The trained agent, or an error if it has not learned offline yet.
+    pub fn trained(&self) -> Result<&dyn Agent> {
+        self.shape_and_setting().map(|_| self.agent.as_ref())
+    }
+
+    /// A handle on a copy of the trained agent with the stream of test MDP `index`
+    /// ([`Stepper::for_task`]).
+    pub fn stepper(&self, seed: u64, index: u64) -> Result<Stepper> {
+        let (s, a, setting) = self.shape_and_setting()?;
+        Ok(Stepper::for_task(self.agent.clone_box(), s, a, setting, seed, index))
+    }
+
+    fn shape_and_setting(&self) -> Result<(usize, usize, Setting)> {
+        self.trained.ok_or_else(|| invalid!("the agent has not learned offline yet"))
+    }
+}
+
 /// An experiment: the test MDPs (drawn once from the test distribution), gamma, T and the seed.
 #[derive(Clone, Debug)]
 pub struct Experiment {
@@ -559,6 +621,24 @@ mod tests {
         assert_eq!(returns(a.as_ref()), returns(b.as_ref()));
         let e = learn_offline(b.as_mut(), &fdm, Setting { gamma: 1.0, horizon: 20 }, 9).unwrap_err();
         assert!(e.to_string().contains("gamma must be in [0, 1)"), "{e}");
+    }
+
+    #[test]
+    fn a_learner_runs_only_once_trained() {
+        let fdm = gc_like();
+        let exp = Experiment::new(fdm.clone(), 3, Setting { gamma: 0.9, horizon: 10 }, 1).unwrap();
+        let mut learner = Learner::new(build("random", &Params::new()).unwrap());
+        let e = learner.trained().err().unwrap().to_string();
+        assert!(e.contains("has not learned offline yet"), "{e}");
+        assert!(learner.stepper(1, 0).is_err());
+        learner.learn_in(&exp, &fdm).unwrap();
+        let stepper = learner.stepper(1, 2).unwrap();
+        assert_eq!((stepper.n_states(), stepper.n_actions(), stepper.setting()), (3, 2, exp.setting()));
+        assert!(learner.trained().is_ok());
+        let mut other = Learner::new(build("random", &Params::new()).unwrap());
+        let e = other.learn_offline(&fdm, Setting { gamma: 0.9, horizon: 0 }, 0).unwrap_err().to_string();
+        assert!(e.contains("horizon must be >= 1") && other.trained().is_err(), "{e}");
+        assert!(Learner::trained_for(build("random", &Params::new()).unwrap(), 3, 2, 1.0, 5).is_err());
     }
 
     #[test]
