@@ -2,7 +2,6 @@
 //! written in Python) converted for Python.
 
 use numpy::{IntoPyArray, PyArray1};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use super::agent::PyAgent;
@@ -40,12 +39,7 @@ impl PyStepper {
     #[staticmethod]
     #[pyo3(signature = (agent, seed, index=0))]
     fn builtin(agent: &PyAgent, seed: u64, index: u64) -> PyResult<Self> {
-        let (shape, setting) = match (agent.shape, agent.setting) {
-            (Some(shape), Some(setting)) => (shape, setting),
-            _ => return Err(PyValueError::new_err("the agent has not learned offline yet")),
-        };
-        let inner = Stepper::for_task(agent.inner.clone_box(), shape.0, shape.1, setting, seed, index);
-        Ok(Self { inner, python_error: None })
+        Ok(Self { inner: agent.inner.stepper(seed, index).map_err(to_py)?, python_error: None })
     }
 
     /// A handle on a trained Python agent (used in place: pass a copy), with stream
