@@ -174,15 +174,18 @@ def value_error_sample_size(epsilon: float, delta: float, c: float, k: int) -> i
 def value_error_rollout_length(epsilon: float, tau: float, r_max: float, gamma: float) -> int: ...
 def value_error_accuracies(epsilon: float, c: float, split: str) -> tuple[float, float, float]: ...
 def value_error_guaranteed_error(m: int, delta: float, c: float, k: int, eps_bar: float) -> float: ...
+
 # Options dicts: the keys of the core's typed options (a None value keeps the default); an unknown
 # key, a missing required one or a bad value raises ValueError naming it.
 # EBGStop: epsilon, delta, tau, value_range (required), variant, beta, p, max_samples.
 def ebgstop_array(samples: npt.NDArray[np.float64], options: dict[str, Any]) -> dict[str, Any]: ...
 def ebgstop_iterator(samples: Any, options: dict[str, Any]) -> dict[str, Any]: ...
+
 # epsilon, delta, tau, c (required), k, split, variant, beta, p, max_samples, seed.
 def value_error_references(
     env: ValueErrorEnv, policy: FixedPolicy, states: npt.NDArray[Any], options: dict[str, Any]
 ) -> dict[str, Any]: ...
+
 # The EBGStop keys, rollout_length (required) and seed.
 def value_error_state_values(
     env: ValueErrorEnv, policy: FixedPolicy, states: npt.NDArray[Any], options: dict[str, Any]
@@ -190,6 +193,7 @@ def value_error_state_values(
 def value_error_sample_returns(
     env: ValueErrorEnv, policy: FixedPolicy, state: npt.NDArray[Any], n: int, length: int, seed: int
 ) -> tuple[npt.NDArray[np.float64], int]: ...
+
 # alpha, lambda, n_steps, eval_every (required), seed, run.
 def value_error_learning_curve(
     env: ValueErrorEnv, policy: FixedPolicy, features: SparseFeatures, states: npt.NDArray[Any], options: dict[str, Any]
@@ -259,6 +263,7 @@ def replay_collect(
     max_steps: int,
     seed: int,
 ) -> ReplayDataset: ...
+
 # Options: n_episodes (required), episode_end, gamma, max_steps, seed, runs, threads.
 def replay_online(
     stepper: Stepper, python_agent: bool, env: FiniteEnv, options: dict[str, Any]
