@@ -1,5 +1,4 @@
-//! `Agent`: a built-in agent by kind and parameters (a dict of core values), its offline
-//! learning and its saved form.
+//! Converts `bbrl_core::evaluators::protocol::Learner` (a built-in agent) to the `Agent` class.
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;

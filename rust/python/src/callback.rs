@@ -1,6 +1,7 @@
-//! Python agents ("bring your own agent") converted to a core [`Agent`] whose methods call the
-//! Python object, so a Python agent runs through the core's own loops (`Experiment::run_each`, a
-//! `Stepper`), test MDPs and streams, as the built-in agents do.
+//! Converts a Python agent object to a core `Agent` (calls forwarded to Python, errors chained).
+//!
+//! A Python agent ("bring your own agent") runs through the core's own loops
+//! (`Experiment::run_each`, a `Stepper`), test MDPs and streams, as the built-in agents do.
 //!
 //! The Python object's `start_task()`, `start_episode(state)`, `act(state, rng)`, `observe(state,
 //! action, reward, next_state)`, `action_probabilities(state)` and `snapshot()`/`restore(s)` are

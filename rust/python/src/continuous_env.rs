@@ -1,6 +1,7 @@
-//! Simulators, fixed policies, features and states of value-error studies converted for Python:
+//! Converts the value-error catalog (environments, policies, features) and NumPy state arrays.
+//!
 //! `ValueErrorEnv` (Mountain Car, Puddle World or a finite environment of `bbrl.envs`),
-//! `FixedPolicy`, `SparseFeatures`, and NumPy arrays of states.
+//! `FixedPolicy`, `SparseFeatures`, and states as (m, 2) float64 or (m,) int64 arrays.
 
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,

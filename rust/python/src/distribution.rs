@@ -1,4 +1,4 @@
-//! `Distribution`: a core `Fdm` converted from and to NumPy tables, and the built-in distributions.
+//! Converts a core `Fdm` from and to NumPy tables (`Distribution`), and the built-in distributions.
 
 use numpy::{PyArray3, PyReadonlyArray3};
 use pyo3::prelude::*;

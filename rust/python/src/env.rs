@@ -1,6 +1,4 @@
-//! `FiniteEnv`: a finite environment of the core (`bbrl_core::envs::FiniteEnv`) in an
-//! `bbrl_core::envs::Episode`, converted so Python can step it (`reset`, `step`) and evaluators can
-//! take it.
+//! Converts a core `Episode` over a `FiniteEnv` to the `FiniteEnv` class (`reset`, `step`, tables).
 
 use numpy::{IntoPyArray, PyArray1, PyArray3, PyReadonlyArray1, PyReadonlyArray3};
 use pyo3::prelude::*;

@@ -1,4 +1,4 @@
-//! `Experiment` and its `Progress`: the benchmark protocol over N test MDPs.
+//! Converts the core `Experiment` and `Progress` (the benchmark protocol over N test MDPs).
 
 use std::sync::Arc;
 

@@ -1,5 +1,4 @@
-//! Free-standing kernels converted from and to NumPy arrays: Dirichlet draws, the solvers, and
-//! the seed of a NumPy Generator.
+//! Converts the free-standing kernels (Dirichlet draws, solvers, NumPy seeds) from and to NumPy.
 
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,

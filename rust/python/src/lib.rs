@@ -1,7 +1,9 @@
-//! The PyO3 bindings (`bbrl._core`): conversions and GIL handling only; no logic lives here.
-//! Docstrings and friendly messages live in the Python package; every check, choice of stream
-//! and parsed name lives in `bbrl_core` (which returns errors, never panics), so no input can
-//! crash. Long lists of settings come in as one dict, read by the core's typed options.
+//! The `bbrl._core` module: converts types between Python and `bbrl_core`, and releases the GIL.
+//!
+//! Conversions and GIL handling only; no logic lives here. Docstrings and friendly messages live
+//! in the Python package; every check, choice of stream and parsed name lives in `bbrl_core`
+//! (which returns errors, never panics), so no input can crash. Long lists of settings come in
+//! as one dict, read by the core's typed options (`bbrl_core::options`).
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray3, PyUntypedArrayMethods};
 use pyo3::exceptions::PyTypeError;

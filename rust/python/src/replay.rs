@@ -1,5 +1,7 @@
-//! Replay evaluators (`bbrl_core::evaluators::replay`) converted for `bbrl.replay`: the log, the
-//! evaluations and the online truth (options as a dict), the binomial survival function.
+//! Converts the replay evaluators (`bbrl_core::evaluators::replay`) for `bbrl.replay`.
+//!
+//! The log, the evaluations and the online truth (options as a dict), the binomial survival
+//! function.
 
 use std::sync::Arc;
 

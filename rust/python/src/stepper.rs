@@ -1,5 +1,4 @@
-//! `Stepper` and `Snapshot`: `bbrl_core::stepper`'s handle on any agent (built-in, trained, or
-//! written in Python) converted for Python.
+//! Converts the core `Stepper` (the handle on any agent) and its `Snapshot`.
 
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;

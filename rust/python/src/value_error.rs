@@ -1,5 +1,6 @@
-//! Value-error estimates (`bbrl_core::evaluators::value_error`) converted for `bbrl.value_error`:
-//! losses, Algorithm 1's budget, Lemma 5's rollout length, EBGStop on arrays or Python iterators,
+//! Converts the value-error estimates (`bbrl_core::evaluators::value_error`) for `bbrl.value_error`.
+//!
+//! Losses, Algorithm 1's budget, Lemma 5's rollout length, EBGStop on arrays or Python iterators,
 //! references and learning curves (options as a dict).
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
