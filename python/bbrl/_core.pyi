@@ -131,10 +131,6 @@ class FiniteEnv:
         discount: float,
         time_limit: int | None = None,
     ) -> FiniteEnv: ...
-    @staticmethod
-    def six_arms(discount: float) -> FiniteEnv: ...
-    @staticmethod
-    def river_swim(variant: str, discount: float) -> FiniteEnv: ...
     @property
     def name(self) -> str: ...
     @property
@@ -243,82 +239,34 @@ def value_error_sample_size(epsilon: float, delta: float, c: float, k: int) -> i
 def value_error_rollout_length(epsilon: float, tau: float, r_max: float, gamma: float) -> int: ...
 def value_error_accuracies(epsilon: float, c: float, split: str) -> tuple[float, float, float]: ...
 def value_error_guaranteed_error(m: int, delta: float, c: float, k: int, eps_bar: float) -> float: ...
-def ebgstop_array(
-    samples: npt.NDArray[np.float64],
-    epsilon: float,
-    delta: float,
-    tau: float,
-    value_range: float,
-    variant: str,
-    beta: float,
-    p: float,
-    max_samples: int,
-) -> dict[str, Any]: ...
-def ebgstop_iterator(
-    samples: Any,
-    epsilon: float,
-    delta: float,
-    tau: float,
-    value_range: float,
-    variant: str,
-    beta: float,
-    p: float,
-    max_samples: int,
-) -> dict[str, Any]: ...
+
+# Options dicts: the keys of the core's typed options (a None value keeps the default); an unknown
+# key, a missing required one or a bad value raises ValueError naming it.
+# EBGStop: epsilon, delta, tau, value_range (required), variant, beta, p, max_samples.
+def ebgstop_array(samples: npt.NDArray[np.float64], options: dict[str, Any]) -> dict[str, Any]: ...
+def ebgstop_iterator(samples: Any, options: dict[str, Any]) -> dict[str, Any]: ...
+
+# epsilon, delta, tau, c (required), k, split, variant, beta, p, max_samples, seed.
 def value_error_references(
-    env: ValueErrorEnv,
-    policy: FixedPolicy,
-    states: npt.NDArray[Any],
-    epsilon: float,
-    delta: float,
-    tau: float,
-    c: float,
-    k: int,
-    split: str,
-    variant: str,
-    beta: float,
-    p: float,
-    max_samples: int,
-    seed: int,
+    env: ValueErrorEnv, policy: FixedPolicy, states: npt.NDArray[Any], options: dict[str, Any]
 ) -> dict[str, Any]: ...
+
+# The EBGStop keys, rollout_length (required) and seed.
 def value_error_state_values(
-    env: ValueErrorEnv,
-    policy: FixedPolicy,
-    states: npt.NDArray[Any],
-    epsilon: float,
-    delta: float,
-    tau: float,
-    value_range: float,
-    variant: str,
-    beta: float,
-    p: float,
-    max_samples: int,
-    length: int,
-    seed: int,
+    env: ValueErrorEnv, policy: FixedPolicy, states: npt.NDArray[Any], options: dict[str, Any]
 ) -> dict[str, Any]: ...
 def value_error_sample_returns(
     env: ValueErrorEnv, policy: FixedPolicy, state: npt.NDArray[Any], n: int, length: int, seed: int
 ) -> tuple[npt.NDArray[np.float64], int]: ...
+
+# alpha, lambda, n_steps, eval_every (required), seed, run.
 def value_error_learning_curve(
-    env: ValueErrorEnv,
-    policy: FixedPolicy,
-    features: SparseFeatures,
-    states: npt.NDArray[Any],
-    alpha: float,
-    lambda_: float,
-    n_steps: int,
-    eval_every: int,
-    seed: int,
-    run: int,
+    env: ValueErrorEnv, policy: FixedPolicy, features: SparseFeatures, states: npt.NDArray[Any], options: dict[str, Any]
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float64]]: ...
 def value_error_uniform_states(env: ValueErrorEnv, m: int, seed: int) -> npt.NDArray[Any]: ...
 
 @final
 class ValueErrorEnv:
-    @staticmethod
-    def mountain_car(discount: float, time_limit: int | None = None) -> ValueErrorEnv: ...
-    @staticmethod
-    def puddle_world(discount: float, noise: float, time_limit: int | None = None) -> ValueErrorEnv: ...
     @staticmethod
     def from_finite(env: FiniteEnv) -> ValueErrorEnv: ...
     @property
@@ -346,22 +294,10 @@ class SparseFeatures:
 
 @final
 class ReplayDataset:
-    def __new__(
-        cls,
-        n_states: int,
-        n_actions: int,
-        start_state: int,
-        episode: npt.NDArray[np.int64],
-        t: npt.NDArray[np.int64],
-        state: npt.NDArray[np.int64],
-        action: npt.NDArray[np.int64],
-        reward: npt.NDArray[np.float64],
-        next_state: npt.NDArray[np.int64],
-        terminal: npt.NDArray[np.bool_] | None = None,
-        logging_table: npt.NDArray[np.float64] | None = None,
-        logging_rows: npt.NDArray[np.float64] | None = None,
-        stationary: bool = True,
-    ) -> ReplayDataset: ...
+    # log: a dict with the int64 columns episode, t, state, action, next_state, the float64 column
+    # reward, terminal (bool array or None), logging_table (S, A) or None, logging_rows (N, A) or
+    # None, and stationary (bool); every key is required.
+    def __new__(cls, n_states: int, n_actions: int, start_state: int, log: dict[str, Any]) -> ReplayDataset: ...
     @property
     def n_states(self) -> int: ...
     @property
@@ -378,23 +314,10 @@ class ReplayDataset:
     def columns(self) -> dict[str, npt.NDArray[Any]]: ...
     def complete_episodes(self, end_kind: str, horizon: int) -> tuple[int, int, int | None]: ...
 
+# Options: method, episode_end ("start", "terminal" or an int horizon), gamma, seed, runs, threads,
+# m_rule, m_value, max_length, weighted, max_episodes, trace.
 def replay_evaluate(
-    stepper: Stepper,
-    python_agent: bool,
-    data: ReplayDataset,
-    method: str,
-    end_kind: str,
-    horizon: int,
-    gamma: float | None = None,
-    seed: int = 0,
-    runs: int = 1,
-    threads: int | None = None,
-    m_rule: str | None = None,
-    m_value: float | None = None,
-    max_length: int | None = None,
-    weighted: bool = False,
-    max_episodes: int | None = None,
-    trace: bool = False,
+    stepper: Stepper, python_agent: bool, data: ReplayDataset, options: dict[str, Any]
 ) -> list[dict[str, Any]]: ...
 def replay_collect(
     env: FiniteEnv,
@@ -405,17 +328,9 @@ def replay_collect(
     max_steps: int,
     seed: int,
 ) -> ReplayDataset: ...
+
+# Options: n_episodes (required), episode_end, gamma, max_steps, seed, runs, threads.
 def replay_online(
-    stepper: Stepper,
-    python_agent: bool,
-    env: FiniteEnv,
-    n_episodes: int,
-    end_kind: str,
-    horizon: int,
-    gamma: float | None = None,
-    max_steps: int = 1000,
-    seed: int = 0,
-    runs: int = 1,
-    threads: int | None = None,
+    stepper: Stepper, python_agent: bool, env: FiniteEnv, options: dict[str, Any]
 ) -> npt.NDArray[np.float64]: ...
 def binomial_survival(n: int, p: float, t: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]: ...

@@ -131,16 +131,18 @@ class Dataset:
             int(n_states),
             int(n_actions),
             int(start_state),
-            _int_column(frame, "episode"),
-            _int_column(frame, "t"),
-            _int_column(frame, "state"),
-            _int_column(frame, "action"),
-            reward.cast(pl.Float64).to_numpy(),
-            _int_column(frame, "next_state"),
-            terminal,
-            table,
-            rows,
-            bool(stationary),
+            {
+                "episode": _int_column(frame, "episode"),
+                "t": _int_column(frame, "t"),
+                "state": _int_column(frame, "state"),
+                "action": _int_column(frame, "action"),
+                "reward": reward.cast(pl.Float64).to_numpy(),
+                "next_state": _int_column(frame, "next_state"),
+                "terminal": terminal,
+                "logging_table": table,
+                "logging_rows": rows,
+                "stationary": bool(stationary),
+            },
         )
         self._frame = frame
 

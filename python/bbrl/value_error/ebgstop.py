@@ -58,11 +58,12 @@ def ebgstop(
     """
     if isinstance(max_samples, bool) or not isinstance(max_samples, int) or max_samples < 1:
         raise ValueError(f"max_samples must be an integer >= 1, got {max_samples!r}")
-    args = (float(epsilon), float(delta), float(tau), float(value_range), variant, float(beta), float(p), max_samples)
+    args = dict(epsilon=float(epsilon), delta=float(delta), tau=float(tau), value_range=float(value_range),
+                variant=variant, beta=float(beta), p=float(p), max_samples=max_samples)  # fmt: skip
     if isinstance(samples, np.ndarray):
         if samples.ndim != 1:
             raise ValueError(f"samples must be a 1-D array, got shape {samples.shape}")
-        out = _core.ebgstop_array(np.ascontiguousarray(samples, dtype=np.float64), *args)
+        out = _core.ebgstop_array(np.ascontiguousarray(samples, dtype=np.float64), args)
     else:
-        out = _core.ebgstop_iterator(iter(samples), *args)
+        out = _core.ebgstop_iterator(iter(samples), args)
     return EbgStopResult(**out)

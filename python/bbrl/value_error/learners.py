@@ -92,6 +92,8 @@ def td_lambda(
     else:
         array = np.ascontiguousarray(states, dtype=np.int64)
     steps, predictions = _core.value_error_learning_curve(
-        env.core, policy.core, features.core, array, float(alpha), float(lambda_), n_steps, eval_every, seed, run
-    )
+        env.core, policy.core, features.core, array,
+        {"alpha": float(alpha), "lambda": float(lambda_), "n_steps": n_steps, "eval_every": eval_every, "seed": seed,
+         "run": run},
+    )  # fmt: skip
     return LearningCurve(steps, predictions)

@@ -142,8 +142,9 @@ def reference_values(
         states = env.uniform_states(int(states), seed)
     array = _states_array(env, states)
     out = _core.value_error_references(
-        env.core, policy.core, array, float(epsilon), float(delta), float(tau), float(c), int(k), split, variant,
-        float(beta), float(p), int(max_samples), int(seed),
+        env.core, policy.core, array, dict(epsilon=float(epsilon), delta=float(delta), tau=float(tau), c=float(c),
+        k=int(k), split=split, variant=variant, beta=float(beta), p=float(p), max_samples=int(max_samples),
+        seed=int(seed)),
     )  # fmt: skip
     settings = {
         "format": FORMAT,
@@ -284,8 +285,9 @@ def state_values(
         value_range = max(max(hi, hi * weight) - min(lo, lo * weight), np.finfo(float).tiny)
     array = _states_array(env, states)
     out = _core.value_error_state_values(
-        env.core, policy.core, array, float(epsilon), float(delta), float(tau), float(value_range), variant,
-        float(beta), float(p), int(max_samples), int(rollout_length), int(seed),
+        env.core, policy.core, array, dict(epsilon=float(epsilon), delta=float(delta), tau=float(tau),
+        value_range=float(value_range), variant=variant, beta=float(beta), p=float(p), max_samples=int(max_samples),
+        rollout_length=int(rollout_length), seed=int(seed)),
     )  # fmt: skip
     return StateValues(
         out["value"], out["n_samples"], out["n_steps"], tuple(out["reason"]), int(rollout_length), float(value_range)

@@ -16,6 +16,7 @@
 //!   inputs, get the same actions.
 
 use crate::error::{BbrlError, Result};
+use crate::invalid;
 use crate::model::fdm::Fdm;
 use crate::model::mdp::Mdp;
 use crate::rng::Rng;
@@ -27,6 +28,19 @@ pub struct Setting {
     pub gamma: f64,
     /// Number of decisions per trajectory (steps).
     pub horizon: usize,
+}
+
+impl Setting {
+    /// A discount in [0, 1) and a horizon of at least one step, or an error naming the bad one.
+    pub fn checked(gamma: f64, horizon: usize) -> Result<Self> {
+        if !(0.0..1.0).contains(&gamma) {
+            return Err(invalid!("gamma must be in [0, 1), got {gamma}"));
+        }
+        if horizon < 1 {
+            return Err(invalid!("horizon must be >= 1 step, got {horizon}"));
+        }
+        Ok(Self { gamma, horizon })
+    }
 }
 
 /// What an agent may see when a task (a new unknown MDP) starts.
@@ -136,6 +150,48 @@ impl Clone for Box<dyn Agent> {
 /// The error every agent returns when used before `learn_offline`.
 pub fn not_trained(name: &str) -> BbrlError {
     BbrlError::Agent(format!("agent '{name}' used before learn_offline"))
+}
+
+/// An agent that fails with `reason` on every call: what an agent that cannot be copied returns
+/// from [`Agent::clone_box`] (an error on first use, never a panic).
+#[derive(Clone, Debug)]
+pub struct FailedAgent {
+    name: String,
+    reason: String,
+}
+
+impl FailedAgent {
+    pub fn new(name: String, reason: String) -> Self {
+        Self { name, reason }
+    }
+
+    fn fail<T>(&self) -> Result<T> {
+        Err(BbrlError::Agent(self.reason.clone()))
+    }
+}
+
+impl Agent for FailedAgent {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    fn learn_offline(&mut self, _: &Fdm, _: Setting, _: &mut Rng) -> Result<()> {
+        self.fail()
+    }
+    fn start_task(&mut self, _: &TaskContext<'_>, _: &mut Rng) -> Result<()> {
+        self.fail()
+    }
+    fn act(&mut self, _: usize, _: &mut Rng) -> Result<usize> {
+        self.fail()
+    }
+    fn observe(&mut self, _: Transition, _: &mut Rng) -> Result<()> {
+        self.fail()
+    }
+    fn action_probabilities(&mut self, _: usize, _: &mut [f64]) -> Result<()> {
+        self.fail()
+    }
+    fn clone_box(&self) -> Box<dyn Agent> {
+        Box::new(self.clone())
+    }
 }
 
 /// Why the decision loop stopped early: an agent error or an out-of-range action at `step`.
@@ -252,4 +308,28 @@ fn agent_error(step: usize, error: BbrlError) -> StepFailure {
 #[inline(never)]
 fn action_out_of_range(step: usize, action: usize, n_actions: usize) -> StepFailure {
     StepFailure { step, message: format!("returned action {action}, not one of the actions 0 to {}", n_actions - 1) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::stream;
+
+    #[test]
+    fn a_failed_agent_fails_with_its_reason_on_every_call_and_in_every_copy() {
+        let mut agent = FailedAgent::new("mine".into(), "could not be copied".into());
+        let mut rng = stream(0, 0, 0);
+        let reason = |e: BbrlError| e.to_string();
+        assert!(reason(agent.act(0, &mut rng).unwrap_err()).contains("could not be copied"));
+        let t = Transition { state: 0, action: 0, reward: 0.0, next_state: 0 };
+        assert!(agent.observe(t, &mut rng).is_err());
+        assert!(agent.action_probabilities(0, &mut [0.0; 2]).is_err());
+        let mut copy = agent.clone_box();
+        assert_eq!(copy.name(), "mine");
+        assert!(reason(copy.act(0, &mut rng).unwrap_err()).contains("could not be copied"));
+        assert_eq!(
+            Setting::checked(0.5, 0).unwrap_err().to_string(),
+            invalid!("horizon must be >= 1 step, got 0").to_string()
+        );
+    }
 }

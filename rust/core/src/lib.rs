@@ -5,7 +5,8 @@
 //! `cargo test` and benched with criterion on its own.
 //!
 //! Layers, each using only the ones above it:
-//! - [`error`], [`rng`] (the one seed rule), [`platform`] (CPU time, host);
+//! - [`error`], [`rng`] (the one seed rule), [`options`] (keyword options read into typed structs),
+//!   [`platform`] (CPU time, host);
 //! - [`model`]: tabular views and checks, [`model::Mdp`], [`model::Fdm`], Dirichlet rows, posterior
 //!   counts, the named problems; [`solve`]: value iteration (scalar, AVX2, AVX-512);
 //!   [`formula`]: OPPS formulas and formula spaces;
@@ -24,6 +25,7 @@
 #![allow(clippy::needless_range_loop)]
 
 pub mod error;
+pub mod options;
 pub mod platform;
 pub mod rng;
 

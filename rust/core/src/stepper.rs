@@ -12,7 +12,7 @@ use crate::agent::{Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
 use crate::invalid;
 use crate::model::mdp::Mdp;
-use crate::rng::Rng;
+use crate::rng::{purpose, stream, Rng};
 use crate::trajectory::{self, TrajectoryOutcome};
 
 /// A trained agent with its random stream, stepped through the life cycle of [`Agent`].
@@ -39,6 +39,19 @@ impl Stepper {
     /// randomness is `rng` (the protocol passes stream `(seed, AGENT_ONLINE, i)` for MDP `i`).
     pub fn new(agent: Box<dyn Agent>, n_states: usize, n_actions: usize, setting: Setting, rng: Rng) -> Self {
         Self { agent, rng, n_states, n_actions, setting, in_task: false }
+    }
+
+    /// The handle the protocol gives `agent` on test MDP `index` of an experiment with `seed`: its
+    /// stream is `(seed, AGENT_ONLINE, index)`.
+    pub fn for_task(
+        agent: Box<dyn Agent>,
+        n_states: usize,
+        n_actions: usize,
+        setting: Setting,
+        seed: u64,
+        index: u64,
+    ) -> Self {
+        Self::new(agent, n_states, n_actions, setting, stream(seed, purpose::AGENT_ONLINE, index))
     }
 
     pub fn agent(&self) -> &dyn Agent {
@@ -157,6 +170,11 @@ impl Stepper {
             setting: self.setting,
             in_task: self.in_task,
         })
+    }
+
+    /// [`Stepper::fork`] with the stream of test MDP `index` ([`Stepper::for_task`]).
+    pub fn fork_for_task(&self, seed: u64, index: u64) -> Result<Stepper> {
+        self.fork(stream(seed, purpose::AGENT_ONLINE, index))
     }
 
     /// One trajectory of the benchmark protocol on test MDP `mdp` (index `mdp_index`, for error

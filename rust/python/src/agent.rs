@@ -1,67 +1,42 @@
-//! `Agent`: a built-in agent by kind and parameters, its offline learning and saved form.
+//! Converts `bbrl_core::evaluators::protocol::Learner` (a built-in agent) to the `Agent` class.
 
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
+use pyo3::types::PyDict;
 
 use super::distribution::PyFdm;
-use super::to_py;
-use bbrl_core::agent::{Agent, Setting};
+use super::{to_py, value_of};
+use bbrl_core::agent::Setting;
 use bbrl_core::agents::spec::ParamDefault;
-use bbrl_core::agents::{self, ParamValue, Params};
-use bbrl_core::evaluators::protocol::{check_setting, OfflineTime};
-use bbrl_core::rng::{purpose, stream};
+use bbrl_core::agents::{self, Params};
+use bbrl_core::evaluators::protocol::Learner;
 
-/// Converts a Python dict of agent parameters.
-fn params_from(dict: &Bound<'_, PyDict>) -> PyResult<Params> {
-    let mut params = Params::new();
-    for (key, value) in dict.iter() {
-        let key: String = key.extract()?;
-        let v = if value.is_instance_of::<PyBool>() {
-            ParamValue::Bool(value.extract()?)
-        } else if value.is_instance_of::<PyInt>() {
-            ParamValue::Int(value.extract()?)
-        } else if value.is_instance_of::<PyFloat>() {
-            ParamValue::Float(value.extract()?)
-        } else if value.is_instance_of::<PyString>() {
-            ParamValue::Text(value.extract()?)
-        } else {
-            return Err(PyTypeError::new_err(format!(
-                "parameter '{key}' must be a bool, int, float or str, got {}",
-                value.get_type().name()?
-            )));
-        };
-        params.insert(key, v);
-    }
-    Ok(params)
-}
-
-/// A built-in agent: built from its kind and parameters, trained offline, saved. It is stepped
-/// through a `Stepper` (see stepper.rs), like every agent.
+/// A built-in agent (`bbrl_core::evaluators::protocol::Learner`): built from its kind and
+/// parameters, trained offline, saved. It is stepped through a `Stepper` (see stepper.rs).
 #[pyclass(name = "Agent", module = "bbrl._core")]
 pub(super) struct PyAgent {
-    pub(super) inner: Box<dyn Agent>,
-    /// (S, A) once trained.
-    pub(super) shape: Option<(usize, usize)>,
-    pub(super) setting: Option<Setting>,
+    pub(super) inner: Learner,
 }
 
 #[pymethods]
 impl PyAgent {
     #[new]
     fn new(kind: &str, params: &Bound<'_, PyDict>) -> PyResult<Self> {
-        let inner = agents::build(kind, &params_from(params)?).map_err(to_py)?;
-        Ok(Self { inner, shape: None, setting: None })
+        let mut converted = Params::new();
+        for (key, value) in params.iter() {
+            let key: String = key.extract()?;
+            converted.insert(key.clone(), value_of(&format!("parameter '{key}'"), &value)?);
+        }
+        Ok(Self { inner: Learner::new(agents::build(kind, &converted).map_err(to_py)?) })
     }
 
     #[getter]
     fn name(&self) -> String {
-        self.inner.name()
+        self.inner.agent().name()
     }
 
     #[getter]
     fn is_oracle(&self) -> bool {
-        self.inner.is_oracle()
+        self.inner.agent().is_oracle()
     }
 
     /// Offline learning on `prior` outside an experiment; returns (wall, CPU) seconds, both zero
@@ -74,40 +49,28 @@ impl PyAgent {
         horizon: usize,
         seed: u64,
     ) -> PyResult<(f64, f64)> {
-        let setting = Setting { gamma, horizon };
-        check_setting(setting).map_err(to_py)?;
-        let agent = &mut self.inner;
-        let fdm = &prior.inner;
-        let time = py.detach(|| {
-            let mut rng = stream(seed, purpose::AGENT_OFFLINE, 0);
-            let learns = agent.learns_offline();
-            OfflineTime::measure(learns, || agent.learn_offline(fdm, setting, &mut rng))
-        });
-        let time = time.map_err(to_py)?;
-        self.shape = Some((fdm.n_states(), fdm.n_actions()));
-        self.setting = Some(setting);
+        let (learner, fdm) = (&mut self.inner, &prior.inner);
+        let time = py.detach(|| learner.learn_offline(fdm, Setting { gamma, horizon }, seed)).map_err(to_py)?;
         Ok((time.wall_seconds, time.cpu_seconds))
     }
 
     /// What offline learning decided (e.g. OPPS-DS's chosen formula), as a dict of strings.
     #[getter]
     fn details(&self) -> std::collections::BTreeMap<String, String> {
-        self.inner.details().into_iter().collect()
+        self.inner.agent().details().into_iter().collect()
     }
 
     /// The text from which `load` rebuilds this agent, or None when the agent cannot be saved
     /// (it is then rebuilt from its parameters and retrained).
     fn saved_text(&self) -> Option<String> {
-        self.inner.saved_text()
+        self.inner.agent().saved_text()
     }
 
     /// Rebuilds a saved agent, trained on a prior of `n_states` x `n_actions` with `gamma`, `horizon`.
     #[staticmethod]
     fn load(text: &str, n_states: usize, n_actions: usize, gamma: f64, horizon: usize) -> PyResult<Self> {
-        let setting = Setting { gamma, horizon };
-        check_setting(setting).map_err(to_py)?;
-        let inner = agents::load_text(text).map_err(to_py)?;
-        Ok(Self { inner, shape: Some((n_states, n_actions)), setting: Some(setting) })
+        let agent = agents::load_text(text).map_err(to_py)?;
+        Ok(Self { inner: Learner::trained_for(agent, n_states, n_actions, gamma, horizon).map_err(to_py)? })
     }
 }
 

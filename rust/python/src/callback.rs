@@ -1,16 +1,15 @@
-//! Python agents ("bring your own agent"): a core [`Agent`] whose methods call a Python object, so
-//! that a Python agent runs through the same trajectory loop (`simulate::run_trajectory`), the
-//! same test MDPs and the same environment streams as the built-in agents.
+//! Converts a Python agent object to a core `Agent` (calls forwarded to Python, errors chained).
+//!
+//! A Python agent ("bring your own agent") runs through the core's own loops
+//! (`Experiment::run_each`, a `Stepper`), test MDPs and streams, as the built-in agents do.
 //!
 //! The Python object's `start_task()`, `start_episode(state)`, `act(state, rng)`, `observe(state,
 //! action, reward, next_state)`, `action_probabilities(state)` and `snapshot()`/`restore(s)` are
 //! called with the GIL held. `rng` is a NumPy `Generator` made at every task start as
-//! `numpy.random.default_rng(k)`, `k` the next 64-bit draw of the agent's online stream (for test
-//! MDP `i` of an experiment, stream `(seed, AGENT_ONLINE, i)`): so a Python agent's randomness
-//! follows the seed rule exactly as a built-in agent's, through any handle, fork or snapshot.
-//! Whatever `act` returns is checked here, at the boundary: an int (or NumPy integer) in `0..A`;
-//! anything else, and any exception raised by the agent, fails the run with the agent's name, the
-//! MDP index and the step (the Python exception is chained as the cause).
+//! `numpy.random.default_rng(k)`, `k = bbrl_core::rng::foreign_seed` of the agent's online stream
+//! (for test MDP `i`, stream `(seed, AGENT_ONLINE, i)`). What `act` returns is converted here: an
+//! int (or NumPy integer) in `0..A`; anything else, and any exception raised by the agent, fails
+//! the run with the agent's name, the MDP index and the step (the exception chained as the cause).
 
 use std::sync::{Arc, Mutex};
 
@@ -19,14 +18,12 @@ use pyo3::exceptions::PyException;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt};
-use rand::RngCore as _;
 
 use super::{reward_rows, to_py, AgentError, PyExperiment, RunArrays};
-use bbrl_core::agent::{Agent, Setting, TaskContext, Transition};
+use bbrl_core::agent::{Agent, FailedAgent, Setting, TaskContext, Transition};
 use bbrl_core::error::{BbrlError, Result};
-use bbrl_core::evaluators::protocol::reward_buffer_len;
 use bbrl_core::model::fdm::Fdm;
-use bbrl_core::rng::Rng;
+use bbrl_core::rng::{foreign_seed, Rng};
 
 /// Where a Python agent leaves the exception behind its last failure, for the caller to chain.
 pub(super) type ErrorSlot = Arc<Mutex<Option<PyErr>>>;
@@ -124,7 +121,7 @@ impl Agent for PyCallbackAgent {
     }
 
     fn start_task(&mut self, _context: &TaskContext<'_>, rng: &mut Rng) -> Result<()> {
-        let key = rng.next_u64();
+        let key = foreign_seed(rng);
         Python::attach(|py| {
             let generator = py
                 .import("numpy.random")
@@ -188,7 +185,7 @@ impl Agent for PyCallbackAgent {
     fn clone_box(&self) -> Box<dyn Agent> {
         // Not on any hot path (the Python runner copies agents in Python). A copy that cannot be
         // made becomes an agent that fails with the reason on first use: an error, never a panic.
-        self.snapshot().unwrap_or_else(|e| Box::new(FailedCopy { name: self.name.clone(), reason: e.to_string() }))
+        self.snapshot().unwrap_or_else(|e| Box::new(FailedAgent::new(self.name.clone(), e.to_string())))
     }
 
     /// A new object `copy.copy(agent)` given `agent.snapshot()` through its `restore`, and a deep
@@ -217,50 +214,26 @@ impl Agent for PyCallbackAgent {
     }
 }
 
-/// What [`PyCallbackAgent::clone_box`] returns when the Python agent cannot be copied.
-struct FailedCopy {
-    name: String,
-    reason: String,
-}
-
-impl FailedCopy {
-    fn fail<T>(&self) -> Result<T> {
-        Err(BbrlError::Agent(self.reason.clone()))
+/// The Python exception for core error `e` of a run or handle on a Python agent: the agent's own
+/// exception (left in `slot`) chained as the cause of an `AgentError`, or let through when it is
+/// not an `Exception` (KeyboardInterrupt, SystemExit); without one, the core error's exception.
+pub(super) fn raise(py: Python<'_>, e: BbrlError, slot: Option<&ErrorSlot>) -> PyErr {
+    match slot.and_then(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()).take()) {
+        Some(cause) if !cause.is_instance_of::<PyException>(py) => cause,
+        Some(cause) => {
+            let err = AgentError::new_err(e.to_string());
+            err.set_cause(py, Some(cause));
+            err
+        }
+        None => to_py(e),
     }
 }
 
-impl Agent for FailedCopy {
-    fn name(&self) -> String {
-        self.name.clone()
-    }
-    fn learn_offline(&mut self, _: &Fdm, _: Setting, _: &mut Rng) -> Result<()> {
-        self.fail()
-    }
-    fn start_task(&mut self, _: &TaskContext<'_>, _: &mut Rng) -> Result<()> {
-        self.fail()
-    }
-    fn act(&mut self, _: usize, _: &mut Rng) -> Result<usize> {
-        self.fail()
-    }
-    fn observe(&mut self, _: Transition, _: &mut Rng) -> Result<()> {
-        self.fail()
-    }
-    fn action_probabilities(&mut self, _: usize, _: &mut [f64]) -> Result<()> {
-        self.fail()
-    }
-    fn clone_box(&self) -> Box<dyn Agent> {
-        Box::new(Self { name: self.name.clone(), reason: self.reason.clone() })
-    }
-}
-
-/// Runs the trained Python `agent` on the test MDPs `indices` (in that order), one trajectory each,
-/// with a fresh `copy.deepcopy` of `agent` per MDP (the core clones built-in agents the same way),
-/// through the experiment's handle for each MDP (`Experiment::run_one`), so MDP `i` gets the
-/// environment stream `(seed, ENVIRONMENT, i)` and the agent stream `(seed, AGENT_ONLINE, i)` as
-/// every built-in agent does. Returns (returns, online wall seconds, online CPU seconds of this
-/// thread) for those MDPs and, with `record_rewards`, their (len(indices), T) rewards (else None).
-/// On the first failure, raises `AgentError` (the message names the agent, the MDP and the step)
-/// with the agent's own exception as its cause; no partial result.
+/// Runs the trained Python `agent` on the test MDPs `indices` (`Experiment::run_each`), a fresh
+/// `copy.deepcopy` of it per MDP (the core clones built-in agents the same way). Returns (returns,
+/// online wall seconds, online CPU seconds of this thread) and, with `record_rewards`, the
+/// (len(indices), T) rewards (else None). On the first failure, raises `AgentError` with the
+/// agent's own exception as its cause; no partial result.
 #[pyfunction]
 #[pyo3(signature = (experiment, agent, name, indices, record_rewards=false))]
 pub(super) fn run_python_agent<'py>(
@@ -273,49 +246,27 @@ pub(super) fn run_python_agent<'py>(
 ) -> PyResult<RunArrays<'py>> {
     let exp = &experiment.inner;
     let n_actions = exp.test_distribution().n_actions();
-    let horizon = exp.setting().horizon;
     let deepcopy = py.import("copy")?.getattr("deepcopy")?;
-    let mut returns = Vec::with_capacity(indices.len());
-    let mut seconds = Vec::with_capacity(indices.len());
-    let mut cpu_seconds = Vec::with_capacity(indices.len());
-    let mut rewards =
-        if record_rewards { vec![0.0; reward_buffer_len(indices.len(), horizon).map_err(to_py)?] } else { Vec::new() };
-    for (k, &i) in indices.iter().enumerate() {
-        if i >= exp.mdps().len() {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "MDP index {i} is out of range 0..{}",
-                exp.mdps().len()
-            )));
-        }
-        let local = deepcopy.call1((agent,))?;
-        let callback = PyCallbackAgent::new(&local, name.clone(), n_actions)?;
-        let error = Arc::clone(&callback.error);
-        let outcome = if record_rewards {
-            exp.run_one_recording(Box::new(callback), i, &mut rewards[k * horizon..(k + 1) * horizon])
-        } else {
-            exp.run_one(Box::new(callback), i)
-        };
-        match outcome {
-            Ok(outcome) => {
-                returns.push(outcome.discounted_return);
-                seconds.push(outcome.seconds);
-                cpu_seconds.push(outcome.cpu_seconds);
+    let (mut slot, mut copy_error): (Option<ErrorSlot>, Option<PyErr>) = (None, None);
+    let outcome = exp.run_each(&indices, record_rewards, |_| {
+        let made = deepcopy.call1((agent,)).and_then(|local| PyCallbackAgent::new(&local, name.clone(), n_actions));
+        match made {
+            Ok(callback) => {
+                slot = Some(callback.error_slot());
+                Ok(Box::new(callback) as Box<dyn Agent>)
             }
             Err(e) => {
-                let cause = error.lock().unwrap_or_else(|e| e.into_inner()).take();
-                if let Some(cause) = &cause {
-                    if !cause.is_instance_of::<PyException>(py) {
-                        // KeyboardInterrupt, SystemExit: not the agent's failure; let it through.
-                        return Err(cause.clone_ref(py));
-                    }
-                }
-                let err = AgentError::new_err(e.to_string());
-                err.set_cause(py, cause);
-                return Err(err);
+                copy_error = Some(e);
+                Err(BbrlError::Agent("the agent could not be copied".into()))
             }
         }
-    }
-    let recorded = reward_rows(py, record_rewards.then_some(rewards), indices.len(), horizon)?;
-    let returns: Bound<'py, PyArray1<f64>> = returns.into_pyarray(py);
-    Ok((returns, seconds.into_pyarray(py), cpu_seconds.into_pyarray(py), recorded))
+    });
+    let outcome = match (outcome, copy_error) {
+        (Ok(outcome), _) => outcome,
+        (Err(_), Some(e)) => return Err(e),
+        (Err(e), None) => return Err(raise(py, e, slot.as_ref())),
+    };
+    let rewards = reward_rows(py, outcome.rewards, indices.len(), exp.setting().horizon)?;
+    let returns: Bound<'py, PyArray1<f64>> = outcome.returns.into_pyarray(py);
+    Ok((returns, outcome.online_seconds.into_pyarray(py), outcome.online_cpu_seconds.into_pyarray(py), rewards))
 }

@@ -1,6 +1,7 @@
-//! Simulators, fixed policies and features for value-error studies (`bbrl.value_error`):
-//! `ValueErrorEnv` (Mountain Car, Puddle World or a finite environment of `bbrl.envs`), `FixedPolicy` and
-//! `SparseFeatures`. Conversions only; the simulators live in `bbrl_core::envs`.
+//! Converts the value-error catalog (environments, policies, features) and NumPy state arrays.
+//!
+//! `ValueErrorEnv` (Mountain Car, Puddle World or a finite environment of `bbrl.envs`),
+//! `FixedPolicy`, `SparseFeatures`, and states as (m, 2) float64 or (m,) int64 arrays.
 
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
@@ -10,7 +11,6 @@ use pyo3::prelude::*;
 
 use super::env::PyFiniteEnv;
 use super::to_py;
-use bbrl_core::envs::{Env, FiniteEnv, MountainCar, PuddleWorld};
 use bbrl_core::evaluators::value_error::catalog::{self, AnyEnv, AnyFeatures, AnyPolicy, States};
 use bbrl_core::evaluators::value_error::tiles::{OneHot, TileCoder};
 use bbrl_core::evaluators::value_error::{EnergyPumping, TabularPolicy, UniformPolicy};
@@ -23,23 +23,11 @@ pub(super) struct PyValueErrorEnv {
 
 #[pymethods]
 impl PyValueErrorEnv {
-    #[staticmethod]
-    #[pyo3(signature = (discount, time_limit=None))]
-    fn mountain_car(discount: f64, time_limit: Option<usize>) -> PyResult<Self> {
-        Ok(Self { inner: AnyEnv::MountainCar(MountainCar::new(discount, time_limit).map_err(to_py)?) })
-    }
-
-    #[staticmethod]
-    #[pyo3(signature = (discount, noise, time_limit=None))]
-    fn puddle_world(discount: f64, noise: f64, time_limit: Option<usize>) -> PyResult<Self> {
-        Ok(Self { inner: AnyEnv::PuddleWorld(PuddleWorld::new(discount, noise, time_limit).map_err(to_py)?) })
-    }
-
     /// The finite environment `env` of `bbrl.envs` (its tables, start law, discount and time
     /// limit; not its current state): one way to build a finite MDP, whichever module asks.
     #[staticmethod]
     fn from_finite(env: PyRef<'_, PyFiniteEnv>) -> Self {
-        Self { inner: AnyEnv::Finite(Box::new(FiniteEnv::clone(&env.env))) }
+        Self { inner: AnyEnv::Finite(Box::new(env.env().clone())) }
     }
 
     #[getter]
@@ -49,15 +37,8 @@ impl PyValueErrorEnv {
 
     /// (n_actions, n_states or None, discount, (min reward, max reward), time_limit or None).
     #[getter]
-    fn spec(&self) -> (usize, Option<usize>, f64, (f64, f64), Option<usize>) {
-        fn of<E: Env>(e: &E) -> (usize, Option<usize>, f64, (f64, f64), Option<usize>) {
-            (e.n_actions(), e.n_states(), e.discount(), e.reward_bounds(), e.time_limit())
-        }
-        match &self.inner {
-            AnyEnv::MountainCar(e) => of(e),
-            AnyEnv::PuddleWorld(e) => of(e),
-            AnyEnv::Finite(e) => of(e.as_ref()),
-        }
+    fn spec(&self) -> catalog::EnvSpec {
+        self.inner.spec()
     }
 }
 
@@ -107,10 +88,7 @@ impl PySparseFeatures {
 
     #[staticmethod]
     fn one_hot(n_states: usize) -> PyResult<Self> {
-        if n_states == 0 {
-            return Err(PyValueError::new_err("n_states must be >= 1"));
-        }
-        Ok(Self { inner: AnyFeatures::OneHot(OneHot { n_states }) })
+        Ok(Self { inner: AnyFeatures::OneHot(OneHot::new(n_states).map_err(to_py)?) })
     }
 }
 

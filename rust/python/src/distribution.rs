@@ -1,12 +1,11 @@
-//! `Distribution`: a validated FDM held by the core, and the built-in distributions.
+//! Converts a core `Fdm` from and to NumPy tables (`Distribution`), and the built-in distributions.
 
 use numpy::{PyArray3, PyReadonlyArray3};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::{flat, initial, table, table_pair_dims, to_py};
+use super::{flat, table, table_pair_dims, to_py};
 use bbrl_core::model::fdm::Fdm;
-use bbrl_core::rng::{purpose, stream};
+use bbrl_core::model::tables::initial_state as initial;
 
 /// A validated FDM distribution held by the core.
 #[pyclass(name = "Distribution", module = "bbrl._core", frozen)]
@@ -19,20 +18,20 @@ impl PyFdm {
     #[new]
     fn new(theta: PyReadonlyArray3<'_, f64>, rewards: PyReadonlyArray3<'_, f64>, initial_state: i64) -> PyResult<Self> {
         let (s, a) = table_pair_dims(&theta, "theta", &rewards)?;
-        let inner = Fdm::new(s, a, flat(&theta), flat(&rewards), initial(initial_state, s)?).map_err(to_py)?;
+        let inner =
+            Fdm::new(s, a, flat(&theta), flat(&rewards), initial(initial_state, s).map_err(to_py)?).map_err(to_py)?;
         Ok(Self { inner })
     }
 
-    /// Draws one MDP's transition table (S, A, S) from stream (seed, KERNEL, 0).
+    /// One MDP's transition table (S, A, S) (`Fdm::sample_seeded`).
     fn sample_transitions<'py>(&self, py: Python<'py>, seed: u64) -> Bound<'py, PyArray3<f64>> {
-        let mdp = self.inner.sample_mdp(&mut stream(seed, purpose::KERNEL, 0));
+        let mdp = self.inner.sample_seeded(seed);
         table(py, mdp.transitions(), self.inner.n_states(), self.inner.n_actions())
     }
 
-    /// The transition table (S, A, S) of test MDP `index` of an experiment with `seed`: stream
-    /// (seed, TEST_MDP, index).
+    /// The transition table (S, A, S) of test MDP `index` of an experiment with `seed` (`Fdm::test_mdp`).
     fn sample_test_mdp<'py>(&self, py: Python<'py>, seed: u64, index: u64) -> Bound<'py, PyArray3<f64>> {
-        let mdp = self.inner.sample_mdp(&mut stream(seed, purpose::TEST_MDP, index));
+        let mdp = self.inner.test_mdp(seed, index);
         table(py, mdp.transitions(), self.inner.n_states(), self.inner.n_actions())
     }
 }
@@ -44,8 +43,7 @@ type DistributionTables<'py> = (Bound<'py, PyArray3<f64>>, Bound<'py, PyArray3<f
 /// (theta, rewards, initial state).
 #[pyfunction]
 fn builtin_distribution<'py>(py: Python<'py>, name: &str) -> PyResult<DistributionTables<'py>> {
-    let fdm = bbrl_core::model::problems::by_name(name)
-        .ok_or_else(|| PyValueError::new_err(format!("unknown built-in distribution {name:?}")))?;
+    let fdm = bbrl_core::model::problems::named(name).map_err(to_py)?;
     let (s, a) = (fdm.n_states(), fdm.n_actions());
     let start = fdm.initial_state().map_or(-1, |s| s as i64);
     Ok((table(py, fdm.theta(), s, a), table(py, fdm.rewards(), s, a), start))

@@ -1,29 +1,25 @@
-//! `FiniteEnv`: a finite environment of the core (`bbrl_core::envs::FiniteEnv`) with a current state
-//! and its own stream, so Python can step it (`reset`, `step`) and evaluators can take it.
-
-use std::sync::Arc;
+//! Converts a core `Episode` over a `FiniteEnv` to the `FiniteEnv` class (`reset`, `step`, tables).
 
 use numpy::{IntoPyArray, PyArray1, PyArray3, PyReadonlyArray1, PyReadonlyArray3};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use super::{flat, table, table_pair_dims, to_py};
-use bbrl_core::envs::{river_swim, six_arms, Env, FiniteEnv, RiverSwimVariant};
+use bbrl_core::envs::{Env, Episode, FiniteEnv};
 use bbrl_core::model::mdp::Mdp;
-use bbrl_core::rng::{purpose, stream, Rng};
 
-/// A finite environment and the state of one episode on it.
+/// A finite environment and one episode on it.
 #[pyclass(name = "FiniteEnv", module = "bbrl._core")]
 pub(super) struct PyFiniteEnv {
-    pub(super) env: Arc<FiniteEnv>,
-    state: Option<usize>,
-    steps: usize,
-    rng: Rng,
+    pub(super) episode: Episode<FiniteEnv>,
 }
 
 impl PyFiniteEnv {
     pub(super) fn wrap(env: FiniteEnv) -> Self {
-        Self { env: Arc::new(env), state: None, steps: 0, rng: stream(0, purpose::ENVIRONMENT, 0) }
+        Self { episode: Episode::new(env) }
+    }
+
+    pub(super) fn env(&self) -> &FiniteEnv {
+        self.episode.env()
     }
 }
 
@@ -46,95 +42,60 @@ impl PyFiniteEnv {
         Ok(Self::wrap(FiniteEnv::new(name, mdp, start, discount, time_limit).map_err(to_py)?))
     }
 
-    /// SixArms with discount `discount`.
-    #[staticmethod]
-    fn six_arms(discount: f64) -> PyResult<Self> {
-        Ok(Self::wrap(six_arms(discount).map_err(to_py)?))
-    }
-
-    /// RiverSwim, `variant` "osband" or "strehl".
-    #[staticmethod]
-    fn river_swim(variant: &str, discount: f64) -> PyResult<Self> {
-        let variant = match variant {
-            "osband" => RiverSwimVariant::Osband,
-            "strehl" => RiverSwimVariant::Strehl,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "unknown RiverSwim variant {other:?}; known: \"osband\", \"strehl\""
-                )))
-            }
-        };
-        Ok(Self::wrap(river_swim(variant, discount).map_err(to_py)?))
-    }
-
     #[getter]
     fn name(&self) -> String {
-        self.env.name()
+        self.env().name()
     }
     #[getter]
     fn n_states(&self) -> usize {
-        self.env.mdp().n_states()
+        self.env().mdp().n_states()
     }
     #[getter]
     fn n_actions(&self) -> usize {
-        self.env.n_actions()
+        self.env().n_actions()
     }
     #[getter]
     fn discount(&self) -> f64 {
-        self.env.discount()
+        self.env().discount()
     }
     #[getter]
     fn time_limit(&self) -> Option<usize> {
-        self.env.time_limit()
+        self.env().time_limit()
     }
     #[getter]
     fn reward_bounds(&self) -> (f64, f64) {
-        self.env.reward_bounds()
+        self.env().reward_bounds()
     }
     #[getter]
     fn transitions<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray3<f64>> {
-        let m = self.env.mdp();
+        let m = self.env().mdp();
         table(py, m.transitions(), m.n_states(), m.n_actions())
     }
     #[getter]
     fn rewards<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray3<f64>> {
-        let m = self.env.mdp();
+        let m = self.env().mdp();
         table(py, m.rewards(), m.n_states(), m.n_actions())
     }
     #[getter]
     fn start_law<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        self.env.start_law().to_vec().into_pyarray(py)
+        self.env().start_law().to_vec().into_pyarray(py)
     }
     /// The current state, None before the first reset.
     #[getter]
     fn state(&self) -> Option<usize> {
-        self.state
+        self.episode.state().copied()
     }
 
-    /// Starts an episode; with a seed, the stream becomes `(seed, ENVIRONMENT, index)` first (the
-    /// stream the protocol steps test MDP `index` with).
+    /// Starts an episode; with a seed, the stream becomes `(seed, ENVIRONMENT, index)` first.
     #[pyo3(signature = (seed=None, index=0))]
     fn reset(&mut self, seed: Option<u64>, index: u64) -> usize {
-        if let Some(seed) = seed {
-            self.rng = stream(seed, purpose::ENVIRONMENT, index);
-        }
-        let state = self.env.reset(&mut self.rng);
-        self.state = Some(state);
-        self.steps = 0;
-        state
+        self.episode.reset(seed, index)
     }
 
     /// One step: (next state, reward, terminal, truncated by the time limit).
     fn step(&mut self, action: usize) -> PyResult<(usize, f64, bool, bool)> {
-        let state = self.state.ok_or_else(|| PyValueError::new_err("reset() must be called before step()"))?;
-        if action >= self.env.n_actions() {
-            return Err(PyValueError::new_err(format!("action {action} is out of range 0..{}", self.env.n_actions())));
-        }
-        let step = self.env.step(&state, action, &mut self.rng);
-        self.state = Some(step.next_state);
-        self.steps += 1;
-        let truncated = self.env.time_limit().is_some_and(|limit| self.steps >= limit);
-        Ok((step.next_state, step.reward, step.terminal, truncated))
+        let step = self.episode.step(action).map_err(to_py)?;
+        Ok((step.next_state, step.reward, step.terminated, step.truncated))
     }
 }
 

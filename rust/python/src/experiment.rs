@@ -1,16 +1,15 @@
-//! `Experiment` and its `Progress`: the benchmark protocol over N test MDPs.
+//! Converts the core `Experiment` and `Progress` (the benchmark protocol over N test MDPs).
 
 use std::sync::Arc;
 
 use numpy::{IntoPyArray, PyArray3};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::agent::PyAgent;
 use super::distribution::PyFdm;
 use super::{reward_rows, table, to_py, RunArrays};
-use bbrl_core::agent::{Agent, Setting};
+use bbrl_core::agent::Setting;
 use bbrl_core::evaluators::protocol::{reward_buffer_len, Experiment, Progress};
 use bbrl_core::platform::host::host_info;
 
@@ -58,21 +57,15 @@ impl PyExperiment {
 
     /// The transition table (S, A, S) of test MDP `index`.
     fn transitions<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyArray3<f64>>> {
-        let mdp = self.inner.mdps().get(index).ok_or_else(|| {
-            PyValueError::new_err(format!("MDP index {index} is out of range 0..{}", self.inner.mdps().len()))
-        })?;
+        let mdp = self.inner.mdp(index).map_err(to_py)?;
         Ok(table(py, mdp.transitions(), mdp.n_states(), mdp.n_actions()))
     }
 
     /// Trains `agent` on `prior`; returns the offline (wall, CPU) seconds, zero for an agent that
     /// learns nothing offline.
     fn learn_offline(&self, py: Python<'_>, mut agent: PyRefMut<'_, PyAgent>, prior: &PyFdm) -> PyResult<(f64, f64)> {
-        let fdm = &prior.inner;
-        let exp = &self.inner;
-        let inner = &mut agent.inner;
-        let time = py.detach(|| exp.learn_offline(inner.as_mut(), fdm)).map_err(to_py)?;
-        agent.shape = Some((fdm.n_states(), fdm.n_actions()));
-        agent.setting = Some(exp.setting());
+        let (exp, learner, fdm) = (&self.inner, &mut agent.inner, &prior.inner);
+        let time = py.detach(|| learner.learn_in(exp, fdm)).map_err(to_py)?;
         Ok((time.wall_seconds, time.cpu_seconds))
     }
 
@@ -87,10 +80,7 @@ impl PyExperiment {
         progress: Option<&PyProgress>,
         record_rewards: bool,
     ) -> PyResult<RunArrays<'py>> {
-        if agent.shape.is_none() {
-            return Err(PyValueError::new_err("the agent has not learned offline yet"));
-        }
-        let trained: &dyn Agent = agent.inner.as_ref();
+        let trained = agent.inner.trained().map_err(to_py)?;
         let exp = &self.inner;
         let progress = progress.map(|p| Arc::clone(&p.inner));
         let outcome =

@@ -1,4 +1,4 @@
-//! OPPS-DS's formula language: parsing, evaluation, formula sets.
+//! Converts OPPS-DS's formula language: parsing, evaluation, formula sets.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

@@ -1,20 +1,17 @@
-//! Free-standing kernels: Dirichlet draws and the solvers, on NumPy arrays.
+//! Converts the free-standing kernels (Dirichlet draws, solvers, NumPy seeds) from and to NumPy.
 
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
     PyUntypedArrayMethods,
 };
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::{cube_dims, flat, mdp_from_arrays, table, to_py, ArrayPair};
-use bbrl_core::agent::Setting;
-use bbrl_core::evaluators::protocol::check_setting;
+use super::{flat, mdp_from_arrays, table, to_py, ArrayPair};
 use bbrl_core::model::dirichlet;
-use bbrl_core::rng::{purpose, stream};
-use bbrl_core::{invalid, solve};
+use bbrl_core::model::tables::cube_dims;
+use bbrl_core::{rng, solve};
 
-/// One Dirichlet draw `P ~ Dir(alpha)`; zero concentrations give exactly zero probability.
+/// One Dirichlet draw `P ~ Dir(alpha)` (`dirichlet::sample_seeded`).
 #[pyfunction]
 fn sample_dirichlet<'py>(
     py: Python<'py>,
@@ -22,40 +19,18 @@ fn sample_dirichlet<'py>(
     seed: u64,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let alpha: Vec<f64> = alpha.as_array().iter().copied().collect();
-    if alpha.is_empty() || alpha.iter().any(|a| !(a.is_finite() && *a >= 0.0)) || alpha.iter().all(|&a| a == 0.0) {
-        return Err(to_py(invalid!("alpha must be non-empty, finite, >= 0 and not all zero")));
-    }
-    let support: Vec<u32> = (0..alpha.len() as u32).filter(|&y| alpha[y as usize] > 0.0).collect();
-    let mut out = vec![0.0; alpha.len()];
-    dirichlet::sample_row(&alpha, &support, &mut out, &mut stream(seed, purpose::KERNEL, 0));
-    Ok(out.into_pyarray(py))
+    Ok(dirichlet::sample_seeded(&alpha, seed).map_err(to_py)?.into_pyarray(py))
 }
 
-/// One transition table `P[s, a, :] ~ Dir(counts[s, a, :])` for every row, from stream
-/// (seed, KERNEL, 0); zero counts give exactly zero probability.
+/// One transition table `P[s, a, :] ~ Dir(counts[s, a, :])` (`dirichlet::sample_table_seeded`).
 #[pyfunction]
 fn sample_transitions<'py>(
     py: Python<'py>,
     counts: PyReadonlyArray3<'_, f64>,
     seed: u64,
 ) -> PyResult<Bound<'py, PyArray3<f64>>> {
-    let (s, a) = cube_dims(counts.shape(), "counts")?;
-    let counts = flat(&counts);
-    let mut out = vec![0.0; counts.len()];
-    let mut rng = stream(seed, purpose::KERNEL, 0);
-    let mut support = Vec::with_capacity(s);
-    for (row, (alpha, p)) in counts.chunks_exact(s.max(1)).zip(out.chunks_exact_mut(s.max(1))).enumerate() {
-        if alpha.iter().any(|c| !(c.is_finite() && *c >= 0.0)) || alpha.iter().all(|&c| c == 0.0) {
-            return Err(to_py(invalid!(
-                "counts[{}, {}, :] must be finite, >= 0 and not all zero",
-                row / a.max(1),
-                row % a.max(1)
-            )));
-        }
-        support.clear();
-        support.extend((0..s as u32).filter(|&y| alpha[y as usize] > 0.0));
-        dirichlet::sample_row(alpha, &support, p, &mut rng);
-    }
+    let (s, a) = cube_dims(counts.shape(), "counts").map_err(to_py)?;
+    let out = dirichlet::sample_table_seeded(&flat(&counts), s, a, seed).map_err(to_py)?;
     Ok(table(py, &out, s, a))
 }
 
@@ -70,15 +45,9 @@ fn q_iteration<'py>(
     max_sweeps: usize,
     accuracy: f64,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    check_setting(Setting { gamma, horizon: 1 }).map_err(to_py)?;
-    if !(accuracy.is_finite() && accuracy >= 0.0) {
-        return Err(PyValueError::new_err(format!("accuracy must be finite and >= 0, got {accuracy}")));
-    }
     let mdp = mdp_from_arrays(transitions, rewards)?;
-    let (s, a) = (mdp.n_states(), mdp.n_actions());
-    let mut q = vec![0.0; s * a];
-    solve::q_iteration(mdp.view(), gamma, max_sweeps, accuracy, &mut q);
-    Ok(q.into_pyarray(py).reshape([s, a]).expect("S*A entries"))
+    let q = solve::q_values(mdp.view(), gamma, max_sweeps, accuracy).map_err(to_py)?;
+    Ok(q.into_pyarray(py).reshape([mdp.n_states(), mdp.n_actions()]).expect("S*A entries"))
 }
 
 /// Guez value iteration (SPEC 2.2); returns (V with shape (S,), greedy policy with shape (S,)).
@@ -91,14 +60,8 @@ fn value_iteration<'py>(
     gamma: f64,
     epsilon: f64,
 ) -> PyResult<ArrayPair<'py, f64, i64>> {
-    check_setting(Setting { gamma, horizon: 1 }).map_err(to_py)?;
-    if !(epsilon.is_finite() && epsilon > 0.0) {
-        return Err(PyValueError::new_err(format!("epsilon must be finite and > 0, got {epsilon}")));
-    }
     let mdp = mdp_from_arrays(transitions, rewards)?;
-    let s = mdp.n_states();
-    let (mut v, mut pi) = (vec![0.0; s], vec![0usize; s]);
-    solve::guez_value_iteration(mdp.view(), None, gamma, epsilon, &mut v, &mut pi);
+    let (v, pi) = solve::optimal_values(mdp.view(), gamma, epsilon).map_err(to_py)?;
     let pi: Vec<i64> = pi.into_iter().map(|a| a as i64).collect();
     Ok((v.into_pyarray(py), pi.into_pyarray(py)))
 }
@@ -114,24 +77,14 @@ fn evaluate_policy<'py>(
     horizon: usize,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let mdp = mdp_from_arrays(transitions, rewards)?;
-    if policy.shape() != [mdp.n_states(), mdp.n_actions()] {
-        return Err(PyValueError::new_err(format!(
-            "policy must have shape (S, A) = ({}, {}), got {:?}",
-            mdp.n_states(),
-            mdp.n_actions(),
-            policy.shape()
-        )));
-    }
-    let pi: Vec<f64> = policy.as_array().iter().copied().collect();
-    Ok(solve::evaluate_policy_finite(mdp.view(), &pi, gamma, horizon).into_pyarray(py))
+    let (shape, pi) = ([policy.shape()[0], policy.shape()[1]], policy.as_array().iter().copied().collect::<Vec<_>>());
+    Ok(solve::policy_values(mdp.view(), &pi, shape, gamma, horizon).map_err(to_py)?.into_pyarray(py))
 }
 
-/// The first 64-bit draw of stream `(seed, purpose, index)`: what seeds a Python agent's NumPy
-/// Generator at the start of a task on that stream.
+/// `bbrl_core::rng::first_draw`: what seeds a NumPy Generator on stream `(seed, purpose, index)`.
 #[pyfunction]
 fn first_draw(seed: u64, purpose: u64, index: u64) -> u64 {
-    use rand::RngCore as _;
-    stream(seed, purpose, index).next_u64()
+    rng::first_draw(seed, purpose, index)
 }
 
 /// Adds this file's classes and functions to the module.

@@ -1,13 +1,19 @@
-//! The PyO3 bindings (`bbrl._core`): conversions and GIL handling only; no logic lives here.
-//! Docstrings and validation with friendly messages live in the Python package; these functions
-//! re-validate everything (the core returns errors, never panics) so that no input can crash.
+//! The `bbrl._core` module: converts types between Python and `bbrl_core`, and releases the GIL.
+//!
+//! Conversions and GIL handling only; no logic lives here. Docstrings and friendly messages live
+//! in the Python package; every check, choice of stream and parsed name lives in `bbrl_core`
+//! (which returns errors, never panics), so no input can crash. Long lists of settings come in
+//! as one dict, read by the core's typed options (`bbrl_core::options`).
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray3, PyUntypedArrayMethods};
+use pyo3::exceptions::PyTypeError;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 
 use bbrl_core::error::BbrlError;
-use bbrl_core::model::mdp::Mdp;
+use bbrl_core::model::{tables, Mdp};
+use bbrl_core::options::{Options, ParamValue};
 
 mod agent;
 mod callback;
@@ -39,24 +45,39 @@ pub(crate) fn to_py(e: BbrlError) -> PyErr {
     }
 }
 
-/// (S, A, S) dimensions of a table, checked to be a cube over states.
-pub(crate) fn cube_dims(shape: &[usize], name: &str) -> PyResult<(usize, usize)> {
-    match shape {
-        [s, a, s2] if s == s2 => Ok((*s, *a)),
-        _ => Err(PyValueError::new_err(format!("{name} must have shape (S, A, S), got {shape:?}"))),
+/// A Python bool, int (NumPy integers too), float or str as a core value.
+/// (`what` names it in the error, e.g. "option 'seed'").
+pub(crate) fn value_of(what: &str, value: &Bound<'_, PyAny>) -> PyResult<ParamValue> {
+    Ok(if value.is_instance_of::<PyBool>() {
+        ParamValue::Bool(value.extract()?)
+    } else if value.is_instance_of::<PyFloat>() {
+        ParamValue::Float(value.extract()?)
+    } else if value.is_instance_of::<PyString>() {
+        ParamValue::Text(value.extract()?)
+    } else if let Ok(v) = value.extract::<i64>() {
+        ParamValue::Int(v)
+    } else if let (true, Ok(v)) = (value.is_instance_of::<PyInt>(), value.extract::<u64>()) {
+        ParamValue::UInt(v)
+    } else {
+        let kind = value.get_type().name()?;
+        return Err(PyTypeError::new_err(format!("{what} must be a bool, int, float or str, got {kind}")));
+    })
+}
+
+/// The core's typed options `T` from a dict (a None value leaves the key at its default).
+pub(crate) fn options<T: Options>(dict: &Bound<'_, PyDict>) -> PyResult<T> {
+    let mut pairs = Vec::with_capacity(dict.len());
+    for (key, value) in dict.iter() {
+        let key: String = key.extract()?;
+        if !value.is_none() {
+            pairs.push((value_of(&format!("option '{key}'"), &value)?, key));
+        }
     }
+    T::from_pairs(pairs.iter().map(|(v, k)| (k.as_str(), v))).map_err(to_py)
 }
 
 pub(crate) fn flat(array: &PyReadonlyArray3<'_, f64>) -> Vec<f64> {
     array.as_array().iter().copied().collect()
-}
-
-pub(crate) fn initial(initial_state: i64, n_states: usize) -> PyResult<Option<usize>> {
-    match initial_state {
-        -1 => Ok(None),
-        s if s >= 0 && (s as usize) < n_states => Ok(Some(s as usize)),
-        s => Err(PyValueError::new_err(format!("initial state {s} is out of range 0..{n_states} (or -1 for random)"))),
-    }
 }
 
 /// The (S, A) of a table `name` (S, A, S) and a rewards table of the same shape.
@@ -65,15 +86,7 @@ pub(crate) fn table_pair_dims(
     name: &str,
     rewards: &PyReadonlyArray3<'_, f64>,
 ) -> PyResult<(usize, usize)> {
-    let dims = cube_dims(table.shape(), name)?;
-    if rewards.shape() != table.shape() {
-        return Err(PyValueError::new_err(format!(
-            "rewards shape {:?} differs from {name} shape {:?}",
-            rewards.shape(),
-            table.shape()
-        )));
-    }
-    Ok(dims)
+    tables::table_pair_dims(table.shape(), name, rewards.shape()).map_err(to_py)
 }
 
 pub(crate) fn mdp_from_arrays(

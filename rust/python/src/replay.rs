@@ -1,18 +1,19 @@
-//! Replay evaluators (`bbrl.replay`): the validated log, the evaluations and their parallel runs,
-//! the online truth, and the binomial survival function of the weighted estimate.
+//! Converts the replay evaluators (`bbrl_core::evaluators::replay`) for `bbrl.replay`.
+//!
+//! The log, the evaluations and the online truth (options as a dict), the binomial survival
+//! function.
 
 use std::sync::Arc;
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::env::PyFiniteEnv;
 use super::stepper::PyStepper;
-use super::to_py;
+use super::{options, to_py};
 use bbrl_core::evaluators::replay::{
-    self, binomial_sf, Config, Dataset, EpisodeEnd, LogColumns, LoggingInput, LoggingPolicy, Method, Outcome, Schedule,
+    self, Dataset, EpisodeEnd, LogColumns, LoggingInput, LoggingPolicy, OnlineOptions, Outcome, ReplayOptions,
 };
 
 /// A validated log of transitions.
@@ -21,45 +22,36 @@ pub(super) struct PyDataset {
     pub(super) inner: Arc<Dataset>,
 }
 
-fn vec_i64(a: &PyReadonlyArray1<'_, i64>) -> Vec<i64> {
+/// A log from a dict: its columns (`terminal` may be None) and its logging policy
+/// (`logging_table` (S, A), `logging_rows` (N, A) or neither, and `stationary`).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct Log<'py> {
+    episode: PyReadonlyArray1<'py, i64>,
+    t: PyReadonlyArray1<'py, i64>,
+    state: PyReadonlyArray1<'py, i64>,
+    action: PyReadonlyArray1<'py, i64>,
+    reward: PyReadonlyArray1<'py, f64>,
+    next_state: PyReadonlyArray1<'py, i64>,
+    terminal: Option<PyReadonlyArray1<'py, bool>>,
+    logging_table: Option<PyReadonlyArray2<'py, f64>>,
+    logging_rows: Option<PyReadonlyArray2<'py, f64>>,
+    stationary: bool,
+}
+
+fn vec<T: numpy::Element + Copy, D: numpy::ndarray::Dimension>(a: &numpy::PyReadonlyArray<'_, T, D>) -> Vec<T> {
     a.as_array().iter().copied().collect()
 }
 
 #[pymethods]
 impl PyDataset {
     #[new]
-    #[pyo3(signature = (n_states, n_actions, start_state, episode, t, state, action, reward, next_state,
-                        terminal=None, logging_table=None, logging_rows=None, stationary=true))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        n_states: usize,
-        n_actions: usize,
-        start_state: usize,
-        episode: PyReadonlyArray1<'_, i64>,
-        t: PyReadonlyArray1<'_, i64>,
-        state: PyReadonlyArray1<'_, i64>,
-        action: PyReadonlyArray1<'_, i64>,
-        reward: PyReadonlyArray1<'_, f64>,
-        next_state: PyReadonlyArray1<'_, i64>,
-        terminal: Option<PyReadonlyArray1<'_, bool>>,
-        logging_table: Option<PyReadonlyArray2<'_, f64>>,
-        logging_rows: Option<PyReadonlyArray2<'_, f64>>,
-        stationary: bool,
-    ) -> PyResult<Self> {
+    fn new(n_states: usize, n_actions: usize, start_state: usize, log: Log<'_>) -> PyResult<Self> {
         let (episode, t, state, action, next_state) =
-            (vec_i64(&episode), vec_i64(&t), vec_i64(&state), vec_i64(&action), vec_i64(&next_state));
-        let reward: Vec<f64> = reward.as_array().iter().copied().collect();
-        let terminal: Option<Vec<bool>> = terminal.map(|f| f.as_array().iter().copied().collect());
-        let table: Option<Vec<f64>> = logging_table.map(|a| a.as_array().iter().copied().collect());
-        let rows: Option<Vec<f64>> = logging_rows.map(|a| a.as_array().iter().copied().collect());
-        let logging = match (&table, &rows) {
-            (Some(_), Some(_)) => {
-                return Err(PyValueError::new_err("give the logging policy as a table or per row, not both"))
-            }
-            (Some(t), None) => LoggingInput::Table(t),
-            (None, Some(r)) => LoggingInput::PerRow { probabilities: r, stationary },
-            (None, None) => LoggingInput::Unknown,
-        };
+            (vec(&log.episode), vec(&log.t), vec(&log.state), vec(&log.action), vec(&log.next_state));
+        let (reward, terminal) = (vec(&log.reward), log.terminal.as_ref().map(vec));
+        let (table, rows) = (log.logging_table.as_ref().map(vec), log.logging_rows.as_ref().map(vec));
+        let logging = LoggingInput::from_options(table.as_deref(), rows.as_deref(), log.stationary).map_err(to_py)?;
         let columns = LogColumns {
             episode: &episode,
             t: &t,
@@ -97,11 +89,7 @@ impl PyDataset {
     /// `"unknown"`, `"table"` or `"per_row"`.
     #[getter]
     fn logging_kind(&self) -> &'static str {
-        match self.inner.logging() {
-            LoggingPolicy::Unknown => "unknown",
-            LoggingPolicy::Table(_) => "table",
-            LoggingPolicy::PerRow(_) => "per_row",
-        }
+        self.inner.logging().kind()
     }
 
     /// The stationary logging policy (S, A) (NaN rows: states the log never visits), or None.
@@ -133,16 +121,6 @@ impl PyDataset {
     }
 }
 
-/// Runs spread over threads, or one after the other for an agent that calls back into Python
-/// (it holds the GIL).
-fn schedule(python_agent: bool, threads: Option<usize>) -> Schedule {
-    if python_agent {
-        Schedule::Sequential
-    } else {
-        Schedule::Parallel { threads }
-    }
-}
-
 fn outcome_dict<'py>(py: Python<'py>, o: Outcome) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("returns", o.returns.into_pyarray(py))?;
@@ -167,39 +145,20 @@ fn outcome_dict<'py>(py: Python<'py>, o: Outcome) -> PyResult<Bound<'py, PyDict>
     Ok(d)
 }
 
-/// `runs` evaluations of the agent behind `stepper` on `data` (one dict per run, in order); run
-/// `i` steps a fork of the handle with stream `(seed, REPLAY_AGENT, i)`.
+/// `runs` evaluations of the agent behind `stepper` on `data` (`replay::evaluate_with`; options: the
+/// keys of `ReplayOptions`), one dict per run, in order. A Python agent (`python_agent`) keeps the
+/// GIL, so its runs go one after the other.
 #[pyfunction]
-#[pyo3(signature = (stepper, python_agent, data, method, end_kind, horizon, gamma=None, seed=0, runs=1, threads=None,
-                    m_rule=None, m_value=None, max_length=None, weighted=false, max_episodes=None, trace=false))]
-#[allow(clippy::too_many_arguments)]
 fn replay_evaluate<'py>(
     py: Python<'py>,
     stepper: PyRef<'_, PyStepper>,
     python_agent: bool,
     data: &PyDataset,
-    method: &str,
-    end_kind: &str,
-    horizon: usize,
-    gamma: Option<f64>,
-    seed: u64,
-    runs: usize,
-    threads: Option<usize>,
-    m_rule: Option<String>,
-    m_value: Option<f64>,
-    max_length: Option<usize>,
-    weighted: bool,
-    max_episodes: Option<usize>,
-    trace: bool,
+    options: &Bound<'py, PyDict>,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    let method = Method::from_options(method, m_rule.as_deref(), m_value, max_length, weighted).map_err(to_py)?;
-    let end = EpisodeEnd::parse(end_kind, horizon).map_err(to_py)?;
-    let handle = &stepper.inner;
-    let config = Config { method, end, gamma: gamma.unwrap_or(handle.setting().gamma), max_episodes, trace };
-    let data = Arc::clone(&data.inner);
-    let episodes = data.episodes(end).map_err(to_py)?;
-    let schedule = schedule(python_agent, threads);
-    let run = || replay::evaluate_runs(handle, &data, &episodes, &config, seed, runs, schedule);
+    let options: ReplayOptions = self::options(options)?;
+    let (handle, data) = (&stepper.inner, &data.inner);
+    let run = || replay::evaluate_with(handle, data, &options, python_agent);
     let outcomes = if python_agent { run() } else { py.detach(run) }.map_err(to_py)?;
     outcomes.into_iter().map(|o| outcome_dict(py, o)).collect()
 }
@@ -218,45 +177,29 @@ fn replay_collect(
     max_steps: usize,
     seed: u64,
 ) -> PyResult<PyDataset> {
-    let env = Arc::clone(&env.env);
+    let env = Arc::clone(env.episode.env());
     let policy: Vec<f64> = policy.as_array().iter().copied().collect();
     let end = EpisodeEnd::parse(end_kind, horizon).map_err(to_py)?;
     let data = py.detach(|| replay::collect(&env, &policy, n_episodes, end, max_steps, seed)).map_err(to_py)?;
     Ok(PyDataset { inner: Arc::new(data) })
 }
 
-/// (runs, n_episodes) discounted returns of the agent behind `stepper` run online on `env`.
+/// (runs, n_episodes) discounted returns of the agent behind `stepper` run online on `env`
+/// (`replay::online_with`; options: the keys of `OnlineOptions`).
 #[pyfunction]
-#[pyo3(signature = (stepper, python_agent, env, n_episodes, end_kind, horizon, gamma=None, max_steps=1000, seed=0,
-                    runs=1, threads=None))]
-#[allow(clippy::too_many_arguments)]
 fn replay_online<'py>(
     py: Python<'py>,
     stepper: PyRef<'_, PyStepper>,
     python_agent: bool,
     env: PyRef<'_, PyFiniteEnv>,
-    n_episodes: usize,
-    end_kind: &str,
-    horizon: usize,
-    gamma: Option<f64>,
-    max_steps: usize,
-    seed: u64,
-    runs: usize,
-    threads: Option<usize>,
+    options: &Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let env = Arc::clone(&env.env);
-    let end = EpisodeEnd::parse(end_kind, horizon).map_err(to_py)?;
-    let starts: Vec<usize> = (0..env.start_law().len()).filter(|&s| env.start_law()[s] > 0.0).collect();
-    let [start] = starts[..] else {
-        return Err(PyValueError::new_err("the online curve needs an environment with a single start state"));
-    };
-    let handle = &stepper.inner;
-    let gamma = gamma.unwrap_or(handle.setting().gamma);
-    let schedule = schedule(python_agent, threads);
-    let run = || replay::online_runs(handle, &env, start, n_episodes, end, gamma, max_steps, seed, runs, schedule);
+    let options: OnlineOptions = self::options(options)?;
+    let (handle, env) = (&stepper.inner, Arc::clone(env.episode.env()));
+    let run = || replay::online_with(handle, &env, &options, python_agent);
     let curves = if python_agent { run() } else { py.detach(run) }.map_err(to_py)?;
-    let flat: Vec<f64> = curves.concat();
-    Ok(flat.into_pyarray(py).reshape([runs, n_episodes]).expect("runs x n_episodes"))
+    let shape = [options.runs, options.n_episodes];
+    Ok(curves.concat().into_pyarray(py).reshape(shape).expect("runs x n_episodes"))
 }
 
 /// P(Binomial(n, p) >= t) for every t of `t`, accurate far in the upper tail.
@@ -267,11 +210,8 @@ fn binomial_survival<'py>(
     p: f64,
     t: PyReadonlyArray1<'_, i64>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    if !(0.0..=1.0).contains(&p) {
-        return Err(PyValueError::new_err(format!("p must be in [0, 1], got {p}")));
-    }
-    let out: Vec<f64> = t.as_array().iter().map(|&k| if k <= 0 { 1.0 } else { binomial_sf(n, p, k as u64) }).collect();
-    Ok(out.into_pyarray(py))
+    let t: Vec<i64> = t.as_array().iter().copied().collect();
+    Ok(replay::binomial_survival(n, p, &t).map_err(to_py)?.into_pyarray(py))
 }
 
 /// Adds this file's classes and functions to the module.

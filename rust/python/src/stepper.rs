@@ -1,18 +1,13 @@
-//! `Stepper`: the public handle on any agent (built-in, trained, or written in Python), and its
-//! `Snapshot`. Every Python-facing evaluator (a user's loop, the replay evaluators) steps agents
-//! through it; the logic lives in `crate::stepper`.
+//! Converts the core `Stepper` (the handle on any agent) and its `Snapshot`.
 
 use numpy::{IntoPyArray, PyArray1};
-use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 
 use super::agent::PyAgent;
-use super::callback::{ErrorSlot, PyCallbackAgent};
-use super::{to_py, AgentError};
+use super::callback::{raise, ErrorSlot, PyCallbackAgent};
+use super::to_py;
 use bbrl_core::agent::{Setting, Transition};
 use bbrl_core::error::BbrlError;
-use bbrl_core::evaluators::protocol::check_setting;
-use bbrl_core::rng::{purpose, stream};
 use bbrl_core::stepper::{Snapshot, Stepper};
 
 /// A trained agent with its random stream, stepped through the life cycle.
@@ -30,36 +25,9 @@ pub(super) struct PySnapshot {
 }
 
 impl PyStepper {
-    /// Turns a core error into the Python exception, chaining a Python agent's own exception as
-    /// the cause (and letting KeyboardInterrupt or SystemExit through unchanged).
+    /// The core error as the Python exception (see `callback::raise`).
     fn raise(&self, py: Python<'_>, e: BbrlError) -> PyErr {
-        let cause = self.python_error.as_ref().and_then(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()).take());
-        match cause {
-            Some(cause) if !cause.is_instance_of::<PyException>(py) => cause,
-            Some(cause) => {
-                let err = AgentError::new_err(e.to_string());
-                err.set_cause(py, Some(cause));
-                err
-            }
-            None => to_py(e),
-        }
-    }
-
-    /// The handle on a Python agent, with stream `(seed, AGENT_ONLINE, index)`.
-    pub(super) fn python_agent(
-        agent: &Bound<'_, PyAny>,
-        name: String,
-        shape: (usize, usize),
-        setting: Setting,
-        seed: u64,
-        index: u64,
-    ) -> PyResult<Self> {
-        check_setting(setting).map_err(to_py)?;
-        let callback = PyCallbackAgent::new(agent, name, shape.1)?;
-        let slot = callback.error_slot();
-        let rng = stream(seed, purpose::AGENT_ONLINE, index);
-        let inner = Stepper::new(Box::new(callback), shape.0, shape.1, setting, rng);
-        Ok(Self { inner, python_error: Some(slot) })
+        raise(py, e, self.python_error.as_ref())
     }
 }
 
@@ -70,12 +38,7 @@ impl PyStepper {
     #[staticmethod]
     #[pyo3(signature = (agent, seed, index=0))]
     fn builtin(agent: &PyAgent, seed: u64, index: u64) -> PyResult<Self> {
-        let (shape, setting) = match (agent.shape, agent.setting) {
-            (Some(shape), Some(setting)) => (shape, setting),
-            _ => return Err(PyValueError::new_err("the agent has not learned offline yet")),
-        };
-        let rng = stream(seed, purpose::AGENT_ONLINE, index);
-        Ok(Self { inner: Stepper::new(agent.inner.clone_box(), shape.0, shape.1, setting, rng), python_error: None })
+        Ok(Self { inner: agent.inner.stepper(seed, index).map_err(to_py)?, python_error: None })
     }
 
     /// A handle on a trained Python agent (used in place: pass a copy), with stream
@@ -94,7 +57,11 @@ impl PyStepper {
         seed: u64,
         index: u64,
     ) -> PyResult<Self> {
-        Self::python_agent(agent, name, (n_states, n_actions), Setting { gamma, horizon }, seed, index)
+        let setting = Setting::checked(gamma, horizon).map_err(to_py)?;
+        let callback = PyCallbackAgent::new(agent, name, n_actions)?;
+        let slot = callback.error_slot();
+        let inner = Stepper::for_task(Box::new(callback), n_states, n_actions, setting, seed, index);
+        Ok(Self { inner, python_error: Some(slot) })
     }
 
     #[getter]
@@ -152,7 +119,7 @@ impl PyStepper {
     /// An independent handle in this one's state, with stream `(seed, AGENT_ONLINE, index)`.
     #[pyo3(signature = (seed, index=0))]
     fn fork(&self, py: Python<'_>, seed: u64, index: u64) -> PyResult<Self> {
-        let inner = self.inner.fork(stream(seed, purpose::AGENT_ONLINE, index)).map_err(|e| self.raise(py, e))?;
+        let inner = self.inner.fork_for_task(seed, index).map_err(|e| self.raise(py, e))?;
         Ok(Self { inner, python_error: self.python_error.clone() })
     }
 }

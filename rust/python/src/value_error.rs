@@ -1,26 +1,20 @@
-//! Value-error estimates (`bbrl.value_error`): losses, Algorithm 1's budget, Lemma 5's rollout
-//! length and EBGStop on arrays or Python iterators. Conversions only; the logic is in
-//! `bbrl_core::evaluators::value_error`.
+//! Converts the value-error estimates (`bbrl_core::evaluators::value_error`) for `bbrl.value_error`.
+//!
+//! Losses, Algorithm 1's budget, Lemma 5's rollout length, EBGStop on arrays or Python iterators,
+//! references and learning curves (options as a dict).
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyIterator};
 
 use super::continuous_env::{states_from, PyFixedPolicy, PySparseFeatures, PyValueErrorEnv};
-use super::to_py;
+use super::{options, to_py};
 use bbrl_core::evaluators::value_error::catalog;
 use bbrl_core::evaluators::value_error::learners::TdSettings;
-use bbrl_core::evaluators::value_error::{self as ve, CheckVariant, EbgStopConfig, Loss, ReferenceSettings};
-use bbrl_core::invalid;
+use bbrl_core::evaluators::value_error::{self as ve, EbgStopConfig, Loss, ReferenceSettings, StateValuesOptions};
 
 fn loss_from(kind: &str, tau: f64, c: f64) -> PyResult<Loss> {
-    match kind {
-        "squared" => Ok(Loss::Squared),
-        "absolute" => Ok(Loss::Absolute),
-        "percentage" => Ok(Loss::Percentage { tau }),
-        "clipped" => Ok(Loss::ClippedPercentage { tau, c }),
-        other => Err(to_py(invalid!("unknown loss {other:?} (squared, absolute, percentage, clipped)"))),
-    }
+    Loss::from_name(kind, tau, c).map_err(to_py)
 }
 
 /// The loss of each pair of a 1-D array of learned values and one of references.
@@ -67,7 +61,7 @@ fn value_error_rollout_length(epsilon: f64, tau: f64, r_max: f64, gamma: f64) ->
 /// (eps_m, eps_bar, corollary_total) of a split.
 #[pyfunction]
 fn value_error_accuracies(epsilon: f64, c: f64, split: &str) -> PyResult<(f64, f64, f64)> {
-    let split = ve::AccuracySplit::parse(split).map_err(to_py)?;
+    let split = split.parse().map_err(to_py)?;
     let a = ve::accuracies(epsilon, c, split).map_err(to_py)?;
     Ok((a.eps_m, a.eps_bar, a.corollary_total))
 }
@@ -76,23 +70,6 @@ fn value_error_accuracies(epsilon: f64, c: f64, split: &str) -> PyResult<(f64, f
 #[pyfunction]
 fn value_error_guaranteed_error(m: usize, delta: f64, c: f64, k: u64, eps_bar: f64) -> PyResult<f64> {
     ve::guaranteed_error(m, delta, c, k, eps_bar).map_err(to_py)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn config(
-    epsilon: f64,
-    delta: f64,
-    tau: f64,
-    value_range: f64,
-    variant: &str,
-    beta: f64,
-    p: f64,
-    max_samples: u64,
-) -> PyResult<EbgStopConfig> {
-    let variant = CheckVariant::parse(variant).map_err(to_py)?;
-    let cfg = EbgStopConfig { epsilon, delta, tau, range: value_range, variant, beta, p, max_samples };
-    cfg.validate().map_err(to_py)?;
-    Ok(cfg)
 }
 
 fn outcome_dict<'py>(py: Python<'py>, out: &ve::EbgStopOutcome) -> PyResult<Bound<'py, PyDict>> {
@@ -106,43 +83,29 @@ fn outcome_dict<'py>(py: Python<'py>, out: &ve::EbgStopOutcome) -> PyResult<Boun
     Ok(d)
 }
 
-/// EBGStop over a 1-D float64 array (its length caps the samples).
+/// EBGStop over a 1-D float64 array (its length caps the samples); options: the keys of
+/// `EbgStopConfig`.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
 fn ebgstop_array<'py>(
     py: Python<'py>,
     samples: PyReadonlyArray1<'_, f64>,
-    epsilon: f64,
-    delta: f64,
-    tau: f64,
-    value_range: f64,
-    variant: &str,
-    beta: f64,
-    p: f64,
-    max_samples: u64,
+    options: &Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let cfg = config(epsilon, delta, tau, value_range, variant, beta, p, max_samples)?;
+    let cfg: EbgStopConfig = self::options(options)?;
     let samples = samples.as_slice()?;
     let out = py.detach(|| ve::ebgstop_slice(&cfg, samples)).map_err(to_py)?;
     outcome_dict(py, &out)
 }
 
-/// EBGStop over a Python iterator of numbers (for tests and slow samplers).
+/// EBGStop over a Python iterator of numbers (for tests and slow samplers); options as for
+/// `ebgstop_array`.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
 fn ebgstop_iterator<'py>(
     py: Python<'py>,
     samples: Bound<'py, PyAny>,
-    epsilon: f64,
-    delta: f64,
-    tau: f64,
-    value_range: f64,
-    variant: &str,
-    beta: f64,
-    p: f64,
-    max_samples: u64,
+    options: &Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let cfg = config(epsilon, delta, tau, value_range, variant, beta, p, max_samples)?;
+    let cfg: EbgStopConfig = self::options(options)?;
     let mut iter = PyIterator::from_object(&samples)?;
     // An error raised by the iterator (or a non-number) ends the run and is re-raised.
     let mut failure: Option<PyErr> = None;
@@ -166,31 +129,18 @@ fn ebgstop_iterator<'py>(
     outcome_dict(py, &out)
 }
 
-/// Algorithm 1's references at the given states: a dict of arrays (value, n_samples, n_steps,
-/// reason) and the design (every derived parameter).
+/// Algorithm 1's references at the given states (options: the keys of `ReferenceSettings`): a
+/// dict of arrays (value, n_samples, n_steps, reason) and the design (every derived parameter).
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
 fn value_error_references<'py>(
     py: Python<'py>,
     env: &PyValueErrorEnv,
     policy: &PyFixedPolicy,
     states: &Bound<'py, PyAny>,
-    epsilon: f64,
-    delta: f64,
-    tau: f64,
-    c: f64,
-    k: u64,
-    split: &str,
-    variant: &str,
-    beta: f64,
-    p: f64,
-    max_samples: u64,
-    seed: u64,
+    options: &Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let states = states_from(states)?;
-    let split = ve::AccuracySplit::parse(split).map_err(to_py)?;
-    let variant = CheckVariant::parse(variant).map_err(to_py)?;
-    let settings = ReferenceSettings { epsilon, delta, tau, c, k, split, variant, beta, p, max_samples, seed };
+    let settings: ReferenceSettings = self::options(options)?;
     let (design, values) =
         py.detach(|| catalog::references(&env.inner, &policy.inner, &states, settings)).map_err(to_py)?;
     let d = values_dict(py, &values)?;
@@ -207,29 +157,22 @@ fn value_error_references<'py>(
     Ok(d)
 }
 
-/// Algorithm 2 at each state with explicit EBGStop parameters and rollout length.
+/// Algorithm 2 at each state with explicit EBGStop parameters, rollout length and seed (options:
+/// the keys of `StateValuesOptions`).
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
 fn value_error_state_values<'py>(
     py: Python<'py>,
     env: &PyValueErrorEnv,
     policy: &PyFixedPolicy,
     states: &Bound<'py, PyAny>,
-    epsilon: f64,
-    delta: f64,
-    tau: f64,
-    value_range: f64,
-    variant: &str,
-    beta: f64,
-    p: f64,
-    max_samples: u64,
-    length: usize,
-    seed: u64,
+    options: &Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let states = states_from(states)?;
-    let cfg = config(epsilon, delta, tau, value_range, variant, beta, p, max_samples)?;
-    let values =
-        py.detach(|| catalog::state_values(&env.inner, &policy.inner, &states, &cfg, length, seed)).map_err(to_py)?;
+    let o: StateValuesOptions = self::options(options)?;
+    let (env, policy) = (&env.inner, &policy.inner);
+    let values = py
+        .detach(|| catalog::state_values(env, policy, &states, &o.ebgstop, o.rollout_length, o.seed))
+        .map_err(to_py)?;
     values_dict(py, &values)
 }
 
@@ -262,25 +205,20 @@ fn value_error_sample_returns<'py>(
 /// Checkpoint steps and the predictions at each.
 type Curve<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray2<f64>>);
 
-/// Linear TD(λ): (steps, predictions with shape (checkpoints, m)).
+/// Linear TD(λ) (options: the keys of `TdSettings`): (steps, predictions with shape
+/// (checkpoints, m)).
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
 fn value_error_learning_curve<'py>(
     py: Python<'py>,
     env: &PyValueErrorEnv,
     policy: &PyFixedPolicy,
     features: &PySparseFeatures,
     states: &Bound<'py, PyAny>,
-    alpha: f64,
-    lambda_: f64,
-    n_steps: u64,
-    eval_every: u64,
-    seed: u64,
-    run: u64,
+    options: &Bound<'py, PyDict>,
 ) -> PyResult<Curve<'py>> {
     let states = states_from(states)?;
     let m = states.len();
-    let settings = TdSettings { alpha, lambda: lambda_, n_steps, eval_every, seed, run };
+    let settings: TdSettings = self::options(options)?;
     let curve = py
         .detach(|| catalog::learning_curve(&env.inner, &policy.inner, &features.inner, &states, settings))
         .map_err(to_py)?;

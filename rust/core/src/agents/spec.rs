@@ -9,14 +9,7 @@ use crate::agent::Agent;
 use crate::error::Result;
 use crate::invalid;
 
-/// A parameter value as a front end hands it over.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ParamValue {
-    Float(f64),
-    Int(i64),
-    Bool(bool),
-    Text(String),
-}
+pub use crate::options::ParamValue;
 
 /// Named parameters of one agent.
 pub type Params = BTreeMap<String, ParamValue>;
@@ -127,6 +120,7 @@ impl Reader<'_> {
         match (self.params.get(key), self.default(key)) {
             (Some(ParamValue::Float(v)), _) => Ok(*v),
             (Some(ParamValue::Int(v)), _) => Ok(*v as f64),
+            (Some(ParamValue::UInt(v)), _) => Ok(*v as f64),
             (Some(other), _) => Err(self.wrong(key, "a number", other)),
             (None, Some(ParamDefault::Float(v))) => Ok(v),
             (None, _) => Err(self.missing(key)),
@@ -137,6 +131,7 @@ impl Reader<'_> {
     pub fn count(&self, key: &str) -> Result<usize> {
         let value = match (self.params.get(key), self.default(key)) {
             (Some(ParamValue::Int(v)), _) => *v,
+            (Some(ParamValue::UInt(v)), _) => i64::try_from(*v).unwrap_or(i64::MAX),
             (Some(ParamValue::Float(v)), _) if v.fract() == 0.0 && v.abs() < 2f64.powi(53) => *v as i64,
             (Some(other), _) => return Err(self.wrong(key, "an integer", other)),
             (None, Some(ParamDefault::Int(v))) => v,

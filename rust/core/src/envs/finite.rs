@@ -219,6 +219,19 @@ pub enum RiverSwimVariant {
     Strehl,
 }
 
+impl std::str::FromStr for RiverSwimVariant {
+    type Err = crate::error::BbrlError;
+
+    /// `"osband"` or `"strehl"`.
+    fn from_str(name: &str) -> Result<Self> {
+        match name {
+            "osband" => Ok(Self::Osband),
+            "strehl" => Ok(Self::Strehl),
+            other => Err(invalid!("unknown RiverSwim variant {other:?}; known: \"osband\", \"strehl\"")),
+        }
+    }
+}
+
 /// RiverSwim with 6 states and 2 actions (0 = left, 1 = right). Left always moves one state left
 /// (staying at state 0). `discount` defaults by the caller: the Osband variant is undiscounted
 /// over its 20 steps (pass 1.0), the Strehl variant continuing (pass < 1).
@@ -282,6 +295,14 @@ mod tests {
         assert!(six_arms(0.95).is_ok());
         assert!(river_swim(RiverSwimVariant::Osband, 1.0).unwrap().time_limit() == Some(20));
         assert_eq!(six_arms(0.95).unwrap().reward_bounds(), (0.0, 6000.0));
+    }
+
+    #[test]
+    fn variants_parse_by_name() {
+        assert_eq!("osband".parse::<RiverSwimVariant>().unwrap(), RiverSwimVariant::Osband);
+        assert_eq!("strehl".parse::<RiverSwimVariant>().unwrap(), RiverSwimVariant::Strehl);
+        let e = "Osband".parse::<RiverSwimVariant>().unwrap_err().to_string();
+        assert!(e.contains("\"Osband\"") && e.contains("\"osband\", \"strehl\""), "{e}");
     }
 
     #[test]

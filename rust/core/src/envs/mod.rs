@@ -8,9 +8,11 @@
 //! for continuous ones (for example `[f64; 2]`).
 //!
 //! Every named environment has an [`EnvSpec`] beside its code and one line in [`registry`], which
-//! the bindings, the command line and every evaluator read.
+//! the bindings, the command line and every evaluator read. [`Episode`] holds one episode's state
+//! for a front end that steps an environment by hand.
 
 mod chain;
+mod episode;
 mod finite;
 mod mountain_car;
 mod puddle_world;
@@ -18,6 +20,7 @@ pub mod registry;
 mod spec;
 
 pub use chain::chain;
+pub use episode::{Episode, EpisodeStep};
 pub use finite::{river_swim, six_arms, FiniteEnv, RiverSwimVariant};
 pub use mountain_car::MountainCar;
 pub use puddle_world::PuddleWorld;

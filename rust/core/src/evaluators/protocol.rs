@@ -41,13 +41,17 @@ impl Progress {
 
 /// Checks a discount and horizon.
 pub fn check_setting(setting: Setting) -> Result<()> {
-    if !(setting.gamma >= 0.0 && setting.gamma < 1.0) {
-        return Err(invalid!("gamma must be in [0, 1), got {}", setting.gamma));
-    }
-    if setting.horizon < 1 {
-        return Err(invalid!("horizon must be >= 1 step, got {}", setting.horizon));
-    }
-    Ok(())
+    Setting::checked(setting.gamma, setting.horizon).map(|_| ())
+}
+
+/// Trains `agent` on `prior` for `setting` outside an experiment, with stream
+/// `(seed, AGENT_OFFLINE, 0)` (what [`Experiment::learn_offline`] gives it); returns its wall and
+/// CPU time (zero for an agent that learns nothing offline).
+pub fn learn_offline(agent: &mut dyn Agent, prior: &Fdm, setting: Setting, seed: u64) -> Result<OfflineTime> {
+    check_setting(setting)?;
+    let mut rng = stream(seed, purpose::AGENT_OFFLINE, 0);
+    let learns = agent.learns_offline();
+    OfflineTime::measure(learns, || guard(|| agent.learn_offline(prior, setting, &mut rng)))
 }
 
 /// Per-MDP results of one agent on one experiment.
@@ -109,6 +113,68 @@ impl OfflineTime {
     }
 }
 
+/// A built-in agent and, once it has learned offline (or been loaded trained), the numbers of
+/// states and actions and the setting it learned for: what a front end holds between building an
+/// agent, training it and running it.
+pub struct Learner {
+    agent: Box<dyn Agent>,
+    trained: Option<(usize, usize, Setting)>,
+}
+
+impl Learner {
+    /// An untrained agent.
+    pub fn new(agent: Box<dyn Agent>) -> Self {
+        Self { agent, trained: None }
+    }
+
+    /// An agent already trained on a prior of `n_states` x `n_actions` for (`gamma`, `horizon`)
+    /// (a saved agent, rebuilt).
+    pub fn trained_for(
+        agent: Box<dyn Agent>,
+        n_states: usize,
+        n_actions: usize,
+        gamma: f64,
+        horizon: usize,
+    ) -> Result<Self> {
+        let setting = Setting::checked(gamma, horizon)?;
+        Ok(Self { agent, trained: Some((n_states, n_actions, setting)) })
+    }
+
+    pub fn agent(&self) -> &dyn Agent {
+        self.agent.as_ref()
+    }
+
+    /// [`learn_offline`] outside an experiment; the agent counts as trained once it succeeds.
+    pub fn learn_offline(&mut self, prior: &Fdm, setting: Setting, seed: u64) -> Result<OfflineTime> {
+        let time = learn_offline(self.agent.as_mut(), prior, setting, seed)?;
+        self.trained = Some((prior.n_states(), prior.n_actions(), setting));
+        Ok(time)
+    }
+
+    /// [`Experiment::learn_offline`]; the agent counts as trained once it succeeds.
+    pub fn learn_in(&mut self, experiment: &Experiment, prior: &Fdm) -> Result<OfflineTime> {
+        let time = experiment.learn_offline(self.agent.as_mut(), prior)?;
+        self.trained = Some((prior.n_states(), prior.n_actions(), experiment.setting()));
+        Ok(time)
+    }
+
+    /// The trained agent, or an error if it has not learned offline yet.
+    pub fn trained(&self) -> Result<&dyn Agent> {
+        self.shape_and_setting().map(|_| self.agent.as_ref())
+    }
+
+    /// A handle on a copy of the trained agent with the stream of test MDP `index`
+    /// ([`Stepper::for_task`]).
+    pub fn stepper(&self, seed: u64, index: u64) -> Result<Stepper> {
+        let (s, a, setting) = self.shape_and_setting()?;
+        Ok(Stepper::for_task(self.agent.clone_box(), s, a, setting, seed, index))
+    }
+
+    fn shape_and_setting(&self) -> Result<(usize, usize, Setting)> {
+        self.trained.ok_or_else(|| invalid!("the agent has not learned offline yet"))
+    }
+}
+
 /// An experiment: the test MDPs (drawn once from the test distribution), gamma, T and the seed.
 #[derive(Clone, Debug)]
 pub struct Experiment {
@@ -125,7 +191,7 @@ impl Experiment {
             return Err(invalid!("n_mdps must be >= 1, got {n_mdps}"));
         }
         check_setting(setting)?;
-        let mdps = (0..n_mdps).map(|i| test.sample_mdp(&mut stream(seed, purpose::TEST_MDP, i as u64))).collect();
+        let mdps = (0..n_mdps).map(|i| test.test_mdp(seed, i as u64)).collect();
         Ok(Self { test, mdps, setting, seed })
     }
 
@@ -147,9 +213,7 @@ impl Experiment {
     /// distribution's numbers of states and actions.
     pub fn learn_offline(&self, agent: &mut dyn Agent, prior: &Fdm) -> Result<OfflineTime> {
         self.test.check_compatible(prior, "the prior")?;
-        let mut rng = stream(self.seed, purpose::AGENT_OFFLINE, 0);
-        let learns = agent.learns_offline();
-        OfflineTime::measure(learns, || guard(|| agent.learn_offline(prior, self.setting, &mut rng)))
+        learn_offline(agent, prior, self.setting, self.seed)
     }
 
     /// Runs a clone of the trained `agent` on every test MDP, in parallel over `threads` worker
@@ -231,14 +295,52 @@ impl Experiment {
         self.run_on(agent, self.mdp(index)?, index, Some(rewards))
     }
 
-    fn mdp(&self, index: usize) -> Result<&Mdp> {
+    /// Runs a fresh agent `make(i)` on each test MDP `i` of `indices`, in that order, on the calling
+    /// thread: [`Experiment::run_one`] for each (with `record_rewards`,
+    /// [`Experiment::run_one_recording`] into row `k` of a `indices.len()` x T buffer). For agents
+    /// the core cannot clone or share across threads (Python agents, which make a copy per MDP).
+    /// Every index is checked before anything runs; the first failure ends the run.
+    pub fn run_each(
+        &self,
+        indices: &[usize],
+        record_rewards: bool,
+        mut make: impl FnMut(usize) -> Result<Box<dyn Agent>>,
+    ) -> Result<RunOutcome> {
+        for &i in indices {
+            self.mdp(i)?;
+        }
+        let horizon = self.setting.horizon;
+        let mut rewards =
+            if record_rewards { vec![0.0; reward_buffer_len(indices.len(), horizon)?] } else { Vec::new() };
+        let mut out = RunOutcome {
+            returns: Vec::with_capacity(indices.len()),
+            online_seconds: Vec::with_capacity(indices.len()),
+            online_cpu_seconds: Vec::with_capacity(indices.len()),
+            rewards: None,
+        };
+        for (k, &i) in indices.iter().enumerate() {
+            let agent = make(i)?;
+            let outcome = if record_rewards {
+                self.run_one_recording(agent, i, &mut rewards[k * horizon..(k + 1) * horizon])?
+            } else {
+                self.run_one(agent, i)?
+            };
+            out.returns.push(outcome.discounted_return);
+            out.online_seconds.push(outcome.seconds);
+            out.online_cpu_seconds.push(outcome.cpu_seconds);
+        }
+        out.rewards = record_rewards.then_some(rewards);
+        Ok(out)
+    }
+
+    /// Test MDP `index`, or an error naming the range.
+    pub fn mdp(&self, index: usize) -> Result<&Mdp> {
         self.mdps.get(index).ok_or_else(|| invalid!("MDP index {index} is out of range 0..{}", self.mdps.len()))
     }
 
     /// The handle on `agent` for test MDP `index`: its stream is `(seed, AGENT_ONLINE, index)`.
     pub fn stepper(&self, agent: Box<dyn Agent>, index: usize) -> Stepper {
-        let rng = stream(self.seed, purpose::AGENT_ONLINE, index as u64);
-        Stepper::new(agent, self.test.n_states(), self.test.n_actions(), self.setting, rng)
+        Stepper::for_task(agent, self.test.n_states(), self.test.n_actions(), self.setting, self.seed, index as u64)
     }
 
     fn run_on(
@@ -473,6 +575,70 @@ mod tests {
             assert_eq!(exp.run_one(agent.clone_box(), i).unwrap().discounted_return, all.returns[i]);
         }
         assert!(exp.run_one(agent, 6).unwrap_err().to_string().contains("out of range 0..6"));
+    }
+
+    #[test]
+    fn run_each_equals_the_runs_entries_in_the_given_order() {
+        let fdm = gc_like();
+        let exp = Experiment::new(fdm.clone(), 6, Setting { gamma: 0.95, horizon: 30 }, 3).unwrap();
+        let mut agent = build("egreedy", &Params::from([("epsilon".to_string(), ParamValue::Float(0.3))])).unwrap();
+        exp.learn_offline(agent.as_mut(), &fdm).unwrap();
+        let all = exp.run_with(agent.as_ref(), Some(1), None, true).unwrap();
+        let (all_rewards, horizon) = (all.rewards.unwrap(), 30);
+        let mut made = Vec::new();
+        let some = exp
+            .run_each(&[4, 1], true, |i| {
+                made.push(i);
+                Ok(agent.clone_box())
+            })
+            .unwrap();
+        assert_eq!(made, [4, 1]);
+        assert_eq!(some.returns, [all.returns[4], all.returns[1]]);
+        let rows = some.rewards.unwrap();
+        assert_eq!(rows[..horizon], all_rewards[4 * horizon..5 * horizon]);
+        assert_eq!(rows[horizon..], all_rewards[horizon..2 * horizon]);
+        // A bad index is refused before any agent is made; a factory error ends the run.
+        let e = exp.run_each(&[0, 6], false, |_| panic!("no agent is made")).unwrap_err();
+        assert!(e.to_string().contains("out of range 0..6"), "{e}");
+        let e = exp.run_each(&[0], false, |_| Err(BbrlError::Agent("no copy".into()))).unwrap_err();
+        assert_eq!(e.to_string(), BbrlError::Agent("no copy".into()).to_string());
+    }
+
+    #[test]
+    fn learning_offline_outside_an_experiment_uses_the_experiments_stream() {
+        let fdm = gc_like();
+        let setting = Setting { gamma: 0.95, horizon: 20 };
+        let exp = Experiment::new(fdm.clone(), 4, setting, 9).unwrap();
+        let params = Params::from([
+            ("formulas".to_string(), ParamValue::Text("F2".into())),
+            ("n_draws".to_string(), ParamValue::Int(12)),
+        ]);
+        let (mut a, mut b) = (build("oppsds", &params).unwrap(), build("oppsds", &params).unwrap());
+        exp.learn_offline(a.as_mut(), &fdm).unwrap();
+        learn_offline(b.as_mut(), &fdm, setting, 9).unwrap();
+        assert_eq!(a.details(), b.details());
+        let returns = |agent: &dyn Agent| exp.run(agent, Some(1), None).unwrap().returns;
+        assert_eq!(returns(a.as_ref()), returns(b.as_ref()));
+        let e = learn_offline(b.as_mut(), &fdm, Setting { gamma: 1.0, horizon: 20 }, 9).unwrap_err();
+        assert!(e.to_string().contains("gamma must be in [0, 1)"), "{e}");
+    }
+
+    #[test]
+    fn a_learner_runs_only_once_trained() {
+        let fdm = gc_like();
+        let exp = Experiment::new(fdm.clone(), 3, Setting { gamma: 0.9, horizon: 10 }, 1).unwrap();
+        let mut learner = Learner::new(build("random", &Params::new()).unwrap());
+        let e = learner.trained().err().unwrap().to_string();
+        assert!(e.contains("has not learned offline yet"), "{e}");
+        assert!(learner.stepper(1, 0).is_err());
+        learner.learn_in(&exp, &fdm).unwrap();
+        let stepper = learner.stepper(1, 2).unwrap();
+        assert_eq!((stepper.n_states(), stepper.n_actions(), stepper.setting()), (3, 2, exp.setting()));
+        assert!(learner.trained().is_ok());
+        let mut other = Learner::new(build("random", &Params::new()).unwrap());
+        let e = other.learn_offline(&fdm, Setting { gamma: 0.9, horizon: 0 }, 0).unwrap_err().to_string();
+        assert!(e.contains("horizon must be >= 1") && other.trained().is_err(), "{e}");
+        assert!(Learner::trained_for(build("random", &Params::new()).unwrap(), 3, 2, 1.0, 5).is_err());
     }
 
     #[test]

@@ -3,7 +3,47 @@
 use rand::Rng as _;
 use rand_distr::{Distribution, Gamma};
 
-use crate::rng::Rng;
+use crate::error::Result;
+use crate::invalid;
+use crate::rng::{purpose, stream, Rng};
+
+/// One draw `P ~ Dir(alpha)` from stream `(seed, KERNEL, 0)`, after checking `alpha`: non-empty,
+/// finite, `>= 0` and not all zero. Zero concentrations give exactly zero probability.
+pub fn sample_seeded(alpha: &[f64], seed: u64) -> Result<Vec<f64>> {
+    if alpha.is_empty() || alpha.iter().any(|a| !(a.is_finite() && *a >= 0.0)) || alpha.iter().all(|&a| a == 0.0) {
+        return Err(invalid!("alpha must be non-empty, finite, >= 0 and not all zero"));
+    }
+    let support: Vec<u32> = (0..alpha.len() as u32).filter(|&y| alpha[y as usize] > 0.0).collect();
+    let mut out = vec![0.0; alpha.len()];
+    sample_row(alpha, &support, &mut out, &mut stream(seed, purpose::KERNEL, 0));
+    Ok(out)
+}
+
+/// One transition table `P[s, a, :] ~ Dir(counts[s, a, :])` for every row of the row-major
+/// (S, A, S) `counts`, from stream `(seed, KERNEL, 0)`, after checking each row: finite, `>= 0`
+/// and not all zero (the error names the first bad row).
+pub fn sample_table_seeded(counts: &[f64], n_states: usize, n_actions: usize, seed: u64) -> Result<Vec<f64>> {
+    let (s, a) = (n_states, n_actions);
+    if counts.len() != s * a * s {
+        return Err(invalid!("counts has {} entries, not S*A*S = {}", counts.len(), s * a * s));
+    }
+    let mut out = vec![0.0; counts.len()];
+    let mut rng = stream(seed, purpose::KERNEL, 0);
+    let mut support = Vec::with_capacity(s);
+    for (row, (alpha, p)) in counts.chunks_exact(s.max(1)).zip(out.chunks_exact_mut(s.max(1))).enumerate() {
+        if alpha.iter().any(|c| !(c.is_finite() && *c >= 0.0)) || alpha.iter().all(|&c| c == 0.0) {
+            return Err(invalid!(
+                "counts[{}, {}, :] must be finite, >= 0 and not all zero",
+                row / a.max(1),
+                row % a.max(1)
+            ));
+        }
+        support.clear();
+        support.extend((0..s as u32).filter(|&y| alpha[y as usize] > 0.0));
+        sample_row(alpha, &support, p, &mut rng);
+    }
+    Ok(out)
+}
 
 /// Draws `P ~ Dir(alpha)` restricted to `support` (the indices with `alpha > 0`) into `out`;
 /// every entry of `out` outside the support is set to exactly 0.
@@ -62,7 +102,6 @@ pub fn pick_proportional(weights: &[f64], support: &[u32], rng: &mut Rng) -> usi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::stream;
     use proptest::prelude::*;
 
     proptest! {
@@ -83,6 +122,28 @@ mod tests {
                 if alpha[y] == 0.0 { prop_assert_eq!(p, 0.0); }
             }
         }
+    }
+
+    #[test]
+    fn seeded_draws_check_their_concentrations_and_use_the_kernel_stream() {
+        let alpha = [0.0, 2.0, 1.0];
+        let mut expected = [0.0; 3];
+        sample_row(&alpha, &[1, 2], &mut expected, &mut stream(4, purpose::KERNEL, 0));
+        assert_eq!(sample_seeded(&alpha, 4).unwrap(), expected);
+        for bad in [&[][..], &[0.0, 0.0][..], &[1.0, -1.0][..], &[f64::NAN][..]] {
+            let e = sample_seeded(bad, 0).unwrap_err().to_string();
+            assert!(e.contains("alpha must be non-empty, finite, >= 0 and not all zero"), "{e}");
+        }
+        // A 2-state, 1-action table: its rows from one kernel stream, in order.
+        let counts = [1.0, 1.0, 0.0, 3.0];
+        let mut rng = stream(4, purpose::KERNEL, 0);
+        let (mut row0, mut row1) = ([0.0; 2], [0.0; 2]);
+        sample_row(&counts[..2], &[0, 1], &mut row0, &mut rng);
+        sample_row(&counts[2..], &[1], &mut row1, &mut rng);
+        assert_eq!(sample_table_seeded(&counts, 2, 1, 4).unwrap(), [row0, row1].concat());
+        let e = sample_table_seeded(&[1.0, 1.0, 0.0, 0.0], 2, 1, 4).unwrap_err().to_string();
+        assert!(e.contains("counts[1, 0, :] must be finite"), "{e}");
+        assert!(sample_table_seeded(&[1.0; 3], 2, 1, 4).is_err());
     }
 
     #[test]

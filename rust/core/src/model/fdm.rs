@@ -8,7 +8,7 @@ use crate::model::dirichlet;
 use crate::model::mdp::Mdp;
 use crate::model::sparse::RowSupports;
 use crate::model::tables::check_tables;
-use crate::rng::Rng;
+use crate::rng::{purpose, stream, Rng};
 
 /// A distribution over MDPs with `S` states and `A` actions: one independent Dirichlet with
 /// concentration `theta[s, a, ·]` per state-action pair; rewards `R[s, a, s']` and the initial
@@ -77,6 +77,16 @@ impl Fdm {
             dirichlet::sample_row(&self.theta[range.clone()], self.support.row(row), &mut transitions[range], rng);
         }
         Mdp::from_parts(s, self.n_actions, transitions, self.rewards_arc(), self.initial_state)
+    }
+
+    /// Test MDP `index` of an experiment with `seed`: drawn from stream `(seed, TEST_MDP, index)`.
+    pub fn test_mdp(&self, seed: u64, index: u64) -> Mdp {
+        self.sample_mdp(&mut stream(seed, purpose::TEST_MDP, index))
+    }
+
+    /// One MDP drawn from stream `(seed, KERNEL, 0)` (a free-standing draw from a front end).
+    pub fn sample_seeded(&self, seed: u64) -> Mdp {
+        self.sample_mdp(&mut stream(seed, purpose::KERNEL, 0))
     }
 
     /// Checks that `other` can serve as a prior for MDPs of this distribution (same S and A).

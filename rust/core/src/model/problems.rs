@@ -90,9 +90,23 @@ pub fn by_name(name: &str) -> Option<Fdm> {
     }
 }
 
+/// [`by_name`], or an error listing the known names.
+pub fn named(name: &str) -> crate::Result<Fdm> {
+    by_name(name).ok_or_else(|| {
+        crate::invalid!("unknown built-in distribution {name:?}; known: GC, GDL, Grid, UGC, UGDL, UGrid")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_resolve_or_are_listed() {
+        assert_eq!(named("UGrid").unwrap().n_states(), by_name("UGrid").unwrap().n_states());
+        let e = named("gc").unwrap_err().to_string();
+        assert!(e.contains("unknown built-in distribution \"gc\"") && e.contains("UGrid"), "{e}");
+    }
 
     #[test]
     fn sizes_and_supports() {

@@ -69,3 +69,50 @@ pub fn check_tables(
 fn unflatten(i: usize, n_states: usize, n_actions: usize) -> (usize, usize, usize) {
     (i / (n_actions * n_states), (i / n_states) % n_actions, i % n_states)
 }
+
+/// (S, A) of an array of shape `shape` that must be an (S, A, S) table called `name`.
+pub fn cube_dims(shape: &[usize], name: &str) -> Result<(usize, usize)> {
+    match shape {
+        [s, a, s2] if s == s2 => Ok((*s, *a)),
+        _ => Err(invalid!("{name} must have shape (S, A, S), got {shape:?}")),
+    }
+}
+
+/// (S, A) of a table `name` of shape `shape` (S, A, S) and of the rewards of the same shape.
+pub fn table_pair_dims(shape: &[usize], name: &str, rewards_shape: &[usize]) -> Result<(usize, usize)> {
+    let dims = cube_dims(shape, name)?;
+    if rewards_shape != shape {
+        return Err(invalid!("rewards shape {rewards_shape:?} differs from {name} shape {shape:?}"));
+    }
+    Ok(dims)
+}
+
+/// The initial state given as an index, `-1` for a uniformly random one at every reset.
+pub fn initial_state(index: i64, n_states: usize) -> Result<Option<usize>> {
+    match index {
+        -1 => Ok(None),
+        s if s >= 0 && (s as usize) < n_states => Ok(Some(s as usize)),
+        s => Err(invalid!("initial state {s} is out of range 0..{n_states} (or -1 for random)")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_and_initial_states_are_checked_with_their_names() {
+        assert_eq!(cube_dims(&[3, 2, 3], "theta").unwrap(), (3, 2));
+        let e = cube_dims(&[3, 2, 2], "theta").unwrap_err().to_string();
+        assert!(e.contains("theta must have shape (S, A, S), got [3, 2, 2]"), "{e}");
+        assert_eq!(table_pair_dims(&[2, 1, 2], "transitions", &[2, 1, 2]).unwrap(), (2, 1));
+        let e = table_pair_dims(&[2, 1, 2], "transitions", &[2, 2, 2]).unwrap_err().to_string();
+        assert!(e.contains("rewards shape [2, 2, 2] differs from transitions shape [2, 1, 2]"), "{e}");
+        assert_eq!(initial_state(-1, 3).unwrap(), None);
+        assert_eq!(initial_state(2, 3).unwrap(), Some(2));
+        for bad in [3, -2] {
+            let e = initial_state(bad, 3).unwrap_err().to_string();
+            assert!(e.contains("out of range 0..3 (or -1 for random)"), "{e}");
+        }
+    }
+}

@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 mod lanes256;
 mod lanes512;
 
+use crate::invalid;
 use crate::model::tables::TabularView;
 #[cfg(target_arch = "x86_64")]
 use lanes256::Lanes256;
@@ -169,6 +170,26 @@ impl PackedRows {
 /// `q` has `S * A` entries. Returns the number of sweeps.
 pub fn q_iteration(model: TabularView<'_>, gamma: f64, max_sweeps: usize, accuracy: f64, q: &mut [f64]) -> usize {
     QIterationWorkspace::new(model.n_states, model.n_actions).solve(model, gamma, max_sweeps, accuracy, q)
+}
+
+/// A discount in [0, 1) (the solvers' contract), or an error naming it.
+fn check_gamma(gamma: f64) -> crate::Result<()> {
+    if !(0.0..1.0).contains(&gamma) {
+        return Err(invalid!("gamma must be in [0, 1), got {gamma}"));
+    }
+    Ok(())
+}
+
+/// [`q_iteration`] for a front end: checks `gamma` (in [0, 1)) and `accuracy` (finite, >= 0)
+/// and returns Q (`S * A` entries).
+pub fn q_values(model: TabularView<'_>, gamma: f64, max_sweeps: usize, accuracy: f64) -> crate::Result<Vec<f64>> {
+    check_gamma(gamma)?;
+    if !(accuracy.is_finite() && accuracy >= 0.0) {
+        return Err(invalid!("accuracy must be finite and >= 0, got {accuracy}"));
+    }
+    let mut q = vec![0.0; model.n_states * model.n_actions];
+    q_iteration(model, gamma, max_sweeps, accuracy, &mut q);
+    Ok(q)
 }
 
 /// Buffers of BBRL Q-iteration, sized once per model shape so that re-solving after every
@@ -456,6 +477,35 @@ pub fn guez_value_iteration(
         .solve(model, row_bonus, gamma, epsilon, values, policy)
 }
 
+/// [`guez_value_iteration`] for a front end: checks `gamma` (in [0, 1)) and `epsilon` (finite,
+/// > 0) and returns (V, greedy policy), one entry per state.
+pub fn optimal_values(model: TabularView<'_>, gamma: f64, epsilon: f64) -> crate::Result<(Vec<f64>, Vec<usize>)> {
+    check_gamma(gamma)?;
+    if !(epsilon.is_finite() && epsilon > 0.0) {
+        return Err(invalid!("epsilon must be finite and > 0, got {epsilon}"));
+    }
+    let s = model.n_states;
+    let (mut v, mut pi) = (vec![0.0; s], vec![0usize; s]);
+    guez_value_iteration(model, None, gamma, epsilon, &mut v, &mut pi);
+    Ok((v, pi))
+}
+
+/// [`evaluate_policy_finite`] for a front end: checks that `policy`, a row-major table of shape
+/// `shape`, is (S, A).
+pub fn policy_values(
+    model: TabularView<'_>,
+    policy: &[f64],
+    shape: [usize; 2],
+    gamma: f64,
+    horizon: usize,
+) -> crate::Result<Vec<f64>> {
+    let (s, a) = (model.n_states, model.n_actions);
+    if shape != [s, a] || policy.len() != s * a {
+        return Err(invalid!("policy must have shape (S, A) = ({s}, {a}), got {shape:?}"));
+    }
+    Ok(evaluate_policy_finite(model, policy, gamma, horizon))
+}
+
 /// Buffers of Guez value iteration, sized once per model shape.
 #[derive(Clone, Debug)]
 pub struct ValueIterationWorkspace {
@@ -595,6 +645,31 @@ mod tests {
         r[2 * 6 + 2] = 1.0; // s2 a0 -> s2: 1
         r[5] = 0.5; // s0 a1 -> s2: 0.5
         Mdp::new(3, 2, p, r, Some(0)).unwrap()
+    }
+
+    #[test]
+    fn front_end_solvers_check_their_arguments_and_match_the_kernels() {
+        let mdp = small_mdp();
+        let mut q = vec![0.0; 6];
+        q_iteration(mdp.view(), 0.9, 50, 1e-3, &mut q);
+        assert_eq!(q_values(mdp.view(), 0.9, 50, 1e-3).unwrap(), q);
+        let (mut v, mut pi) = (vec![0.0; 3], vec![0; 3]);
+        guez_value_iteration(mdp.view(), None, 0.9, 1e-6, &mut v, &mut pi);
+        assert_eq!(optimal_values(mdp.view(), 0.9, 1e-6).unwrap(), (v, pi));
+        for gamma in [1.0, -0.1, f64::NAN] {
+            let e = q_values(mdp.view(), gamma, 5, 1e-3).unwrap_err().to_string();
+            assert!(e.contains("gamma must be in [0, 1)"), "{e}");
+            assert!(optimal_values(mdp.view(), gamma, 1e-6).is_err());
+        }
+        assert!(q_values(mdp.view(), 0.9, 5, -1.0).unwrap_err().to_string().contains("accuracy"));
+        assert!(optimal_values(mdp.view(), 0.9, 0.0).unwrap_err().to_string().contains("epsilon"));
+        let uniform = vec![0.5; 6];
+        assert_eq!(
+            policy_values(mdp.view(), &uniform, [3, 2], 0.9, 10).unwrap(),
+            evaluate_policy_finite(mdp.view(), &uniform, 0.9, 10)
+        );
+        let e = policy_values(mdp.view(), &uniform, [2, 3], 0.9, 10).unwrap_err().to_string();
+        assert!(e.contains("policy must have shape (S, A) = (3, 2)"), "{e}");
     }
 
     /// Solves (I - gamma P_pi) v = r_pi by Gaussian elimination: the independent oracle.

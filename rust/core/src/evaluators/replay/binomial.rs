@@ -58,6 +58,14 @@ fn relative_tail(n: u64, from: u64, upward: bool, odds: f64) -> f64 {
     sum
 }
 
+/// [`binomial_sf`] at every `t` (`t <= 0`: 1), after checking that `p` is in [0, 1].
+pub fn binomial_survival(n: u64, p: f64, t: &[i64]) -> crate::Result<Vec<f64>> {
+    if !(0.0..=1.0).contains(&p) {
+        return Err(crate::invalid!("p must be in [0, 1], got {p}"));
+    }
+    Ok(t.iter().map(|&k| if k <= 0 { 1.0 } else { binomial_sf(n, p, k as u64) }).collect())
+}
+
 /// P(X >= t) for X ~ Binomial(n, p), p in [0, 1].
 pub fn binomial_sf(n: u64, p: f64, t: u64) -> f64 {
     if t == 0 {
@@ -85,6 +93,13 @@ pub fn binomial_sf(n: u64, p: f64, t: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn survival_checks_p_and_is_one_at_or_below_zero() {
+        assert_eq!(binomial_survival(10, 0.3, &[-2, 0, 3]).unwrap()[..2], [1.0, 1.0]);
+        assert_eq!(binomial_survival(10, 0.3, &[3]).unwrap()[0], binomial_sf(10, 0.3, 3));
+        assert!(binomial_survival(10, 1.5, &[1]).unwrap_err().to_string().contains("p must be in [0, 1]"));
+    }
 
     #[test]
     fn far_tail_is_accurate_where_one_minus_cdf_is_zero() {

@@ -77,6 +77,30 @@ pub enum LoggingPolicy {
     PerRow(Vec<f64>),
 }
 
+impl LoggingPolicy {
+    /// `"unknown"`, `"table"` or `"per_row"`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LoggingPolicy::Unknown => "unknown",
+            LoggingPolicy::Table(_) => "table",
+            LoggingPolicy::PerRow(_) => "per_row",
+        }
+    }
+}
+
+impl<'a> LoggingInput<'a> {
+    /// The logging policy given as a stationary (S, A) `table`, as `rows` of probabilities (N, A)
+    /// (`stationary`: the same for every visit of a state), or neither (unknown); not both.
+    pub fn from_options(table: Option<&'a [f64]>, rows: Option<&'a [f64]>, stationary: bool) -> Result<Self> {
+        match (table, rows) {
+            (Some(_), Some(_)) => Err(invalid!("give the logging policy as a table or per row, not both")),
+            (Some(t), None) => Ok(LoggingInput::Table(t)),
+            (None, Some(r)) => Ok(LoggingInput::PerRow { probabilities: r, stationary }),
+            (None, None) => Ok(LoggingInput::Unknown),
+        }
+    }
+}
+
 /// The logging policy as given by the caller, before validation.
 pub enum LoggingInput<'a> {
     Unknown,

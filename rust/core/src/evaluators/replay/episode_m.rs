@@ -34,9 +34,13 @@ impl MBound {
     pub fn is_fixed(self) -> bool {
         matches!(self, MBound::Logging | MBound::Fixed(_))
     }
+}
 
-    /// Parses `"policy"`, `"per_step"`, `"logging"` (a fixed value goes through `Fixed`).
-    pub fn parse(name: &str) -> Result<Self> {
+impl std::str::FromStr for MBound {
+    type Err = crate::error::BbrlError;
+
+    /// `"policy"`, `"per_step"` or `"logging"` (a fixed value goes through `Fixed`).
+    fn from_str(name: &str) -> Result<Self> {
         match name {
             "policy" => Ok(MBound::Policy),
             "per_step" => Ok(MBound::PerStep),
@@ -73,6 +77,13 @@ pub fn episode_bound(state_max: &[f64], start: usize, end: EpisodeEnd, horizon: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn m_rules_parse_by_name() {
+        assert_eq!("per_step".parse::<MBound>().unwrap(), MBound::PerStep);
+        let e = "fixed".parse::<MBound>().unwrap_err().to_string();
+        assert!(e.contains("'policy', 'per_step', 'logging'"), "{e}");
+    }
 
     #[test]
     fn uniform_logging_and_a_deterministic_candidate_give_a_to_the_horizon() {

@@ -21,16 +21,18 @@ mod collect;
 mod dataset;
 mod episode_m;
 mod online;
+mod options;
 mod pers;
 mod psrs;
 mod queue;
 mod runs;
 
-pub use binomial::{binomial_sf, ln_factorial};
+pub use binomial::{binomial_sf, binomial_survival, ln_factorial};
 pub use collect::collect;
 pub use dataset::{Dataset, EpisodeEnd, Episodes, LogColumns, LoggedStep, LoggingInput, LoggingPolicy};
 pub use episode_m::{episode_bound, MBound};
 pub use online::online_returns;
+pub use options::{evaluate_with, online_with, OnlineOptions, ReplayOptions};
 pub use runs::{evaluate_runs, online_runs, Schedule};
 
 use crate::agent::Transition;
@@ -39,28 +41,61 @@ use crate::invalid;
 use crate::rng::Rng;
 use crate::stepper::Stepper;
 
+/// The three evaluators by name, before their options.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MethodKind {
+    #[default]
+    Queue,
+    Psrs,
+    Pers,
+}
+
+impl MethodKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            MethodKind::Queue => "queue",
+            MethodKind::Psrs => "psrs",
+            MethodKind::Pers => "pers",
+        }
+    }
+}
+
+impl std::str::FromStr for MethodKind {
+    type Err = crate::error::BbrlError;
+
+    /// `"queue"`, `"psrs"` or `"pers"`.
+    fn from_str(name: &str) -> Result<Self> {
+        match name {
+            "queue" => Ok(MethodKind::Queue),
+            "psrs" => Ok(MethodKind::Psrs),
+            "pers" => Ok(MethodKind::Pers),
+            other => Err(invalid!("method must be 'queue', 'psrs' or 'pers', got '{other}'")),
+        }
+    }
+}
+
 impl Method {
-    /// The method named `name` (`queue`, `psrs`, `pers`); for PERS, M from `bound` (`policy`,
-    /// `per_step`, `logging`) or the fixed `m_value`, with `max_length` and `weighted`.
+    /// The method `kind`; for PERS, M from `bound` (a rule) or the fixed `m_value`, with
+    /// `max_length` and `weighted` (options of PERS only).
     pub fn from_options(
-        name: &str,
-        bound: Option<&str>,
+        kind: MethodKind,
+        bound: Option<MBound>,
         m_value: Option<f64>,
         max_length: Option<usize>,
         weighted: bool,
     ) -> Result<Self> {
         let pers_only = bound.is_some() || m_value.is_some() || max_length.is_some() || weighted;
-        match name {
-            "queue" | "psrs" if pers_only => {
-                Err(invalid!("m, max_length and weighted are options of method 'pers', not '{name}'"))
+        match kind {
+            MethodKind::Queue | MethodKind::Psrs if pers_only => {
+                Err(invalid!("m, max_length and weighted are options of method 'pers', not '{}'", kind.name()))
             }
-            "queue" => Ok(Method::Queue),
-            "psrs" => Ok(Method::Psrs),
-            "pers" => {
+            MethodKind::Queue => Ok(Method::Queue),
+            MethodKind::Psrs => Ok(Method::Psrs),
+            MethodKind::Pers => {
                 let bound = match (bound, m_value) {
                     (Some(_), Some(_)) => return Err(invalid!("give M either as a rule or as a number, not both")),
                     (_, Some(m)) => MBound::Fixed(m),
-                    (Some(rule), None) => MBound::parse(rule)?,
+                    (Some(rule), None) => rule,
                     (None, None) if weighted => MBound::Logging,
                     (None, None) => MBound::Policy,
                 };
@@ -69,7 +104,6 @@ impl Method {
                 }
                 Ok(Method::Pers(PersOptions { bound, max_length, weighted }))
             }
-            other => Err(invalid!("method must be 'queue', 'psrs' or 'pers', got '{other}'")),
         }
     }
 }

@@ -21,6 +21,18 @@ pub enum Schedule {
     Sequential,
 }
 
+impl Schedule {
+    /// One after the other for an agent that must stay on the calling thread (`sequential`: a
+    /// Python agent, which holds the GIL), else in parallel on `threads` workers.
+    pub fn new(sequential: bool, threads: Option<usize>) -> Self {
+        if sequential {
+            Schedule::Sequential
+        } else {
+            Schedule::Parallel { threads }
+        }
+    }
+}
+
 /// Runs `f(i)` for `i` in `0..runs` by `schedule`, results in order.
 fn spread<T: Send>(runs: usize, schedule: Schedule, f: impl Fn(usize) -> Result<T> + Sync + Send) -> Result<Vec<T>> {
     let threads = match schedule {

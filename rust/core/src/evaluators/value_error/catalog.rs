@@ -49,7 +49,23 @@ impl States {
     }
 }
 
+/// What a front end shows of an environment: (number of actions, number of states or `None`,
+/// discount, (min reward, max reward), time limit or `None`).
+pub type EnvSpec = (usize, Option<usize>, f64, (f64, f64), Option<usize>);
+
 impl AnyEnv {
+    /// The environment's [`EnvSpec`].
+    pub fn spec(&self) -> EnvSpec {
+        fn of<E: Env>(e: &E) -> EnvSpec {
+            (e.n_actions(), e.n_states(), e.discount(), e.reward_bounds(), e.time_limit())
+        }
+        match self {
+            AnyEnv::MountainCar(e) => of(e),
+            AnyEnv::PuddleWorld(e) => of(e),
+            AnyEnv::Finite(e) => of(e.as_ref()),
+        }
+    }
+
     pub fn name(&self) -> String {
         match self {
             AnyEnv::MountainCar(e) => e.name(),

@@ -24,15 +24,20 @@ pub enum CheckVariant {
     Every,
 }
 
-impl CheckVariant {
-    pub fn parse(name: &str) -> Result<Self> {
+impl std::str::FromStr for CheckVariant {
+    type Err = crate::error::BbrlError;
+
+    /// `"checkpoints"` or `"every"`.
+    fn from_str(name: &str) -> Result<Self> {
         match name {
             "checkpoints" => Ok(Self::Checkpoints),
             "every" => Ok(Self::Every),
             other => Err(invalid!("variant must be 'checkpoints' or 'every', got {other:?}")),
         }
     }
+}
 
+impl CheckVariant {
     pub fn name(self) -> &'static str {
         match self {
             Self::Checkpoints => "checkpoints",

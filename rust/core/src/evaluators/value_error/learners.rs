@@ -25,6 +25,22 @@ pub struct TdSettings {
     pub run: u64,
 }
 
+impl TdSettings {
+    pub fn validate(&self) -> Result<()> {
+        let TdSettings { alpha, lambda, n_steps, eval_every, .. } = *self;
+        if !(alpha.is_finite() && alpha > 0.0) {
+            return Err(invalid!("alpha must be finite and > 0, got {alpha}"));
+        }
+        if !(0.0..=1.0).contains(&lambda) {
+            return Err(invalid!("lambda must be in [0, 1], got {lambda}"));
+        }
+        if eval_every == 0 || n_steps == 0 {
+            return Err(invalid!("n_steps and eval_every must be >= 1"));
+        }
+        Ok(())
+    }
+}
+
 /// The learning curve: `steps[i]` and the predictions at every evaluation state after that many
 /// steps (`predictions[i * m .. (i + 1) * m]`).
 #[derive(Clone, Debug, PartialEq)]
@@ -50,16 +66,8 @@ where
     P: Policy<E::State> + ?Sized,
     F: SparseFeatures<E::State> + ?Sized,
 {
+    settings.validate()?;
     let TdSettings { alpha, lambda, n_steps, eval_every, .. } = settings;
-    if !(alpha.is_finite() && alpha > 0.0) {
-        return Err(invalid!("alpha must be finite and > 0, got {alpha}"));
-    }
-    if !(0.0..=1.0).contains(&lambda) {
-        return Err(invalid!("lambda must be in [0, 1], got {lambda}"));
-    }
-    if eval_every == 0 || n_steps == 0 {
-        return Err(invalid!("n_steps and eval_every must be >= 1"));
-    }
     if policy.n_actions() != env.n_actions() {
         return Err(invalid!("the policy has {} actions but the environment {}", policy.n_actions(), env.n_actions()));
     }

@@ -50,6 +50,18 @@ pub enum Loss {
 }
 
 impl Loss {
+    /// The loss named `name` (`squared`, `absolute`, `percentage`, `clipped`), with its floor
+    /// `tau` and clip level `c` where it has them (the others ignore them).
+    pub fn from_name(name: &str, tau: f64, c: f64) -> Result<Self> {
+        match name {
+            "squared" => Ok(Loss::Squared),
+            "absolute" => Ok(Loss::Absolute),
+            "percentage" => Ok(Loss::Percentage { tau }),
+            "clipped" => Ok(Loss::ClippedPercentage { tau, c }),
+            other => Err(invalid!("unknown loss {other:?} (squared, absolute, percentage, clipped)")),
+        }
+    }
+
     /// The loss of one pair.
     #[inline]
     pub fn of(self, v_hat: f64, v: f64) -> f64 {
@@ -103,6 +115,14 @@ pub fn elementwise_loss(loss: Loss, v_hat: &[f64], v: &[f64], out: &mut [f64]) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn losses_by_name() {
+        assert_eq!(Loss::from_name("squared", 1.0, 2.0).unwrap(), Loss::Squared);
+        assert_eq!(Loss::from_name("clipped", 1.0, 2.0).unwrap(), Loss::ClippedPercentage { tau: 1.0, c: 2.0 });
+        let e = Loss::from_name("huber", 1.0, 2.0).unwrap_err().to_string();
+        assert!(e.contains("\"huber\"") && e.contains("squared, absolute, percentage, clipped"), "{e}");
+    }
     use proptest::prelude::*;
 
     #[test]

@@ -16,12 +16,14 @@
 //! | `references` | Algorithm 1's references in parallel over states; CMAPVE with its bound |
 //! | `tiles` | sparse binary features: grid tile coding, one-hot |
 //! | `learners` | linear TD(λ) learning curves to evaluate |
+//! | `options` | the keyword options of EBGStop, the references, the state values, TD(λ) |
 //! | `catalog` | the closed set of environments, policies and features the bindings expose |
 
 pub mod catalog;
 pub mod ebgstop;
 pub mod learners;
 pub mod losses;
+pub mod options;
 pub mod policy;
 pub mod references;
 pub mod rollout_length;
@@ -30,6 +32,7 @@ pub mod tiles;
 
 pub use ebgstop::{ebgstop, ebgstop_slice, CheckVariant, EbgStopConfig, EbgStopOutcome, StopReason};
 pub use losses::{clipped_relative_loss, elementwise_loss, mean_loss, Loss};
+pub use options::StateValuesOptions;
 pub use policy::{EnergyPumping, Policy, TabularPolicy, UniformPolicy};
 pub use references::{cmapve, reference_values, CmapveReport, ReferenceDesign, ReferenceSettings, ReferenceValue};
 pub use rollout_length::rollout_length;

@@ -37,6 +37,19 @@ pub struct ReferenceSettings {
     pub seed: u64,
 }
 
+impl ReferenceSettings {
+    /// The checks that need no environment (the design checks the rest against it).
+    pub fn validate(&self) -> Result<()> {
+        if !(self.delta > 0.0 && self.delta < 1.0) {
+            return Err(invalid!("delta must be in (0, 1), got {}", self.delta));
+        }
+        if self.k == 0 {
+            return Err(invalid!("k (the number of times the error is queried) must be >= 1"));
+        }
+        Ok(())
+    }
+}
+
 /// Everything derived from the settings and the environment: stored beside the values.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ReferenceDesign {
@@ -61,12 +74,7 @@ impl ReferenceDesign {
         if m == 0 {
             return Err(invalid!("at least one state is needed"));
         }
-        if !(settings.delta > 0.0 && settings.delta < 1.0) {
-            return Err(invalid!("delta must be in (0, 1), got {}", settings.delta));
-        }
-        if settings.k == 0 {
-            return Err(invalid!("k (the number of times the error is queried) must be >= 1"));
-        }
+        settings.validate()?;
         let acc = accuracies(settings.epsilon, settings.c, settings.split)?;
         let (lo, hi) = env.reward_bounds();
         if !(lo.is_finite() && hi.is_finite() && lo <= hi) {

@@ -18,15 +18,20 @@ pub enum AccuracySplit {
     Paper,
 }
 
-impl AccuracySplit {
-    pub fn parse(name: &str) -> Result<Self> {
+impl std::str::FromStr for AccuracySplit {
+    type Err = crate::error::BbrlError;
+
+    /// `"corrected"` or `"paper"`.
+    fn from_str(name: &str) -> Result<Self> {
         match name {
             "corrected" => Ok(Self::Corrected),
             "paper" => Ok(Self::Paper),
             other => Err(invalid!("split must be 'corrected' or 'paper', got {other:?}")),
         }
     }
+}
 
+impl AccuracySplit {
     pub fn name(self) -> &'static str {
         match self {
             Self::Corrected => "corrected",
@@ -121,6 +126,17 @@ pub fn guaranteed_error(m: usize, delta: f64, c: f64, k: u64, eps_bar: f64) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn splits_and_variants_parse_by_name() {
+        assert_eq!("paper".parse::<AccuracySplit>().unwrap(), AccuracySplit::Paper);
+        assert_eq!("corrected".parse::<AccuracySplit>().unwrap().name(), "corrected");
+        let e = "Paper".parse::<AccuracySplit>().unwrap_err().to_string();
+        assert!(e.contains("'corrected' or 'paper'"), "{e}");
+        use crate::evaluators::value_error::CheckVariant;
+        assert_eq!("every".parse::<CheckVariant>().unwrap(), CheckVariant::Every);
+        assert!("each".parse::<CheckVariant>().unwrap_err().to_string().contains("'checkpoints' or 'every'"));
+    }
     use proptest::prelude::*;
 
     #[test]

@@ -73,6 +73,16 @@ pub struct OneHot {
     pub n_states: usize,
 }
 
+impl OneHot {
+    /// One feature per state of an MDP of `n_states >= 1` states.
+    pub fn new(n_states: usize) -> Result<Self> {
+        if n_states == 0 {
+            return Err(invalid!("n_states must be >= 1"));
+        }
+        Ok(Self { n_states })
+    }
+}
+
 impl SparseFeatures<usize> for OneHot {
     fn n_features(&self) -> usize {
         self.n_states
