@@ -5,25 +5,16 @@
 //! The greedy "b" earns 2 a step at once; the optimal policy walks the chain for the 10s.
 
 use super::finite::{tables, FiniteEnv};
-use super::spec::{AnyEnv, EnvOptions, EnvSpec, StateSpace};
 use crate::error::Result;
 use crate::model::mdp::Mdp;
 
 /// The probability that the other action's outcome happens.
 pub const SLIP: f64 = 0.2;
+/// The name the registry and results show.
+pub const NAME: &str = "Chain";
 const N_STATES: usize = 5;
 const FORWARD_REWARD_AT_END: f64 = 10.0;
 const RETURN_REWARD: f64 = 2.0;
-
-/// The registry's entry.
-pub const SPEC: EnvSpec = EnvSpec {
-    name: "Chain",
-    summary: "Strens (2000): 5 states, forward (0) or back to the start (1), slip 0.2; rewards 10 at the end, 2 back",
-    state_space: StateSpace::Finite,
-    default_discount: 0.99,
-    options: &["discount"],
-    build: |options: &EnvOptions| Ok(AnyEnv::Finite(Box::new(chain(options.discount_or(SPEC.default_discount))?))),
-};
 
 /// The Chain environment with `discount` in [0, 1) (continuing, so no time limit).
 pub fn chain(discount: f64) -> Result<FiniteEnv> {
@@ -41,7 +32,7 @@ pub fn chain(discount: f64) -> Result<FiniteEnv> {
     let (p, r) = tables(s, a, &entries);
     let mut start = vec![0.0; s];
     start[0] = 1.0;
-    FiniteEnv::new(SPEC.name, Mdp::new(s, a, p, r, Some(0))?, start, discount, None)
+    FiniteEnv::new(NAME, Mdp::new(s, a, p, r, Some(0))?, start, discount, None)
 }
 
 #[cfg(test)]

@@ -3,7 +3,6 @@
 
 use rand::Rng as _;
 
-use super::spec::{AnyEnv, EnvOptions, EnvSpec, StateSpace};
 use super::{Env, Step};
 use crate::error::Result;
 use crate::invalid;
@@ -133,44 +132,6 @@ pub(super) fn tables(
     }
     (p, r)
 }
-
-/// The registry's entry for [`six_arms`].
-pub const SIX_ARMS: EnvSpec = EnvSpec {
-    name: "SixArms",
-    summary: "Strehl & Littman (2008): a hub and six arms of rising reward and falling reach; continuing",
-    state_space: StateSpace::Finite,
-    default_discount: 0.95,
-    options: &["discount"],
-    build: |options: &EnvOptions| {
-        Ok(AnyEnv::Finite(Box::new(six_arms(options.discount_or(SIX_ARMS.default_discount))?)))
-    },
-};
-
-/// The registry's entry for [`river_swim`] with [`RiverSwimVariant::Osband`].
-pub const RIVER_SWIM_OSBAND: EnvSpec = EnvSpec {
-    name: "RiverSwim-Osband",
-    summary: "Osband, Russo & Van Roy (2013): 6 states against a current, 20 undiscounted steps from state 0",
-    state_space: StateSpace::Finite,
-    default_discount: 1.0,
-    options: &["discount"],
-    build: |options: &EnvOptions| {
-        let discount = options.discount_or(RIVER_SWIM_OSBAND.default_discount);
-        Ok(AnyEnv::Finite(Box::new(river_swim(RiverSwimVariant::Osband, discount)?)))
-    },
-};
-
-/// The registry's entry for [`river_swim`] with [`RiverSwimVariant::Strehl`].
-pub const RIVER_SWIM_STREHL: EnvSpec = EnvSpec {
-    name: "RiverSwim-Strehl",
-    summary: "Strehl & Littman (2008): 6 states against a current, start in 1 or 2; continuing",
-    state_space: StateSpace::Finite,
-    default_discount: 0.95,
-    options: &["discount"],
-    build: |options: &EnvOptions| {
-        let discount = options.discount_or(RIVER_SWIM_STREHL.default_discount);
-        Ok(AnyEnv::Finite(Box::new(river_swim(RiverSwimVariant::Strehl, discount)?)))
-    },
-};
 
 /// SixArms (Strehl & Littman): a hub (state 0) and six arms. From the hub, action i reaches arm
 /// i + 1 with probability `[1, 0.15, 0.10, 0.05, 0.03, 0.01][i]` and otherwise stays, reward 0.

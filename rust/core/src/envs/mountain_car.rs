@@ -8,27 +8,17 @@
 
 use rand::Rng as _;
 
-use super::spec::{AnyEnv, EnvOptions, EnvSpec, StateSpace};
 use super::{Env, Step};
 use crate::error::Result;
 use crate::invalid;
 use crate::rng::Rng;
 
+/// The name the registry and results show.
+pub const NAME: &str = "MountainCar";
+
 pub const MC_MIN_POSITION: f64 = -1.2;
 pub const MC_GOAL_POSITION: f64 = 0.5;
 pub const MC_MAX_SPEED: f64 = 0.07;
-
-/// The registry's entry (discount 0.99 as in Sajed et al. 2018).
-pub const SPEC: EnvSpec = EnvSpec {
-    name: "MountainCar",
-    summary: "Moore (1990) as in Sutton & Barto: an underpowered car in a valley, goal at x = 0.5, reward -1 a step",
-    state_space: StateSpace::Box2,
-    default_discount: 0.99,
-    options: &["discount", "time_limit"],
-    build: |options: &EnvOptions| {
-        Ok(AnyEnv::MountainCar(MountainCar::new(options.discount_or(SPEC.default_discount), options.time_limit)?))
-    },
-};
 
 /// Mountain Car with a discount (0.99 in Sajed et al., whose value bound 100 = 1/(1 − 0.99)).
 #[derive(Clone, Debug)]
@@ -78,7 +68,7 @@ impl Env for MountainCar {
     type State = [f64; 2];
 
     fn name(&self) -> String {
-        SPEC.name.to_string()
+        NAME.to_string()
     }
     fn n_actions(&self) -> usize {
         3

@@ -12,11 +12,13 @@
 use rand::Rng as _;
 use rand_distr::StandardNormal;
 
-use super::spec::{AnyEnv, EnvOptions, EnvSpec, StateSpace};
 use super::{Env, Step};
 use crate::error::Result;
 use crate::invalid;
 use crate::rng::Rng;
+
+/// The name the registry and results show.
+pub const NAME: &str = "PuddleWorld";
 
 const STEP: f64 = 0.05;
 const GOAL: f64 = 0.95;
@@ -24,22 +26,6 @@ const RADIUS: f64 = 0.1;
 const PENALTY: f64 = 400.0;
 /// The standard deviation of the step length (σ above).
 pub const DEFAULT_NOISE: f64 = 0.01;
-
-/// The registry's entry (discount 0.99 as in Sajed et al. 2018).
-pub const SPEC: EnvSpec = EnvSpec {
-    name: "PuddleWorld",
-    summary: "the Alberta variant (Sajed et al. 2018): a unit square with two puddles, goal in the top-right corner",
-    state_space: StateSpace::Box2,
-    default_discount: 0.99,
-    options: &["discount", "time_limit", "noise"],
-    build: |options: &EnvOptions| {
-        Ok(AnyEnv::PuddleWorld(PuddleWorld::new(
-            options.discount_or(SPEC.default_discount),
-            options.noise.unwrap_or(DEFAULT_NOISE),
-            options.time_limit,
-        )?))
-    },
-};
 
 /// The puddles' segments, (start, end).
 const PUDDLES: [([f64; 2], [f64; 2]); 2] = [([0.10, 0.75], [0.45, 0.75]), ([0.45, 0.40], [0.45, 0.80])];
@@ -105,7 +91,7 @@ impl Env for PuddleWorld {
     type State = [f64; 2];
 
     fn name(&self) -> String {
-        SPEC.name.to_string()
+        NAME.to_string()
     }
     fn n_actions(&self) -> usize {
         4

@@ -1,19 +1,75 @@
 //! The environment registry: every named environment, in the order users see them. Adding an
-//! environment is its own file (with its [`EnvSpec`]) and one line here.
+//! environment is its own file (the simulator, or a function building a [`FiniteEnv`]) and one
+//! entry here. The entries live here rather than beside each simulator because [`AnyEnv`] names
+//! the simulators' types: entries there would tie every simulator file to the enum and back.
 
-use super::spec::{AnyEnv, EnvOptions, EnvSpec};
-use super::{chain, finite, mountain_car, puddle_world};
+use super::chain::{self, chain};
+use super::finite::{river_swim, six_arms, FiniteEnv, RiverSwimVariant};
+use super::mountain_car::{self, MountainCar};
+use super::puddle_world::{self, PuddleWorld, DEFAULT_NOISE};
+use super::spec::{AnyEnv, EnvOptions, EnvSpec, StateSpace};
 use crate::error::Result;
 use crate::invalid;
 
+fn finite(env: Result<FiniteEnv>) -> Result<AnyEnv> {
+    Ok(AnyEnv::Finite(Box::new(env?)))
+}
+
 /// Every named environment.
 pub const ENVIRONMENTS: &[EnvSpec] = &[
-    finite::SIX_ARMS,
-    finite::RIVER_SWIM_OSBAND,
-    finite::RIVER_SWIM_STREHL,
-    chain::SPEC,
-    mountain_car::SPEC,
-    puddle_world::SPEC,
+    EnvSpec {
+        name: "SixArms",
+        summary: "Strehl & Littman (2008): a hub and six arms of rising reward and falling reach; continuing",
+        state_space: StateSpace::Finite,
+        default_discount: 0.95,
+        options: &["discount"],
+        build: |discount, _| finite(six_arms(discount)),
+    },
+    EnvSpec {
+        name: "RiverSwim-Osband",
+        summary: "Osband, Russo & Van Roy (2013): 6 states against a current, 20 undiscounted steps from state 0",
+        state_space: StateSpace::Finite,
+        default_discount: 1.0,
+        options: &["discount"],
+        build: |discount, _| finite(river_swim(RiverSwimVariant::Osband, discount)),
+    },
+    EnvSpec {
+        name: "RiverSwim-Strehl",
+        summary: "Strehl & Littman (2008): 6 states against a current, start in 1 or 2; continuing",
+        state_space: StateSpace::Finite,
+        default_discount: 0.95,
+        options: &["discount"],
+        build: |discount, _| finite(river_swim(RiverSwimVariant::Strehl, discount)),
+    },
+    EnvSpec {
+        name: chain::NAME,
+        summary:
+            "Strens (2000): 5 states, forward (0) or back to the start (1), slip 0.2; rewards 10 at the end, 2 back",
+        state_space: StateSpace::Finite,
+        default_discount: 0.99,
+        options: &["discount"],
+        build: |discount, _| finite(chain(discount)),
+    },
+    EnvSpec {
+        name: mountain_car::NAME,
+        summary: "Sutton & Barto's dynamics (as in Sajed et al. 2018): a car in a valley, goal at x = 0.5, -1 a step",
+        state_space: StateSpace::Box2,
+        default_discount: 0.99,
+        options: &["discount", "time_limit"],
+        build: |discount, o| Ok(AnyEnv::MountainCar(MountainCar::new(discount, o.time_limit)?)),
+    },
+    EnvSpec {
+        name: puddle_world::NAME,
+        summary:
+            "the Alberta variant (Sajed et al. 2018): a unit square with two puddles, goal in the top-right corner",
+        state_space: StateSpace::Box2,
+        default_discount: 0.99,
+        options: &["discount", "time_limit", "noise"],
+        build: |discount, o| {
+            let noise = o.noise.unwrap_or(DEFAULT_NOISE);
+            Ok(AnyEnv::PuddleWorld(PuddleWorld::new(discount, noise, o.time_limit)?))
+        },
+    },
 ];
 
 /// The entry named `name` (exact spelling), or an error listing the names.
@@ -35,7 +91,7 @@ pub fn build(name: &str, options: &EnvOptions) -> Result<AnyEnv> {
     if let Some((option, _)) = given.iter().find(|(option, set)| *set && !spec.options.contains(option)) {
         return Err(invalid!("{name} takes no {option} (its options: {})", spec.options.join(", ")));
     }
-    (spec.build)(options)
+    (spec.build)(options.discount.unwrap_or(spec.default_discount), options)
 }
 
 #[cfg(test)]

@@ -58,13 +58,6 @@ pub struct EnvOptions {
     pub noise: Option<f64>,
 }
 
-impl EnvOptions {
-    /// The discount asked for, or `default`.
-    pub fn discount_or(&self, default: f64) -> f64 {
-        self.discount.unwrap_or(default)
-    }
-}
-
 /// One entry of the environment registry.
 #[derive(Clone, Copy)]
 pub struct EnvSpec {
@@ -77,8 +70,9 @@ pub struct EnvSpec {
     pub default_discount: f64,
     /// The [`EnvOptions`] it takes, by field name; any other option given is refused.
     pub options: &'static [&'static str],
-    /// Builds the environment from validated options.
-    pub build: fn(&EnvOptions) -> Result<AnyEnv>,
+    /// Builds the environment with the discount resolved (the one asked for, or the default) and
+    /// the other options.
+    pub build: fn(f64, &EnvOptions) -> Result<AnyEnv>,
 }
 
 impl std::fmt::Debug for EnvSpec {
