@@ -356,7 +356,8 @@ def test_messages_a_new_user_reads(tmp_path: Path) -> None:
     assert "95%" in " ".join(run_help.split()) and "%%" not in run_help
     # `bbrl agents`: whole descriptions, defaults and ranges
     listing = subprocess.run([*_command(), "agents"], capture_output=True, text=True).stdout
-    assert "compat (default False)" in listing and "epsilon (required): exploration probability in [0, 1]." in listing
+    assert "compat (bool, default False; true or false)" in listing
+    assert "epsilon (float, required; [0, 1]): probability of a uniformly random action" in listing
     assert "upper bound of each root is used." in " ".join(listing.split())
     assert "SPEC" not in listing
 

@@ -270,3 +270,16 @@ def test_finite_mdp_and_a_finite_env_of_the_same_tables_give_the_same_references
 def test_finite_mdp_names_a_table_of_the_wrong_shape(P, R, start, named):
     with pytest.raises(ValueError, match=re.escape(named)):
         ve.finite_mdp(P, R, start, 0.9)
+
+
+def test_references_do_not_depend_on_the_thread_count():
+    env, policy = ve.paper_setup("MountainCar")
+    runs = [
+        ve.reference_values(env, policy, states=6, epsilon=0.3, delta=0.2, tau=1.0, c=1.0, seed=4, threads=t)
+        for t in (1, 2, None)
+    ]
+    for other in runs[1:]:
+        np.testing.assert_array_equal(other.values, runs[0].values)
+        np.testing.assert_array_equal(other.n_samples, runs[0].n_samples)
+    with pytest.raises(ValueError, match="threads"):
+        ve.reference_values(env, policy, states=2, epsilon=0.3, delta=0.2, threads=0)

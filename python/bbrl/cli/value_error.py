@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from typing import Any
 
@@ -77,12 +76,6 @@ def _command_references(args: argparse.Namespace, console: Console) -> int:
     from .. import value_error as ve
 
     path = output_file(args.out, REFERENCES_FILE, ".parquet")
-    if args.threads is not None:
-        if args.threads < 1:
-            raise ValueError(f"--threads must be >= 1, got {args.threads}")
-        # The core computes the references on rayon's global pool, which reads this variable when it
-        # starts (the first parallel call of the process): effective for the `bbrl` command.
-        os.environ["RAYON_NUM_THREADS"] = str(args.threads)
     if args.env == "MountainCar":
         env, policy = ve.mountain_car(args.gamma), ve.energy_pumping(args.random_share)
     else:
@@ -101,6 +94,7 @@ def _command_references(args: argparse.Namespace, console: Console) -> int:
         variant=args.variant,
         max_samples=args.max_samples,
         seed=args.seed,
+        threads=args.threads,
     )
     seconds = time.perf_counter() - start
     refs.save(path)

@@ -120,6 +120,7 @@ def reference_values(
     p: float = 1.1,
     max_samples: int = DEFAULT_MAX_SAMPLES,
     seed: int = 0,
+    threads: int | None = None,
 ) -> References:
     """Algorithm 1: certified reference values of ``policy`` on ``env``.
 
@@ -129,10 +130,12 @@ def reference_values(
     ``epsilon`` is the target accuracy of CMAPVE (clip level ``c``, floor ``tau`` in value units)
     for ``k`` queries, all holding with probability ``1 - delta``; ``split`` chooses how epsilon is
     divided (see :func:`accuracies`). Each state runs EBGStop with (eps_bar, delta/(2m), tau) on
-    returns truncated by Lemma 5, in parallel over states; ``max_samples`` caps the returns per
-    state (a capped state is reported, and voids the guarantee).
+    returns truncated by Lemma 5, in parallel over states on ``threads`` threads (None: every core;
+    the values do not depend on it); ``max_samples`` caps the returns per state (a capped state is
+    reported, and voids the guarantee).
     """
     env = as_environment(env)
+    count(threads, "threads", 1, optional=True)
     count(k, "k", 1)
     count(seed, "seed", 0)
     count(max_samples, "max_samples", 1)
@@ -144,7 +147,7 @@ def reference_values(
     out = _core.value_error_references(
         env.core, policy.core, array, dict(epsilon=float(epsilon), delta=float(delta), tau=float(tau), c=float(c),
         k=int(k), split=split, variant=variant, beta=float(beta), p=float(p), max_samples=int(max_samples),
-        seed=int(seed)),
+        seed=int(seed), threads=threads),
     )  # fmt: skip
     settings = {
         "format": FORMAT,

@@ -11,6 +11,7 @@ use crate::error::{BbrlError, Result};
 use crate::invalid;
 use crate::model::fdm::Fdm;
 use crate::model::mdp::Mdp;
+use crate::platform::threads;
 use crate::rng::{purpose, stream};
 use crate::stepper::Stepper;
 use crate::trajectory::TrajectoryOutcome;
@@ -248,7 +249,7 @@ impl Experiment {
             }
             Ok(outcome)
         };
-        let mut job = || -> Result<Vec<TrajectoryOutcome>> {
+        let job = || -> Result<Vec<TrajectoryOutcome>> {
             let mdps = self.mdps.par_iter().enumerate();
             if record_rewards {
                 mdps.zip(rewards.par_chunks_mut(horizon)).map(|((i, mdp), row)| one(i, mdp, Some(row))).collect()
@@ -256,15 +257,7 @@ impl Experiment {
                 mdps.map(|(i, mdp)| one(i, mdp, None)).collect()
             }
         };
-        let pairs = match threads {
-            None => job()?,
-            Some(0) => return Err(invalid!("threads must be >= 1 (or None for every core), got 0")),
-            Some(n) => rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build()
-                .map_err(|e| invalid!("cannot start {n} worker threads: {e}"))?
-                .install(job)?,
-        };
+        let pairs = threads::install(threads, job)??;
         Ok(RunOutcome {
             returns: pairs.iter().map(|o| o.discounted_return).collect(),
             online_seconds: pairs.iter().map(|o| o.seconds).collect(),

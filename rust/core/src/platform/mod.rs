@@ -1,5 +1,7 @@
 //! What the machine is and how long things took on it: thread and process CPU time, and the
-//! host description (CPU model, vector extensions, cores, load) recorded beside every result.
+//! host description (CPU model, vector extensions, cores, load) recorded beside every result, and
+//! the thread-count rule of every parallel call.
 
 pub mod cputime;
 pub mod host;
+pub mod threads;

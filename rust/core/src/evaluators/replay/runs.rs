@@ -9,6 +9,7 @@ use super::{evaluate, online_returns, Config, Dataset, EpisodeEnd, Episodes, Out
 use crate::envs::FiniteEnv;
 use crate::error::Result;
 use crate::invalid;
+use crate::platform::threads;
 use crate::rng::{purpose, stream};
 use crate::stepper::Stepper;
 
@@ -40,15 +41,7 @@ fn spread<T: Send>(runs: usize, schedule: Schedule, f: impl Fn(usize) -> Result<
         Schedule::Parallel { threads } => threads,
     };
     let work = || (0..runs).into_par_iter().map(&f).collect::<Result<Vec<T>>>();
-    match threads {
-        None => work(),
-        Some(0) => Err(invalid!("threads must be >= 1 (or None for every core), got 0")),
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .map_err(|e| invalid!("cannot start {n} worker threads: {e}"))?
-            .install(work),
-    }
+    threads::install(threads, work)?
 }
 
 /// `runs` evaluations of the agent behind `stepper`, run `i` on a fork of it with the stream

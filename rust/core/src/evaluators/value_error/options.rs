@@ -61,13 +61,14 @@ impl Default for ReferenceSettings {
             p: ebgstop.p,
             max_samples: ebgstop.max_samples,
             seed: 0,
+            threads: None,
         }
     }
 }
 
 impl Options for ReferenceSettings {
     const KEYS: &'static [&'static str] =
-        &["epsilon", "delta", "tau", "c", "k", "split", "variant", "beta", "p", "max_samples", "seed"];
+        &["epsilon", "delta", "tau", "c", "k", "split", "variant", "beta", "p", "max_samples", "seed", "threads"];
     const REQUIRED: &'static [&'static str] = &["epsilon", "delta", "tau", "c"];
 
     fn set(&mut self, key: &str, value: &ParamValue) -> Result<()> {
@@ -83,6 +84,7 @@ impl Options for ReferenceSettings {
             "p" => self.p = value.as_f64(key)?,
             "max_samples" => self.max_samples = value.as_u64(key)?,
             "seed" => self.seed = value.as_u64(key)?,
+            "threads" => self.threads = Some(value.as_u64(key)? as usize),
             _ => return Err(unknown_key(key, Self::KEYS)),
         }
         Ok(())

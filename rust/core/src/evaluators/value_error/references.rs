@@ -13,6 +13,7 @@ use super::sample_size::{accuracies, guaranteed_error, AccuracySplit};
 use crate::envs::Env;
 use crate::error::Result;
 use crate::invalid;
+use crate::platform::threads;
 use crate::rng::{purpose, stream, Rng};
 
 /// What the caller chooses.
@@ -35,6 +36,8 @@ pub struct ReferenceSettings {
     /// Per-state cap on sampled returns.
     pub max_samples: u64,
     pub seed: u64,
+    /// Threads of the rollouts over states (None: every core); the values never depend on it.
+    pub threads: Option<usize>,
 }
 
 impl ReferenceSettings {
@@ -225,7 +228,10 @@ pub fn reference_values<E: Env, P: Policy<E::State> + ?Sized>(
 ) -> Result<(ReferenceDesign, Vec<ReferenceValue>)> {
     check_policy(env, policy)?;
     let design = ReferenceDesign::new(env, settings, states.len())?;
-    let values = rollout_values(env, policy, states, &design.ebgstop_config(), design.rollout_length, settings.seed)?;
+    let config = design.ebgstop_config();
+    let values = threads::install(settings.threads, || {
+        rollout_values(env, policy, states, &config, design.rollout_length, settings.seed)
+    })??;
     Ok((design, values))
 }
 
@@ -274,6 +280,7 @@ mod tests {
             p: 1.1,
             max_samples: 1_000_000,
             seed: 9,
+            threads: None,
         }
     }
 
