@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
+import bbrl
 from bbrl import _core, agents
 from bbrl.analysis.figures import ALGORITHM_ORDER
 
@@ -90,3 +92,39 @@ def test_bbrl_agents_lists_every_parameter_with_its_range():
     assert all("required" in line and ">= 1" in line for line in lines)
     _, lines = describe_agent("oppsds")
     assert any(line.startswith("c (float, default 660.0; >= 0)") for line in lines), lines
+
+
+@pytest.mark.parametrize("kind", ["bfs3", "oppsds", "psrl"])
+def test_a_kind_without_a_python_record_gets_one_from_the_registry(kind):
+    # What a new Rust agent gets when it is registered in the core and nowhere else.
+    from bbrl.agents.registry import generated_record
+
+    entry = agents.spec(kind)
+    generated = generated_record(entry)
+    assert generated.kind == kind and generated.display == entry["display"]
+    names = [f.name for f in dataclasses.fields(generated)]
+    assert sorted(names) == sorted(p["name"] for p in entry["params"])
+    required = {
+        p["name"]: REQUIRED.get(kind, {}).get("formula_set" if p["name"] == "formulas" else p["name"])
+        for p in entry["params"]
+        if p["required"]
+    }
+    if kind == "oppsds":
+        required["formulas"] = "F2"
+    record = generated(**required)
+    hand_written = agents.kinds()[kind](**REQUIRED.get(kind, {}))
+    assert record.core_params() == hand_written.core_params()
+    # The same agent: the same numbers, bit for bit.
+    experiment = bbrl.Experiment("GC", n_mdps=3, horizon=20, seed=5)
+    np.testing.assert_array_equal(experiment.run(record).returns, experiment.run(hand_written).returns)
+
+
+def test_a_generated_record_is_checked_by_the_core():
+    from bbrl.agents.registry import generated_record
+
+    bfs3 = generated_record(agents.spec("bfs3"))
+    with pytest.raises(ValueError, match="c \\(branching factor\\) must be >= 1"):
+        bfs3(k=4, c=0, depth=3)
+    with pytest.raises(TypeError, match="depth"):
+        bfs3(k=4, c=2)
+    assert bfs3(k=4, c=2, depth=3).label == agents.BFS3(k=4, c=2, depth=3).label

@@ -4,6 +4,7 @@ Python parameter record of each kind."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
@@ -11,21 +12,58 @@ from typing import Any
 from .. import _core
 from .records import BAMCP, BEB, BFS3, OPPSDS, PSRL, SBOSS, AgentSpec, EGreedy, Formula, Optimal, Random, SoftMax
 
-__all__ = ["REGISTRY", "create", "kinds", "spec"]
+__all__ = ["REGISTRY", "create", "generated_record", "kinds", "record_for", "spec"]
 
 #: The core's agent registry, one entry per kind: ``kind``, ``display``, ``params`` (``name``,
 #: ``type``, ``default``, ``required``, ``range``, ``doc``), ``online_units``, ``offline_units``.
 REGISTRY: tuple[dict[str, Any], ...] = tuple(_core.agent_kinds())
 
+#: The hand-written records (typed fields, docstrings, friendly checks), one per kind they cover.
 _RECORDS: dict[str, type[AgentSpec]] = {
     cls.kind: cls for cls in (Random, EGreedy, SoftMax, BEB, BAMCP, BFS3, SBOSS, PSRL, Optimal, Formula, OPPSDS)
 }
-if set(_RECORDS) != {entry["kind"] for entry in REGISTRY}:  # pragma: no cover - a build out of step
-    raise ImportError(
-        f"the Python agent records {sorted(_RECORDS)} and the core's registry "
-        f"{sorted(e['kind'] for e in REGISTRY)} differ: give every core kind a record in agents/records.py"
+
+_TYPES = {"float": float, "int": int, "bool": bool, "str": str}
+
+
+class _GeneratedSpec(AgentSpec):
+    """A record made from the registry for a kind that has no hand-written one: a new Rust agent is
+    usable from Python, the command line and grids as soon as it is registered in the core. Its
+    parameters are checked by the core's own builder at construction."""
+
+    def __post_init__(self) -> None:
+        self.build_core()  # the core's checks, with their messages
+
+
+def generated_record(entry: dict[str, Any]) -> type[AgentSpec]:
+    """A parameter record made from a registry entry: one field per parameter (the registry's
+    types and defaults, required ones first), its kind and display name, checked by the core."""
+    params = sorted(entry["params"], key=lambda p: not p["required"])  # required fields first
+    record = dataclasses.make_dataclass(
+        "".join(part.capitalize() for part in entry["kind"].split("_")),
+        [
+            (p["name"], _TYPES[p["type"]])
+            if p["required"]
+            else (p["name"], _TYPES[p["type"]], dataclasses.field(default=p["default"]))
+            for p in params
+        ],
+        bases=(_GeneratedSpec,),
+        frozen=True,
+        namespace={"kind": entry["kind"], "display": entry["display"], "__module__": __name__},
     )
-_KINDS: dict[str, type[AgentSpec]] = {entry["kind"]: _RECORDS[entry["kind"]] for entry in REGISTRY}
+    record.__doc__ = f"{entry['display']} (generated from the core's registry): " + "; ".join(
+        f"{p['name']} ({p['range']}): {p['doc']}" for p in entry["params"]
+    )
+    return record
+
+
+def record_for(entry: dict[str, Any]) -> type[AgentSpec]:
+    """The parameter record of a registry entry: its hand-written one, or one generated from the
+    entry (what a kind registered in the core without a Python record gets)."""
+    return _RECORDS.get(entry["kind"]) or generated_record(entry)
+
+
+_KINDS: dict[str, type[AgentSpec]] = {entry["kind"]: record_for(entry) for entry in REGISTRY}
 _SPECS: dict[str, dict[str, Any]] = {entry["kind"]: entry for entry in REGISTRY}
 
 
