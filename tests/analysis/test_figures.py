@@ -209,3 +209,23 @@ def test_the_readme_counts_the_figures_a_report_writes(tiny_grid: Path, tmp_path
     for slug, expected in (("Grid-UGrid", stated), ("Grid-Grid", with_rewards)):
         pngs = sorted(tmp_path.glob(f"{slug}-*.png"))
         assert len(pngs) == len(list(tmp_path.glob(f"{slug}-*.svg"))) == expected, pngs
+
+
+def test_an_algorithm_in_both_panels_is_listed_once_in_order_before_the_references() -> None:
+    from bbrl.analysis.figures import score_figure
+
+    cells = pl.DataFrame(
+        {
+            Col.KIND: ["formula", "formula", "oppsds", "optimal"],
+            Col.ALGORITHM: ["Formula", "Formula", "OPPS-DS", "Optimal (oracle)"],
+            Col.MEAN: [1.0, 1.1, 1.2, 1.3],
+            Col.CI95: [0.2, 0.2, 0.2, 0.2],
+            Col.OFFLINE_TIME: [0.0, 0.5, 2.0, 0.0],
+        }
+    )
+    fig = score_figure(cells, Col.OFFLINE_TIME, None, "offline CPU time", "mixed", [])
+    none_panel, log_panel = fig.axes[:2]
+    assert [x.tolist() for x, _ in _points(none_panel)] == [[0.0]]
+    assert sorted(float(v) for x, _ in _points(log_panel) for v in x) == [0.5, 2.0]  # in s
+    labels = [t.get_text() for t in log_panel.get_legend().get_texts()]
+    assert labels == ["Formula", "OPPS-DS", "Optimal (oracle), reference"]

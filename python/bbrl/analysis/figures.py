@@ -291,13 +291,14 @@ def score_figure(
         ax.grid(True, which="major", alpha=0.3)
     panels[0].set_ylabel("mean discounted return (95% interval)")
     main.set_title(title)
-    handles: list = []
-    labels: list[str] = []
+    entries: dict[str, object] = {}
     for panel in panels:
         for handle, text in zip(*panel.get_legend_handles_labels(), strict=True):
-            if text not in labels:
-                handles.append(handle)
-                labels.append(text)
+            entries.setdefault(text, handle)
+    # The algorithms in their order, then the reference levels.
+    order = list(dict.fromkeys(competitors[Col.ALGORITHM].to_list()))
+    labels = sorted(entries, key=lambda text: order.index(text) if text in order else len(order))
+    handles = [entries[text] for text in labels]
     # Outside the axes, so that the legend never hides a point.
     main.legend(
         handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="algorithm", title_fontsize=8
