@@ -1,6 +1,12 @@
 """The report's figures (matplotlib): score against offline and online time with each algorithm's
 Pareto front, the map of the best algorithms under time bounds, the ECDF of returns and the
-normalised scores; stable colours and markers per algorithm."""
+normalised scores; stable colours, markers and line styles per algorithm.
+
+What a reader can trust: a time of zero by declaration (an agent that learns nothing offline) is
+drawn in its own panel labelled "none", never at an invented time on the log axis; every time axis
+states one unit, chosen from its data among the tables' units (:mod:`bbrl.analysis.formatting`);
+the oracle's level never sets the agents' scale (far from them, it is a note at the axis' edge);
+the palette differs in lightness (greyscale) and every algorithm has its own marker."""
 
 from __future__ import annotations
 
@@ -14,30 +20,57 @@ import polars as pl
 from .. import agents
 from ..fileio import write_atomic
 from ..protocol.schema import Col
+from .formatting import duration_unit
 from .scores import ORACLE_KINDS, NormalizedSummary
 from .stats import BOUND_FACTOR
 
 __all__ = [
     "ALGORITHM_ORDER",
-    "TIME_FLOOR_SECONDS",
+    "PALETTE",
     "algorithm_colour",
+    "algorithm_linestyle",
     "algorithm_marker",
     "bounds_figure",
     "ecdf_figure",
+    "greyscale",
     "normalized_figure",
     "pareto_front",
     "save_figure",
     "score_figure",
+    "time_unit",
 ]
 
 #: Stable colours: an algorithm has the same colour in every figure and report, by its place in the
 #: registry of agent kinds (:func:`bbrl.agents.kinds`).
 ALGORITHM_ORDER = tuple(cls.display for cls in agents.kinds().values())
 
-_MARKERS = "os^vD<>phX*P"
+#: One colour per place in the registry's order, from the colour-blind-safe sets of Okabe and Ito
+#: and of Paul Tol, chosen so that no two have the same lightness (:func:`greyscale`: at least 0.04
+#: apart, none paler than 0.7, so that each shows on white) and neighbours in the order differ in
+#: hue. Python agents continue the cycle with other markers.
+PALETTE = (
+    "#000000",  # Random: black
+    "#E69F00",  # e-Greedy: orange
+    "#0072B2",  # Soft-max: blue
+    "#D55E00",  # BEB: vermillion
+    "#009988",  # BAMCP: teal
+    "#CC79A7",  # BFS3: reddish purple
+    "#1A1A80",  # SBOSS: navy
+    "#66CCEE",  # PSRL: cyan
+    "#882255",  # Optimal (oracle): wine
+    "#0B4F0B",  # Formula: dark green
+    "#CC6677",  # OPPS-DS: rose
+)
 
-#: Times below this are drawn at it on the log axes (a log axis cannot show 0).
-TIME_FLOOR_SECONDS = 1e-7
+#: As many markers as colours plus two, so that (colour, marker) pairs do not repeat for
+#: len(PALETTE) * len(_MARKERS) algorithms.
+_MARKERS = "os^vD<>phX*Pd"
+
+_LINESTYLES = ("-", "--", "-.", ":")
+
+#: The oracle's level is drawn inside the agents' axes only if it lies within this many spans of
+#: the agents' scores beyond their range (the agents then keep two thirds of the height at least).
+_REFERENCE_REACH = 0.5
 
 
 def _place(algorithm: str, others: list[str]) -> int:
@@ -47,17 +80,39 @@ def _place(algorithm: str, others: list[str]) -> int:
     return len(ALGORITHM_ORDER) + others.index(algorithm)
 
 
-def algorithm_colour(algorithm: str, others: list[str]) -> tuple[float, ...]:
-    import matplotlib
+def greyscale(colour: object) -> float:
+    """The lightness of a colour printed in greyscale (ITU-R BT.601 luma: 0.299 R + 0.587 G +
+    0.114 B of the sRGB values), 0 black to 1 white."""
+    import matplotlib.colors
 
-    cmap = matplotlib.colormaps["tab20"]
-    index = _place(algorithm, others)
-    return cmap((2 * index) % 20 + (index // 10) % 2)
+    r, g, b, _ = matplotlib.colors.to_rgba(colour)  # type: ignore[arg-type]
+    return 0.299 * r + 0.587 * g + 0.114 * b
+
+
+def algorithm_colour(algorithm: str, others: list[str]) -> tuple[float, ...]:
+    import matplotlib.colors
+
+    return matplotlib.colors.to_rgba(PALETTE[_place(algorithm, others) % len(PALETTE)])
 
 
 def algorithm_marker(algorithm: str, others: list[str]) -> str:
     index = _place(algorithm, others)
     return _MARKERS[index % len(_MARKERS)]
+
+
+def algorithm_linestyle(algorithm: str, others: list[str]) -> str:
+    return _LINESTYLES[_place(algorithm, others) % len(_LINESTYLES)]
+
+
+def time_unit(seconds: object) -> tuple[str, float]:
+    """(unit, its length in seconds) for an axis of these durations: the tables' unit
+    (:func:`bbrl.analysis.formatting.duration_unit`) of their median positive value; seconds if
+    none is positive."""
+    values = np.asarray(seconds, dtype=np.float64).ravel()
+    values = values[np.isfinite(values) & (values > 0.0)]
+    if values.size == 0:
+        return "s", 1.0
+    return duration_unit(float(np.median(values)))
 
 
 def save_figure(fig: object, base: Path) -> dict[str, Path]:
@@ -85,52 +140,169 @@ def pareto_front(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.asarray(front, dtype=np.int64)
 
 
+def _reach(low: float, high: float) -> tuple[float, float, float]:
+    """(lowest, highest, span) of the agents' values, span > 0."""
+    span = high - low if high > low else max(abs(high), 1.0) * 0.1
+    return low, high, span
+
+
+def _reference_note(ax: object, text: str, above: bool, row: int) -> None:
+    """A note at the top (or bottom) edge of ``ax`` with an arrow pointing out of the axes: a
+    level that lies off the scale, named and given as a number rather than drawn."""
+    y_edge, y_text = (1.0, 0.93 - 0.08 * row) if above else (0.0, 0.07 + 0.08 * row)
+    ax.annotate(  # type: ignore[attr-defined]
+        text,
+        xy=(0.99, y_edge),
+        xycoords="axes fraction",
+        xytext=(0.99, y_text),
+        textcoords="axes fraction",
+        ha="right",
+        va="top" if above else "bottom",
+        fontsize=8,
+        arrowprops={"arrowstyle": "->", "color": "0.35", "relpos": (0.97, 1.0 if above else 0.0)},
+        bbox={"boxstyle": "round", "fc": "white", "ec": "0.35", "lw": 0.6},
+    )
+
+
+def _draw_references(axes: list, note_ax: object, references: list[tuple[str, float]], low, high) -> None:
+    """Sets the score axis to the agents' range (``low``/``high``: their interval ends) and draws
+    each reference level there if it is near that range; a level further away is a note at the
+    axes' edge, so that it never flattens the agents."""
+    low = np.asarray(low, dtype=np.float64)
+    high = np.asarray(high, dtype=np.float64)
+    finite = np.isfinite(low) & np.isfinite(high)
+    if not finite.any():
+        for name, level in references:
+            for ax in axes:
+                ax.axhline(level, color="0.35", linestyle="--", linewidth=1.0, label=f"{name}, reference")
+        return
+    lo, hi, span = _reach(float(low[finite].min()), float(high[finite].max()))
+    bottom, top = lo - 0.06 * span, hi + 0.06 * span
+    off_scale = []
+    for name, level in references:
+        if lo - _REFERENCE_REACH * span <= level <= hi + _REFERENCE_REACH * span:
+            for ax in axes:
+                label = f"{name}, reference" if ax is note_ax else None
+                ax.axhline(level, color="0.35", linestyle="--", linewidth=1.0, label=label)
+            bottom, top = min(bottom, level - 0.06 * span), max(top, level + 0.06 * span)
+        else:
+            off_scale.append((name, level))
+    for ax in axes:
+        ax.set_ylim(bottom, top)
+    rows = {True: 0, False: 0}
+    for name, level in off_scale:
+        above = level > hi
+        where = "above" if above else "below"
+        _reference_note(note_ax, f"{name}, reference: {level:.3g} ({where} this scale)", above, rows[above])
+        rows[above] += 1
+
+
 def score_figure(
     cells: pl.DataFrame,
     x_column: str,
     x_halfwidth: str | None,
-    scale: float,
-    xlabel: str,
+    quantity: str,
     title: str,
     others: list[str],
+    per: str = "",
+    zero_label: str = "none",
 ):
-    """Mean score against a time, one marker per setting with its 95% interval (vertical: the
-    score; horizontal: the mean time, where measured per trajectory), and each algorithm's Pareto
-    front as its line. Times of zero are drawn at :data:`TIME_FLOOR_SECONDS` (a log axis)."""
+    """Mean score against a time (``x_column``, seconds), one marker per setting with its 95%
+    interval (vertical: the score; horizontal: the mean time, from ``x_halfwidth`` in seconds, where
+    measured per trajectory), and each algorithm's Pareto front as its line.
+
+    The time axis is logarithmic in one unit chosen from the data (:func:`time_unit`), labelled
+    ``"{quantity} ({unit}{per}, log scale)"``. Times of zero (declared: no offline computation) are
+    drawn in a narrow panel of their own on the left, labelled ``zero_label``, each algorithm at
+    its own place. The oracle is a dashed reference level, or a note at the edge when it lies far
+    from the agents' scores (:func:`_draw_references`)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8.5, 4.8))
-    for row in cells.filter(pl.col(Col.KIND).is_in(ORACLE_KINDS)).iter_rows(named=True):
-        # The oracle sees the true MDP: a reference level, not a point of the trade-off.
-        ax.axhline(row[Col.MEAN], color="0.35", linestyle="--", linewidth=1.0, label=f"{row[Col.ALGORITHM]}, reference")
     competitors = cells.filter(~pl.col(Col.KIND).is_in(ORACLE_KINDS))
+    seconds = competitors[x_column].cast(pl.Float64).to_numpy()
+    unit, size = time_unit(seconds)
+    zero_algorithms = list(dict.fromkeys(competitors.filter(pl.col(x_column) == 0.0)[Col.ALGORITHM].to_list()))
+    has_positive = bool((seconds > 0.0).any())
+    none_ax = ax = None
+    if zero_algorithms and has_positive:
+        width = min(0.35 * len(zero_algorithms) + 0.4, 2.5)
+        fig, (none_ax, ax) = plt.subplots(
+            1, 2, figsize=(8.5 + width, 4.8), sharey=True, gridspec_kw={"width_ratios": [width, 8.5], "wspace": 0.03}
+        )
+    elif zero_algorithms:
+        fig, none_ax = plt.subplots(figsize=(5.0, 4.8))
+    else:
+        fig, ax = plt.subplots(figsize=(8.5, 4.8))
     for algorithm in dict.fromkeys(competitors[Col.ALGORITHM].to_list()):
         sub = competitors.filter(pl.col(Col.ALGORITHM) == algorithm)
-        x = np.maximum(sub[x_column].to_numpy().astype(np.float64) * scale, TIME_FLOOR_SECONDS * scale)
-        y = sub[Col.MEAN].to_numpy()
-        yerr = sub[Col.CI95].to_numpy()
-        xerr = None
-        if x_halfwidth is not None and x_halfwidth in sub.columns:
-            h = np.nan_to_num(sub[x_halfwidth].to_numpy().astype(np.float64)) * scale
-            xerr = np.vstack([np.minimum(h, x - x * 0.5), h])  # never below the axis floor
+        t = sub[x_column].cast(pl.Float64).to_numpy()
+        y = sub[Col.MEAN].cast(pl.Float64).to_numpy()
+        yerr = sub[Col.CI95].cast(pl.Float64).to_numpy()
         colour, marker = algorithm_colour(algorithm, others), algorithm_marker(algorithm, others)
-        ax.errorbar(
-            x, y, yerr=yerr, xerr=xerr, fmt=marker, markersize=5, color=colour, elinewidth=0.8, capsize=2,
-            label=algorithm,
-        )  # fmt: skip
-        front = pareto_front(x, y)
-        if front.size > 1:
-            ax.plot(x[front], y[front], linestyle="-", linewidth=0.9, color=colour)
-    ax.set_xscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("mean discounted return (95% interval)")
-    ax.set_title(title)
-    ax.grid(True, which="major", alpha=0.3)
+        style = {
+            "fmt": marker, "markersize": 6, "color": colour, "markeredgecolor": "0.1", "markeredgewidth": 0.5,
+            "elinewidth": 0.8, "capsize": 2,
+        }  # fmt: skip
+        label: str | None = algorithm
+        zero = t == 0.0
+        if zero.any() and none_ax is not None:
+            # One place per algorithm; its settings side by side around it.
+            m = int(zero.sum())
+            xs = zero_algorithms.index(algorithm) + (np.arange(m) - (m - 1) / 2) * min(0.6 / m, 0.2)
+            none_ax.errorbar(xs, y[zero], yerr=yerr[zero], label=label, **style)
+            label = None
+        positive = t > 0.0
+        if positive.any() and ax is not None:
+            x = t[positive] / size
+            xerr = None
+            if x_halfwidth is not None and x_halfwidth in sub.columns:
+                h = np.nan_to_num(sub[x_halfwidth].cast(pl.Float64).to_numpy()[positive]) / size
+                xerr = np.vstack([np.minimum(h, x * 0.5), h])  # a log axis shows no time <= 0
+            ax.errorbar(x, y[positive], yerr=yerr[positive], xerr=xerr, label=label, **style)
+            # The front over every setting (a time of 0 beats any positive one); drawn between the
+            # settings with a positive time.
+            front = [i for i in pareto_front(np.nan_to_num(t, nan=np.inf), y) if t[i] > 0.0]
+            if len(front) > 1:
+                ax.plot(
+                    t[front] / size, y[front], linestyle=algorithm_linestyle(algorithm, others), linewidth=0.9,
+                    color=colour,
+                )  # fmt: skip
+    panels = [a for a in (none_ax, ax) if a is not None]
+    main = ax if ax is not None else none_ax
+    references = [
+        (row[Col.ALGORITHM], float(row[Col.MEAN]))
+        for row in cells.filter(pl.col(Col.KIND).is_in(ORACLE_KINDS)).iter_rows(named=True)
+    ]
+    ci = np.nan_to_num(competitors[Col.CI95].cast(pl.Float64).to_numpy())
+    means = competitors[Col.MEAN].cast(pl.Float64).to_numpy()
+    _draw_references(panels, main, references, means - ci, means + ci)
+    if none_ax is not None:
+        none_ax.set_facecolor("0.93")
+        none_ax.set_xlim(-0.6, len(zero_algorithms) - 0.4)
+        none_ax.set_xticks([])
+        none_ax.set_xlabel(zero_label)
+        none_ax.grid(True, axis="y", alpha=0.3)
+    if ax is not None:
+        ax.set_xscale("log")
+        ax.set_xlabel(f"{quantity} ({unit}{per}, log scale)")
+        ax.grid(True, which="major", alpha=0.3)
+    panels[0].set_ylabel("mean discounted return (95% interval)")
+    main.set_title(title)
+    entries: dict[str, object] = {}
+    for panel in panels:
+        for handle, text in zip(*panel.get_legend_handles_labels(), strict=True):
+            entries.setdefault(text, handle)
+    # The algorithms in their order, then the reference levels.
+    order = list(dict.fromkeys(competitors[Col.ALGORITHM].to_list()))
+    labels = sorted(entries, key=lambda text: order.index(text) if text in order else len(order))
+    handles = [entries[text] for text in labels]
     # Outside the axes, so that the legend never hides a point.
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="algorithm", title_fontsize=8)
+    main.legend(
+        handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="algorithm", title_fontsize=8
+    )
     return fig
 
 
@@ -158,10 +330,12 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
     x_range = dict(zip(xs, _edges(xs, BOUND_FACTOR), strict=True))
     y_range = dict(zip(positive, _edges(positive, BOUND_FACTOR), strict=True))
     y_range[0.0] = zero_band
+    x_unit, x_size = time_unit(xs)
+    y_unit, y_size = time_unit(positive)
     seen: dict[str, tuple[float, ...]] = {}
     for row in bounds.iter_rows(named=True):
-        x0, x1 = (v * 1e3 for v in x_range[row["online_bound_seconds_per_step"]])
-        y0, y1 = y_range[row["offline_bound_seconds"]]
+        x0, x1 = (v / x_size for v in x_range[row["online_bound_seconds_per_step"]])
+        y0, y1 = (v / y_size for v in y_range[row["offline_bound_seconds"]])
         chosen = row["algorithms"]
         # Several algorithms not significantly different share the cell in horizontal stripes.
         edges = np.exp(np.linspace(math.log(y0), math.log(y1), len(chosen) + 1))
@@ -173,16 +347,25 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
             )
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlim(x_range[xs[0]][0] * 1e3, x_range[xs[-1]][1] * 1e3)
+    ax.set_xlim(x_range[xs[0]][0] / x_size, x_range[xs[-1]][1] / x_size)
     low = zero_band[0] if 0.0 in ys else y_range[positive[0]][0]
-    ax.set_ylim(low, y_range[positive[-1]][1] if positive else zero_band[1])
+    ax.set_ylim(low / y_size, (y_range[positive[-1]][1] if positive else zero_band[1]) / y_size)
     if 0.0 in ys:
-        ax.axhline(zero_band[1], color="black", linewidth=0.8)
+        # The budget 0 (agents with no offline computation only) is a band of its own, not a time.
+        # White under black: the edge shows on any cell colour, black included.
+        ax.axhline(zero_band[1] / y_size, color="white", linewidth=2.0)
+        ax.axhline(zero_band[1] / y_size, color="black", linewidth=0.8)
         ax.text(
-            ax.get_xlim()[0], math.sqrt(zero_band[0] * zero_band[1]), " offline 0", va="center", ha="left", fontsize=7
+            ax.get_xlim()[0],
+            math.sqrt(zero_band[0] * zero_band[1]) / y_size,
+            " none (offline 0)",
+            va="center",
+            ha="left",
+            fontsize=7,
+            bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
         )
-    ax.set_xlabel("online time budget (ms per decision, log scale; a cell spans the budgets from its left edge)")
-    ax.set_ylabel("offline time budget (s, log scale)")
+    ax.set_xlabel(f"online time budget ({x_unit} per decision, log scale; a cell spans the budgets from its left edge)")
+    ax.set_ylabel(f"offline time budget ({y_unit}, log scale" + ("; bottom band: none)" if 0.0 in ys else ")"))
     ax.set_title(title + (f"\n{note}" if note else ""), fontsize=10)
     handles = [Patch(facecolor=c, label=("no agent within the bounds" if a == "none" else a)) for a, c in seen.items()]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="best algorithm(s)")
@@ -222,18 +405,45 @@ def normalized_figure(summary: NormalizedSummary, others: list[str]):
 
 
 def ecdf_figure(by_algorithm: dict[str, np.ndarray], title: str, others: list[str]):
-    """The distribution over the test MDPs of each algorithm's best setting's return (ECDF)."""
+    """The distribution over the test MDPs of each algorithm's best setting's return (ECDF). The
+    oracle's distribution is drawn dashed if it lies near the agents' returns, else named with its
+    range at the axis' edge, so that it does not squeeze the agents' curves."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8.5, 4.8))
+    oracle = agents.Optimal.display
+    agent_returns = [np.asarray(r, dtype=np.float64) for a, r in by_algorithm.items() if a != oracle]
+    values = np.concatenate(agent_returns) if agent_returns else np.empty(0)
+    values = values[np.isfinite(values)]
+    limits = None
     for algorithm, returns in by_algorithm.items():
         x = np.sort(returns)
         y = np.arange(1, x.size + 1) / x.size
-        style = "--" if algorithm == agents.Optimal.display else "-"
+        if algorithm == oracle and values.size:
+            lo, hi, span = _reach(float(values.min()), float(values.max()))
+            if not (lo - _REFERENCE_REACH * span <= x[0] and x[-1] <= hi + _REFERENCE_REACH * span):
+                limits = (lo - 0.04 * span, hi + 0.04 * span)
+                side = "right" if x[-1] > hi else "left"
+                ax.annotate(
+                    f"{algorithm}: returns {x[0]:.3g} to {x[-1]:.3g} ({side} of this scale)",
+                    xy=(1.0 if side == "right" else 0.0, 0.5),
+                    xycoords="axes fraction",
+                    xytext=(0.97 if side == "right" else 0.03, 0.5),
+                    textcoords="axes fraction",
+                    ha="right" if side == "right" else "left",
+                    va="center",
+                    fontsize=8,
+                    arrowprops={"arrowstyle": "->", "color": "0.35"},
+                    bbox={"boxstyle": "round", "fc": "white", "ec": "0.35", "lw": 0.6},
+                )
+                continue
+        style = "--" if algorithm == oracle else algorithm_linestyle(algorithm, others)
         ax.step(x, y, where="post", linestyle=style, color=algorithm_colour(algorithm, others), label=algorithm)
+    if limits is not None:
+        ax.set_xlim(*limits)
     ax.set_xlabel("discounted return of one test MDP")
     ax.set_ylabel("fraction of test MDPs with at most this return")
     ax.set_title(title + "\neach algorithm's best setting", fontsize=10)

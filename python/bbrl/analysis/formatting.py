@@ -4,18 +4,25 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["duration_parts", "format_duration", "latex_duration"]
+__all__ = ["duration_parts", "duration_unit", "format_duration", "latex_duration"]
 
 
 _UNITS = (("d", 86400.0), ("h", 3600.0), ("min", 60.0), ("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9))
 
 
-def duration_parts(seconds: float) -> tuple[str, str]:
-    """(number, unit) of a duration in its largest fitting unit among d, h, min, s, ms, µs, ns."""
+def duration_unit(seconds: float) -> tuple[str, float]:
+    """(unit, its length in seconds): the largest unit among d, h, min, s, ms, µs, ns that fits the
+    duration (ns below 1 ns). The figures' axes take their unit from it, as the tables do."""
     for unit, size in _UNITS[:-1]:
         if seconds >= size:
-            return f"{seconds / size:.3g}", unit
-    return f"{seconds / 1e-9:.3g}", "ns"
+            return unit, size
+    return _UNITS[-1]
+
+
+def duration_parts(seconds: float) -> tuple[str, str]:
+    """(number, unit) of a duration in its largest fitting unit among d, h, min, s, ms, µs, ns."""
+    unit, size = duration_unit(seconds)
+    return f"{seconds / size:.3g}", unit
 
 
 def format_duration(seconds: float, resolution: float = 0.0) -> str:

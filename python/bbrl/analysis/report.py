@@ -1,8 +1,9 @@
 """``bbrl report``: the export of SPEC 5.3 for a grid's results, as one self-contained HTML page.
 
-Per experiment (test distribution and prior): the three figures (score vs offline time; score vs
-online time per decision; the best algorithms under offline/online time bounds) as PNG and SVG,
-the oracle (``Optimal``) drawn as a dashed reference level and left out of the map, and, for an
+Per experiment (test distribution and prior): four figures (score vs offline time; score vs
+online time per decision; the best algorithms under offline/online time bounds; the distribution
+of each algorithm's returns) as PNG and SVG, the oracle (``Optimal``) drawn as a dashed reference
+level (a note at the axis' edge when it is far from the agents) and left out of the map, and, for an
 experiment whose cells recorded per-step rewards, the cumulative regret of each algorithm's best
 setting against the oracle (:mod:`bbrl.analysis.regret`), the results table (Markdown, LaTeX, CSV;
 each algorithm's best setting in bold), and one self-contained HTML report (figures embedded as
@@ -106,7 +107,15 @@ def write_experiment(
     )
     figures = {
         "offline": save_figure(
-            score_figure(per_step, "offline_time", None, 1.0, f"offline {basis} time (s, log scale)", title, others),
+            score_figure(
+                per_step,
+                Col.OFFLINE_TIME,
+                None,
+                f"offline {basis} time",
+                title,
+                others,
+                zero_label="none\n(no offline\ncomputation)",
+            ),
             out / f"{slug}-offline",
         ),
         "online": save_figure(
@@ -114,10 +123,11 @@ def write_experiment(
                 per_step,
                 Col.ONLINE_TIME_PER_STEP,
                 "_online_halfwidth_per_step",
-                1e3,
-                f"online {basis} time (ms per decision, log scale)",
+                f"online {basis} time",
                 title,
                 others,
+                per=" per decision",
+                zero_label="0\n(below the\nclock)",
             ),
             out / f"{slug}-online",
         ),
@@ -291,7 +301,10 @@ def write_report(
         f"<p>Results of <code>{html.escape(str(results_dir))}</code>: {cells.height} agent settings, "
         f"{len(reports)} experiments; bbrl {html.escape(__version__)}. Scores are mean discounted returns with "
         "95% intervals (1.96 s/√N), drawn on every point; lines join each algorithm's Pareto front (its "
-        "settings no other of its settings beats on both time and score). Bold rows: each algorithm's best "
+        "settings no other of its settings beats on both time and score). Agents with no offline computation "
+        "(offline time 0 by declaration) are drawn in the offline figure's left panel, marked none, not at a time; "
+        "each time axis states its unit; the oracle is a dashed level, or a note at the axis' edge when it lies far "
+        "from the agents' scores. Bold rows: each algorithm's best "
         "setting. The map of best algorithms keeps, under each pair of time budgets, the best algorithm and those "
         f"not significantly different from it (paired Z-test, {test}); grey: no agent within the budgets. A cell "
         "spans the budgets from its lower edge (the bound) to the next bound. Agents whose online times are not "
