@@ -134,8 +134,10 @@ def _dispatch(
             error = futures[failed].exception()
             if isinstance(error, BrokenProcessPool):
                 raise RuntimeError(
-                    f"a worker process running agent '{trained.label}' died ({error}); if its class cannot be "
-                    "imported by a new process, define it in a module, or pass threads=1"
+                    f"a worker process running agent '{trained.label}' died ({error}); in a script, run the "
+                    'experiment under `if __name__ == "__main__":` (each worker imports the script, and without '
+                    "the guard runs it again); a class a new process cannot import belongs in a module; or pass "
+                    "threads=1"
                 ) from None
             raise error  # type: ignore[misc]
     finally:
