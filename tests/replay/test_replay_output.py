@@ -1,0 +1,122 @@
+"""What replay shows a reader: the share of runs behind each point of a learning curve, no interval
+from a single run, short reprs, every setting in the results and in ``summary.json``, the online
+truth beside the replay in ``curve.csv``, PERS's M stated, and warnings when M leaves fewer than one
+accepted episode per run or the returns' discount does not match the log's undiscounted episodes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bbrl import agents, replay
+
+UNIFORM_SIX_ARMS = np.full((7, 6), 1 / 6)
+UNIFORM_RIVER = np.full((6, 2), 0.5)
+
+
+def result(returns: list[float], run: int = 0, method: str = "psrs", m_values=()) -> replay.ReplayResult:
+    """A result emitting ``returns`` (built by hand: the curve and the reprs depend on nothing else)."""
+    return replay.ReplayResult(
+        method=method,
+        seed=0,
+        run=run,
+        returns=np.asarray(returns, dtype=np.float64),
+        lengths=np.ones(len(returns), dtype=np.int64),
+        tuples_used=len(returns),
+        proposals=len(m_values) if method == "pers" else len(returns),
+        accepted=len(returns),
+        stop_reason="empty_stream",
+        stop_message="the stream of state 0 was empty",
+        m_values=np.asarray(m_values, dtype=np.float64),
+    )
+
+
+@pytest.fixture()
+def uneven_runs() -> replay.ReplayRuns:
+    """Three runs reaching 5, 3 and 3 episodes: episodes 3 and 4 are reached by one run only."""
+    return replay.ReplayRuns(
+        [
+            result([1.0, 2.0, 3.0, 4.0, 5.0], 0),
+            result([2.0, 3.0, 4.0], 1),
+            result([3.0, 4.0, 5.0], 2),
+        ]
+    )
+
+
+@pytest.fixture(scope="module")
+def six_arms_log() -> replay.Dataset:
+    return replay.Dataset.collect("SixArms", UNIFORM_SIX_ARMS, 200, seed=6)
+
+
+def test_the_curve_gives_the_share_of_runs_reaching_each_episode(uneven_runs):
+    curve = uneven_runs.curve()
+    assert curve.columns == ["episode", "runs", "share", "mean", "ci95"]
+    np.testing.assert_allclose(curve["share"].to_numpy(), [1, 1, 1, 1 / 3, 1 / 3])
+    assert curve["runs"].to_list() == [3, 3, 3, 1, 1]
+    # One run gives no interval: null, not a number (and not zero).
+    assert curve["ci95"].null_count() == 2 and curve["ci95"][3] is None
+    assert curve["ci95"][0] == pytest.approx(1.96 * 1.0 / np.sqrt(3))
+
+
+def test_the_share_is_computed_on_every_evaluation(six_arms_log):
+    # PSRL under PSRS stops at different episodes in different runs: share[i] = P(run reached i).
+    agent = agents.PSRL(k=3).train(six_arms_log.uniform_prior(), gamma=0.95)
+    runs = replay.evaluate(agent, six_arms_log, "psrs", seed=1, runs=6)
+    curve = runs.curve()
+    expected = [(runs.n_episodes > i).mean() for i in range(curve.height)]
+    np.testing.assert_allclose(curve["share"].to_numpy(), expected)
+    assert curve["share"].min() < 1.0  # the runs did stop at different episodes
+
+
+def test_the_weighted_curve_shares_the_runs_that_accepted_each_episode():
+    data = replay.Dataset.collect("RiverSwim-Osband", UNIFORM_RIVER, 40, seed=2, episode_end=3)
+    greedy = agents.EGreedy(epsilon=0.1).train(data.uniform_prior(), gamma=0.95)
+    runs = replay.evaluate(greedy, data, "pers", seed=0, runs=5, episode_end=3, m="logging", weighted=True, gamma=1.0)
+    curve = runs.curve(weighted=True)
+    assert curve.height == 40 and curve["runs"].to_list() == [5] * 40  # every run's estimate is averaged
+    np.testing.assert_allclose(curve["share"].to_numpy(), [(runs.n_episodes > i).mean() for i in range(40)])
+
+
+def _band_x(ax) -> np.ndarray:
+    """The x coordinates of every filled band of ``ax``."""
+    xs = [path.vertices[:, 0] for c in ax.collections for path in c.get_paths()]
+    return np.concatenate(xs) if xs else np.array([])
+
+
+def test_episodes_reached_by_one_run_get_no_band(uneven_runs):
+    ax = uneven_runs.plot()
+    x = _band_x(ax)
+    assert x.size > 0 and x.max() == 2.0  # the band stops where a second run stops
+    mean_line = ax.get_lines()[0]
+    assert list(mean_line.get_xdata()) == [0, 1, 2, 3, 4]  # the mean is still drawn
+
+
+def test_the_figure_has_a_panel_with_the_share_of_runs(uneven_runs):
+    ax = uneven_runs.plot()
+    figure_axes = ax.figure.axes
+    assert len(figure_axes) == 2
+    share_ax = next(a for a in figure_axes if a is not ax)
+    (line,) = share_ax.get_lines()
+    np.testing.assert_allclose(line.get_ydata(), [1, 1, 1, 1 / 3, 1 / 3])
+    assert "share" in share_ax.get_ylabel()
+    # Drawn on a given axes, the share goes on a second axis of it.
+    import matplotlib.pyplot as plt
+
+    _, given = plt.subplots()
+    assert uneven_runs.plot(ax=given) is given
+    assert len(given.figure.axes) == 2
+    plt.close("all")
+
+
+def test_reprs_are_short(uneven_runs):
+    assert repr(uneven_runs) == "ReplayRuns(psrs, 3 runs, episodes 0\u20134, median 3)"
+    hundred = replay.ReplayRuns([result(list(np.arange(n, dtype=float)), i) for i, n in enumerate(range(100))])
+    text = repr(hundred)
+    assert text == "ReplayRuns(psrs, 100 runs, episodes 0\u201398, median 49.5)"
+    one = repr(uneven_runs[0])
+    assert one == "ReplayResult(psrs: 5 episodes, 5 tuples used; stopped: the stream of state 0 was empty)"
+    empty = replay.ReplayRuns([result([], i, "pers", [8.0, 8.0]) for i in range(3)])
+    assert repr(empty) == "ReplayRuns(pers, 3 runs, no episode emitted, M = 8)"
+    assert "M = 8" in repr(empty[0]) and "0 of 2 proposed" in repr(empty[0])
+    moving = result([1.0], 0, "pers", [2.0, 8.0, 4.0])
+    assert moving.m is None and "M from 2 to 8" in repr(moving)
