@@ -5,6 +5,8 @@ accepted episode per run or the returns' discount does not match the log's undis
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -120,3 +122,63 @@ def test_reprs_are_short(uneven_runs):
     assert "M = 8" in repr(empty[0]) and "0 of 2 proposed" in repr(empty[0])
     moving = result([1.0], 0, "pers", [2.0, 8.0, 4.0])
     assert moving.m is None and "M from 2 to 8" in repr(moving)
+
+
+@pytest.fixture(scope="module")
+def short_river_log() -> replay.Dataset:
+    """RiverSwim-Osband, uniform logging, 3-step episodes: the logging bound is M = 2**3 = 8."""
+    return replay.Dataset.collect("RiverSwim-Osband", UNIFORM_RIVER, 400, seed=2, episode_end=3)
+
+
+def test_weighted_pers_states_its_default_m(short_river_log):
+    # weighted=True needs a fixed M: the default becomes the logging bound, said in a warning and
+    # kept in the result's settings; the numbers are those of m="logging".
+    agent = agents.EGreedy(epsilon=0.1).train(short_river_log.uniform_prior(), gamma=0.95)
+    options = {"seed": 2, "episode_end": 3, "gamma": 1.0, "weighted": True}
+    with pytest.warns(UserWarning, match=r"m='logging' is used \(M = 8;"):
+        defaulted = replay.evaluate(agent, short_river_log, "pers", **options)
+    assert defaulted.settings["m"] == "logging" and defaulted.m == 8.0
+    explicit = replay.evaluate(agent, short_river_log, "pers", m="logging", **options)
+    np.testing.assert_array_equal(defaulted.weighted_returns, explicit.weighted_returns)
+    np.testing.assert_array_equal(defaulted.m_values, explicit.m_values)
+    assert explicit.settings["m"] == "logging"
+    psrl = agents.PSRL(k=3).train(short_river_log.uniform_prior(), gamma=0.95)
+    plain = replay.evaluate(psrl, short_river_log, "pers", seed=2, episode_end=3, gamma=1.0)
+    assert plain.settings["m"] == "policy"  # without weighted, the default is unchanged
+
+
+def test_pers_warns_when_fewer_than_one_episode_is_expected(six_arms_log):
+    # Uniform logging over 6 actions and max_length=30: M = 6**30, N / M ~ 1e-21.
+    agent = agents.Random().train(six_arms_log.uniform_prior(), gamma=0.95)
+    with pytest.warns(UserWarning, match="fewer than one") as caught:
+        out = replay.evaluate(agent, six_arms_log, "pers", seed=0, max_length=30, m="logging")
+    assert out.n_episodes == 0 and out.m == pytest.approx(6.0**30, rel=1e-12)
+    assert "M = 2.211e+23" in str(caught[0].message)
+    assert "M = 2.211e+23" in repr(out)
+
+
+def test_the_returns_discount_is_checked_against_the_logs_undiscounted_episodes():
+    # RiverSwim-Osband: fixed-horizon, undiscounted episodes. Reported by default with the agent's
+    # training discount, the returns are discounted sums: a warning says so and how to choose.
+    data = replay.Dataset.collect("RiverSwim-Osband", UNIFORM_RIVER, 200, seed=0, episode_end=20)
+    psrl = agents.PSRL(k=3).train(data.uniform_prior(), gamma=0.95)
+    with pytest.warns(UserWarning, match=r"discounted by gamma=0\.95.*fixed horizon of 20 steps.*pass gamma=1\.0"):
+        discounted = replay.evaluate(psrl, data, "psrs", seed=0, episode_end=20)
+    assert data.discount == 1.0
+    assert discounted.settings["gamma"] == 0.95 == discounted.settings["agent_gamma"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        undiscounted = replay.evaluate(psrl, data, "psrs", seed=0, episode_end=20, gamma=1.0)
+    assert undiscounted.settings["gamma"] == 1.0
+    np.testing.assert_array_equal(discounted.lengths, undiscounted.lengths)  # the same episodes
+    assert np.all(undiscounted.returns >= discounted.returns)
+    # A log collected on an undiscounted environment, with episodes ending at the start state.
+    start = replay.Dataset.collect("RiverSwim-Osband", UNIFORM_RIVER, 50, seed=0)
+    with pytest.warns(UserWarning, match="undiscounted environment"):
+        replay.evaluate(psrl, start, "queue", seed=0)
+    # The same log read back from a frame does not know its discount: nothing to compare with.
+    unknown = replay.Dataset(start.to_polars(), 6, 2, logging_policy=UNIFORM_RIVER)
+    assert unknown.discount is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        replay.evaluate(psrl, unknown, "queue", seed=0)
