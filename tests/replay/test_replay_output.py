@@ -5,12 +5,15 @@ accepted episode per run or the returns' discount does not match the log's undis
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
+import polars as pl
 import pytest
 
 from bbrl import agents, replay
+from bbrl.cli import main
 
 UNIFORM_SIX_ARMS = np.full((7, 6), 1 / 6)
 UNIFORM_RIVER = np.full((6, 2), 0.5)
@@ -182,3 +185,63 @@ def test_the_returns_discount_is_checked_against_the_logs_undiscounted_episodes(
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         replay.evaluate(psrl, unknown, "queue", seed=0)
+
+
+def _cli(tmp_path, log, *extra: str) -> tuple[int, dict, pl.DataFrame]:
+    out = tmp_path / "out"
+    code = main(["replay", str(log), "--agent", "random", "--runs", "3", "--out", str(out), *extra])
+    return code, json.loads((out / "summary.json").read_text()), pl.read_csv(out / "curve.csv")
+
+
+def test_the_summary_records_every_setting_and_the_csv_the_truth(tmp_path, short_river_log):
+    log = short_river_log.write_parquet(tmp_path / "log.parquet")
+    np.save(tmp_path / "policy.npy", UNIFORM_RIVER)  # 3-step episodes never visit states 3 to 5
+    code, summary, curve = _cli(
+        tmp_path, log, "--method", "pers", "--m", "logging", "--max-length", "3", "--weighted", "--seed", "4",
+        "--episode-end", "3", "--return-gamma", "1", "--truth", "RiverSwim-Osband", "--n-states", "6",
+        "--logging-policy", str(tmp_path / "policy.npy"),
+    )  # fmt: skip
+    assert code == 0
+    wanted = {
+        "method": "pers",
+        "seed": 4,
+        "runs": 3,
+        "gamma": 1.0,
+        "agent_gamma": 0.95,
+        "m": "logging",
+        "m_used": {"min": 8.0, "max": 8.0},
+        "max_length": 3,
+        "weighted": True,
+        "episode_end": 3,
+        "truth": {"env": "RiverSwim-Osband", "runs": 3, "episodes": 400, "gamma": 1.0},
+    }
+    assert {k: summary[k] for k in wanted} == wanted
+    assert curve.columns == ["episode", "runs", "share", "mean", "ci95", "truth_runs", "truth_mean", "truth_ci95"]
+    assert curve.height == 400 and curve["truth_runs"].to_list() == [3] * 400
+    agent = agents.Random().train(short_river_log.uniform_prior(), gamma=0.95, seed=4)
+    truth = replay.online_returns(agent, "RiverSwim-Osband", 400, runs=3, seed=4, episode_end=3, gamma=1.0)
+    np.testing.assert_allclose(curve["truth_mean"].to_numpy(), truth.mean(axis=0), rtol=1e-12)
+
+
+def test_a_pers_run_that_accepts_nothing_prints_its_m(tmp_path, six_arms_log, capsys):
+    log = six_arms_log.write_parquet(tmp_path / "log.parquet")
+    code, summary, curve = _cli(tmp_path, log, "--method", "pers", "--max-length", "30", "--weighted")
+    assert code == 0
+    captured = capsys.readouterr()
+    assert "0.0 episodes per run" in captured.out and "M = 2.211e+23 (m='logging')" in captured.out
+    assert "m='logging' is used" in captured.err and "fewer than one" in captured.err
+    assert summary["m"] == "logging" and summary["m_used"] == {"min": 6.0**30, "max": 6.0**30}
+    assert summary["weighted"] is True and summary["truth"] is None
+    assert curve["share"].max() == 0.0
+
+
+def test_the_cli_warns_about_the_discount_and_lets_the_returns_choose_theirs(tmp_path, capsys):
+    data = replay.Dataset.collect("RiverSwim-Osband", UNIFORM_RIVER, 60, seed=1, episode_end=20)
+    log = data.write_parquet(tmp_path / "log.parquet")
+    code, summary, _ = _cli(tmp_path, log, "--episode-end", "20")
+    assert code == 0 and summary["gamma"] == 0.95
+    err = capsys.readouterr().err
+    assert "fixed horizon of 20 steps" in err and "pass --return-gamma 1.0" in err
+    code, summary, _ = _cli(tmp_path, log, "--episode-end", "20", "--return-gamma", "1")
+    assert code == 0 and summary["gamma"] == 1.0 and summary["agent_gamma"] == 0.95
+    assert "warning" not in capsys.readouterr().err
