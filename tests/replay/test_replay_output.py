@@ -36,6 +36,15 @@ def result(returns: list[float], run: int = 0, method: str = "psrs", m_values=()
     )
 
 
+@pytest.fixture(autouse=True)
+def close_figures():
+    """Every figure a test draws is closed after it (matplotlib warns past 20 open figures)."""
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
 @pytest.fixture()
 def uneven_runs() -> replay.ReplayRuns:
     """Three runs reaching 5, 3 and 3 episodes: episodes 3 and 4 are reached by one run only."""
@@ -110,7 +119,6 @@ def test_the_figure_has_a_panel_with_the_share_of_runs(uneven_runs):
     _, given = plt.subplots()
     assert uneven_runs.plot(ax=given) is given
     assert len(given.figure.axes) == 2
-    plt.close("all")
 
 
 def test_reprs_are_short(uneven_runs):
@@ -175,6 +183,10 @@ def test_the_returns_discount_is_checked_against_the_logs_undiscounted_episodes(
     assert undiscounted.settings["gamma"] == 1.0
     np.testing.assert_array_equal(discounted.lengths, undiscounted.lengths)  # the same episodes
     assert np.all(undiscounted.returns >= discounted.returns)
+    # The figure names the discount of what it draws.
+    for gamma, ylabel in ((1.0, "undiscounted return"), (0.95, "return, discount 0.95")):
+        runs = replay.evaluate(psrl, data, "psrs", seed=0, runs=2, episode_end=20, gamma=gamma)
+        assert runs.plot().get_ylabel() == ylabel
     # A log collected on an undiscounted environment, with episodes ending at the start state.
     start = replay.Dataset.collect("RiverSwim-Osband", UNIFORM_RIVER, 50, seed=0)
     with pytest.warns(UserWarning, match="undiscounted environment"):
@@ -224,9 +236,13 @@ def test_the_summary_records_every_setting_and_the_csv_the_truth(tmp_path, short
 
 
 def test_a_pers_run_that_accepts_nothing_prints_its_m(tmp_path, six_arms_log, capsys):
+    import matplotlib.pyplot as plt
+
     log = six_arms_log.write_parquet(tmp_path / "log.parquet")
+    open_before = plt.get_fignums()
     code, summary, curve = _cli(tmp_path, log, "--method", "pers", "--max-length", "30", "--weighted")
     assert code == 0
+    assert plt.get_fignums() == open_before  # the command closes the figure it saved
     captured = capsys.readouterr()
     assert "0.0 episodes per run" in captured.out and "M = 2.211e+23 (m='logging')" in captured.out
     assert "m='logging' is used" in captured.err and "fewer than one" in captured.err

@@ -139,6 +139,9 @@ def run(args: argparse.Namespace, console: Any) -> int:
         image = io.BytesIO()
         ax.figure.savefig(image, format=suffix, bbox_inches="tight")
         write_atomic(args.out / f"curve.{suffix}", image.getvalue())
+    import matplotlib.pyplot as plt
+
+    plt.close(ax.figure)
     m_values = np.concatenate([r.m_values for r in runs])
     summary = {
         "log": str(args.log),

@@ -11,11 +11,17 @@ import polars as pl
 __all__ = ["band", "plot_learning_curve", "plot_share"]
 
 
-def plot_learning_curve(curve: pl.DataFrame, truth: pl.DataFrame | None, ax: Any = None, label: str = "replay") -> Any:
+def plot_learning_curve(
+    curve: pl.DataFrame,
+    truth: pl.DataFrame | None,
+    ax: Any = None,
+    label: str = "replay",
+    gamma: float | None = None,
+) -> Any:
     """Draws ``curve`` (episode, runs, share, mean, ci95) with its band, and, if given, the ``truth``
     curve of the same form with its band; the curve's share of runs reaching each episode goes in
-    a panel below (new figure) or on a second axis of ``ax``. Returns the axes of the returns (new
-    ones when ``ax`` is None)."""
+    a panel below (new figure) or on a second axis of ``ax``. The returns' axis names their
+    discount ``gamma`` when given. Returns the axes of the returns (new ones when ``ax`` is None)."""
     import matplotlib
 
     panel = ax is None
@@ -31,7 +37,10 @@ def plot_learning_curve(curve: pl.DataFrame, truth: pl.DataFrame | None, ax: Any
     band(ax, curve, label, "C0")
     if truth is not None:
         band(ax, truth, "online truth", "C1")
-    ax.set_ylabel("discounted return")
+    if gamma is None:
+        ax.set_ylabel("discounted return")
+    else:
+        ax.set_ylabel("undiscounted return" if gamma == 1.0 else f"return, discount {gamma:g}")
     ax.legend()
     plot_share(share_ax, curve)
     (share_ax if panel else ax).set_xlabel("episode")

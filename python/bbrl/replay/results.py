@@ -157,7 +157,8 @@ class ReplayRuns:
         reached each episode (on a second axis of ``ax`` when ``ax`` is given). Returns the axes of
         the returns."""
         truth_curve = None if truth is None else curve_frame(np.asarray(truth, dtype=np.float64))
-        return plot_learning_curve(self.curve(weighted=weighted), truth_curve, ax, label)
+        gamma = self.settings.get("gamma")
+        return plot_learning_curve(self.curve(weighted=weighted), truth_curve, ax, label, gamma)
 
 
 def curve_frame(matrix: np.ndarray, reached: np.ndarray | None = None) -> pl.DataFrame:
