@@ -129,11 +129,11 @@ def test_k_sample_psrl_under_pers_keeps_its_models_within_an_episode():
     data = replay.Dataset.collect("RiverSwim-Osband", np.full((6, 2), 0.5), 400, seed=2, episode_end=3, discount=1.0)
     prior = data.uniform_prior()
     psrl = agents.PSRL(k=10).train(prior, gamma=0.95)
-    result = replay.evaluate(psrl, data, "pers", seed=0, episode_end=3)
+    result = replay.evaluate(psrl, data, "pers", seed=0, episode_end=3, gamma=1.0)
     assert 0 < result.n_episodes <= 400
     assert np.all((result.m_values >= 1.0) & (result.m_values <= 8.0))
     greedy = agents.EGreedy(epsilon=0.1).train(prior)
-    fixed = replay.evaluate(greedy, data, "pers", seed=0, episode_end=3, m="logging", weighted=True)
+    fixed = replay.evaluate(greedy, data, "pers", seed=0, episode_end=3, m="logging", weighted=True, gamma=1.0)
     assert np.all(fixed.m_values == 8.0)
     assert len(fixed.weighted_returns) == 400
     assert np.all(fixed.weighted_returns[fixed.n_episodes :] == 0.0)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +42,13 @@ def register(commands: Any) -> None:
     parser.add_argument("--start-state", type=int, default=None, help="default: the state of every t = 0 row")
     parser.add_argument("--logging-policy", type=Path, default=None, help="a .npy (S, A) table of the logging policy")
     parser.add_argument("--episode-end", default="start", help="'start' (default), 'terminal' or a horizon (steps)")
-    add_gamma(parser, 0.95, "agent discount and return discount (default 0.95)")
+    add_gamma(parser, 0.95, "the agent's training discount, and the returns' unless --return-gamma (default 0.95)")
+    parser.add_argument(
+        "--return-gamma",
+        type=float,
+        default=None,
+        help="discount of the reported returns and the truth (default: --gamma; 1 for undiscounted returns)",
+    )
     parser.add_argument("--m", default=None, help="PERS: 'policy', 'per_step', 'logging' or a number")
     parser.add_argument("--max-length", type=int, default=None, help="PERS: the longest possible episode")
     parser.add_argument("--weighted", action="store_true", help="PERS: importance-weighted (unbiased) estimates")
@@ -87,6 +95,7 @@ def run(args: argparse.Namespace, console: Any) -> int:
     """The ``replay`` subcommand."""
     from .. import agents, replay
     from ..fileio import write_atomic
+    from ..replay.results import describe_m
 
     frame = replay.read_log(args.log)
     n_states, n_actions, start = _infer_spaces(frame, args)
@@ -95,36 +104,45 @@ def run(args: argparse.Namespace, console: Any) -> int:
     spec = agents.create(args.agent, parse_params(args.param))
     trained = spec.train(data.uniform_prior(), gamma=args.gamma, seed=args.seed)
     episode_end = _episode_end(args.episode_end)
-    runs = replay.evaluate(
-        trained,
-        data,
-        args.method,
-        seed=args.seed,
-        episode_end=episode_end,
-        gamma=args.gamma,
-        runs=args.runs,
-        threads=args.threads,
-        m=_m(args.m),
-        max_length=args.max_length,
-        weighted=args.weighted,
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        runs = replay.evaluate(
+            trained,
+            data,
+            args.method,
+            seed=args.seed,
+            episode_end=episode_end,
+            gamma=args.return_gamma,
+            runs=args.runs,
+            threads=args.threads,
+            m=_m(args.m),
+            max_length=args.max_length,
+            weighted=args.weighted,
+        )
+    for warning in caught:
+        print(f"bbrl: warning: {_cli_spelling(str(warning.message))}", file=sys.stderr)
+    settings = runs.settings
     args.out.mkdir(parents=True, exist_ok=True)
     buffer = io.BytesIO()
     runs.to_polars().write_parquet(buffer)
     write_atomic(args.out / "episodes.parquet", buffer.getvalue())
     curve = runs.curve(weighted=args.weighted)
-    write_atomic(args.out / "curve.csv", curve.write_csv().encode())
     truth = None
     if args.truth is not None:
-        width = max(int(runs.n_episodes.max()), 1)
+        width = max(curve.height, 1)
         truth = replay.online_returns(
-            trained, args.truth, width, runs=args.runs, seed=args.seed, episode_end=episode_end, gamma=args.gamma
+            trained, args.truth, width, runs=args.runs, seed=args.seed, episode_end=episode_end, gamma=settings["gamma"]
         )
+    write_atomic(args.out / "curve.csv", _curve_table(curve, truth).write_csv().encode())
     ax = runs.plot(truth=truth, weighted=args.weighted, label=f"{args.method} replay of {trained.label}")
     for suffix in ("png", "svg"):
         image = io.BytesIO()
         ax.figure.savefig(image, format=suffix, bbox_inches="tight")
         write_atomic(args.out / f"curve.{suffix}", image.getvalue())
+    import matplotlib.pyplot as plt
+
+    plt.close(ax.figure)
+    m_values = np.concatenate([r.m_values for r in runs])
     summary = {
         "log": str(args.log),
         "agent": trained.label,
@@ -132,6 +150,13 @@ def run(args: argparse.Namespace, console: Any) -> int:
         "runs": args.runs,
         "seed": args.seed,
         "episode_end": episode_end,
+        "gamma": settings["gamma"],
+        "agent_gamma": settings["agent_gamma"],
+        "m": settings["m"],
+        "m_used": None if m_values.size == 0 else {"min": float(m_values.min()), "max": float(m_values.max())},
+        "max_length": settings["max_length"],
+        "weighted": settings["weighted"],
+        "truth": None if truth is None else _truth_summary(args.truth, truth, settings["gamma"]),
         "n_states": n_states,
         "n_actions": n_actions,
         "start_state": start,
@@ -148,9 +173,46 @@ def run(args: argparse.Namespace, console: Any) -> int:
         },
     }
     write_atomic(args.out / "summary.json", (json.dumps(summary, indent=1) + "\n").encode())
+    m_text = f", {describe_m(m_values)} (m={settings['m']!r})" if args.method == "pers" else ""
     console.print(
         f"{args.method} replay of {trained.label}: {summary['episodes_per_run']['mean']:.1f} episodes per run "
-        f"(min {summary['episodes_per_run']['min']}, max {summary['episodes_per_run']['max']}) over {args.runs} runs; "
-        f"results in {args.out}"
+        f"(min {summary['episodes_per_run']['min']}, max {summary['episodes_per_run']['max']}) over {args.runs} runs"
+        f"{m_text}; returns discounted by {settings['gamma']:g}; results in {args.out}"
     )
     return 0
+
+
+#: The evaluator's option names, as a warning spells them, and this command's.
+CLI_SPELLINGS = (
+    ("pass gamma=", "pass --return-gamma "),
+    ("or gamma= ", "or --return-gamma "),
+    ("pass m='logging'", "pass --m logging"),
+    ("weighted=True", "--weighted"),
+    ("(episode_end=", "(--episode-end "),
+    ("(max_length or an int episode_end)", "(--max-length or an int --episode-end)"),
+)
+
+
+def _cli_spelling(text: str) -> str:
+    """A warning of :func:`bbrl.replay.evaluate` with the options spelled as on this command line."""
+    for python, cli in CLI_SPELLINGS:
+        text = text.replace(python, cli)
+    return text
+
+
+def _truth_summary(env: str, truth: np.ndarray, gamma: float) -> dict[str, Any]:
+    """The online truth's settings: the environment, its runs and episodes, the returns' discount."""
+    return {"env": env, "runs": int(truth.shape[0]), "episodes": int(truth.shape[1]), "gamma": gamma}
+
+
+def _curve_table(curve: pl.DataFrame, truth: np.ndarray | None) -> pl.DataFrame:
+    """The replay curve, and beside it the online truth's (``truth_runs``, ``truth_mean``,
+    ``truth_ci95``) when one was computed, on the episodes of either."""
+    if truth is None:
+        return curve
+    from ..replay.results import curve_frame
+
+    online = curve_frame(np.asarray(truth, dtype=np.float64)).select(
+        "episode", *(pl.col(c).alias(f"truth_{c}") for c in ("runs", "mean", "ci95"))
+    )
+    return curve.join(online, on="episode", how="full", coalesce=True).sort("episode")

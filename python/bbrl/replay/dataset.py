@@ -85,6 +85,9 @@ class Dataset:
             queue evaluator can then use the log).
         stationary: with per-row probabilities, whether they depend on the state only (checked:
             rows of one state must agree); ``False`` keeps them per row (history-dependent).
+        discount: the discount of the environment the log came from, if known (set by
+            :meth:`collect`); with 1 (undiscounted episodes), an evaluation that reports returns
+            discounted by the agent's training discount warns.
 
     Rows are sorted by ``(episode, t)``. Invalid ids, probabilities outside [0, 1] or not summing
     to 1, a logged action of probability 0 and disagreeing rows of a stationary log raise
@@ -100,8 +103,14 @@ class Dataset:
         start_state: int = 0,
         logging_policy: Any = None,
         stationary: bool = True,
+        discount: float | None = None,
     ) -> None:
         frame = read_log(data)
+        if discount is not None and (
+            isinstance(discount, bool) or not isinstance(discount, (int, float, np.number)) or not 0 <= discount <= 1
+        ):
+            raise ValueError(f"discount must be a number in [0, 1] or None, got {discount!r}")
+        self._discount = None if discount is None else float(discount)
         missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
         if missing:
             raise ValueError(f"the log lacks columns {missing} (needs {list(REQUIRED_COLUMNS)})")
@@ -161,13 +170,14 @@ class Dataset:
         """A log of ``n_episodes`` episodes of the stationary ``logging_policy`` ((S, A) table) on
         ``env``, a ``bbrl.envs.FiniteEnv`` with a single start state or a name (``"SixArms"``,
         ``"RiverSwim-Osband"``, ``"RiverSwim-Strehl"``, with ``discount``); the log carries the
-        policy as its table and a ``terminal`` column."""
+        policy as its table, a ``terminal`` column and the environment's discount."""
         kind, horizon = episode_end_rule(episode_end)
         policy = np.ascontiguousarray(logging_policy, dtype=np.float64)
         if policy.ndim != 2:
             raise ValueError(f"logging_policy must be an (S, A) table, got shape {policy.shape}")
+        env_core = environment_core(env, discount)
         core = _core.replay_collect(
-            environment_core(env, discount),
+            env_core,
             policy,
             _count(n_episodes, "n_episodes", 1),
             kind,
@@ -180,7 +190,9 @@ class Dataset:
         t = np.zeros(core.n_rows, dtype=np.int64)
         _number_episodes(columns, core, kind, horizon, episode, t)
         frame = pl.DataFrame({"episode": episode, "t": t, **{k: columns[k] for k in columns}})
-        return cls(frame, core.n_states, core.n_actions, core.start_state, logging_policy=policy)
+        return cls(
+            frame, core.n_states, core.n_actions, core.start_state, logging_policy=policy, discount=env_core.discount
+        )
 
     @property
     def n_states(self) -> int:
@@ -193,6 +205,11 @@ class Dataset:
     @property
     def start_state(self) -> int:
         return int(self._core.start_state)
+
+    @property
+    def discount(self) -> float | None:
+        """The discount of the environment the log came from, if known (a collected log's)."""
+        return self._discount
 
     @property
     def n_rows(self) -> int:

@@ -14,7 +14,7 @@ from .. import _core
 from ..agents import Agent, AgentSpec, Stepper, TrainedAgent, TrainedPythonAgent
 from ..checks import count as _count
 from .dataset import Dataset, environment_core, episode_end_rule
-from .results import ReplayResult, ReplayRuns
+from .results import ReplayResult, ReplayRuns, describe_m
 
 __all__ = ["binomial_survival", "evaluate", "online_returns", "stepping_handle"]
 
@@ -57,13 +57,19 @@ def evaluate(
     Args:
         episode_end: ``"start"`` (an episode ends when the walk returns to the start state),
             ``"terminal"`` (the log's ``terminal`` column) or an int horizon in steps.
-        gamma: discount of the reported returns; default the agent's training discount.
+        gamma: discount of the reported returns; default the agent's training discount, with a
+            warning when the log's episodes are undiscounted (a fixed horizon ``episode_end=<int>``,
+            or a log collected on an undiscounted environment such as RiverSwim-Osband) and that
+            discount is below 1.
         runs: ``None`` for one :class:`ReplayResult`; an int for a :class:`ReplayRuns` of that many
             independent evaluations run in parallel on ``threads`` workers (default every core).
         m: PERS only: ``"policy"`` (default; exact bound from the agent's policy at the start of each
             episode, for agents whose policy is fixed within an episode such as episodic PSRL),
             ``"per_step"`` (looser, same validity), ``"logging"`` (1 / min over episodes of the
             logging probability: a fixed M valid for every agent) or a number (fixed M, checked).
+            With ``weighted=True``, which needs a fixed M, the default is ``"logging"`` (with a
+            warning giving M). The M used is in ``result.settings["m"]`` and ``result.m_values``;
+            a warning says when fewer than one accepted episode per run is expected (N / M < 1).
         max_length: PERS: the longest possible episode when episodes have no fixed horizon.
         weighted: PERS: also return the importance-weighted estimates (needs a fixed M).
         max_episodes: stop after this many emitted episodes.
@@ -73,7 +79,7 @@ def evaluate(
     if not isinstance(data, Dataset):
         raise TypeError(f"data must be a bbrl.replay.Dataset, got {type(data).__name__}")
     kind, horizon = episode_end_rule(episode_end)
-    _complete, dropped_rows, dropped_id = data._core.complete_episodes(kind, horizon)
+    complete, dropped_rows, dropped_id = data._core.complete_episodes(kind, horizon)
     if dropped_rows:
         warnings.warn(
             f"the log's last episode ({dropped_id}) is incomplete under episode_end={episode_end!r}: its "
@@ -90,6 +96,10 @@ def evaluate(
     n_runs = _count(runs, "runs", 1, optional=True) or 1
     if gamma is not None and not (isinstance(gamma, (int, float, np.number)) and 0.0 <= gamma <= 1.0):
         raise ValueError(f"gamma must be a number in [0, 1] (or None for the agent's), got {gamma!r}")
+    # weighted=True needs a fixed M: its default is the logging bound (the core's default too), said aloud.
+    m_defaulted = str(method) == "pers" and bool(weighted) and m is None
+    if m_defaulted:
+        m_rule = "logging"
     outcomes = _core.replay_evaluate(
         handle,
         python_agent,
@@ -109,11 +119,72 @@ def evaluate(
             "trace": bool(trace),
         },
     )
-    results = [_outcome(str(method), int(seed), i, o) for i, o in enumerate(outcomes)]
+    agent_gamma = float(handle.gamma)
+    settings = {
+        "method": str(method),
+        "seed": int(seed),
+        "runs": runs,
+        "episode_end": episode_end if kind != "horizon" else horizon,
+        "gamma": agent_gamma if gamma is None else float(gamma),
+        "agent_gamma": agent_gamma,
+        "m": (m_value if m_value is not None else (m_rule or "policy")) if str(method) == "pers" else None,
+        "max_length": max_length,
+        "weighted": bool(weighted),
+        "max_episodes": max_episodes,
+        "logged_episodes": int(complete),
+    }
+    results = [_outcome(str(method), int(seed), i, o, settings) for i, o in enumerate(outcomes)]
+    if gamma is None:
+        _warn_discount(agent_gamma, data, kind, horizon)
+    if str(method) == "pers":
+        _warn_m(results, m_defaulted)
     return results[0] if runs is None else ReplayRuns(results)
 
 
-def _outcome(method: str, seed: int, run: int, o: dict[str, Any]) -> ReplayResult:
+def _warn_discount(agent_gamma: float, data: Dataset, kind: str, horizon: int) -> None:
+    """Warns when the returns are discounted by default while the log's episodes are undiscounted."""
+    if agent_gamma >= 1.0:
+        return
+    if kind == "horizon":
+        why = f"the log's episodes have a fixed horizon of {horizon} steps (episode_end={horizon})"
+    elif data.discount == 1.0:
+        why = "the log was collected on an undiscounted environment (discount 1)"
+    else:
+        return
+    warnings.warn(
+        f"the reported returns are discounted by gamma={agent_gamma:g}, the agent's training discount, but {why}, "
+        "whose returns are usually undiscounted sums; pass gamma=1.0 for undiscounted returns, or gamma= the "
+        "discount you mean (which also silences this warning)",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+def _warn_m(results: list[ReplayResult], m_defaulted: bool) -> None:
+    """PERS: states a defaulted M, and warns when fewer than one accepted episode per run is expected."""
+    values = np.concatenate([r.m_values for r in results])
+    if m_defaulted:
+        warnings.warn(
+            f"weighted=True needs a fixed M, so m='logging' is used ({describe_m(values)}; the default without "
+            "weighted is m='policy'); pass m='logging' or a number to choose M and silence this warning",
+            UserWarning,
+            stacklevel=3,
+        )
+    if values.size == 0:
+        return
+    expected = float(np.mean([np.sum(1.0 / r.m_values) for r in results]))
+    if expected < 1.0:
+        proposals = float(np.mean([r.proposals for r in results]))
+        warnings.warn(
+            f"PERS expects {expected:.3g} accepted episodes per run (N / M with N = {proposals:g} proposed episodes "
+            f"and {describe_m(values)}): fewer than one, so most runs report no episode; shorten the horizon "
+            "(max_length or an int episode_end), give a smaller valid M, or collect more episodes",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def _outcome(method: str, seed: int, run: int, o: dict[str, Any], settings: dict[str, Any]) -> ReplayResult:
     trace = pl.DataFrame(o["trace"]) if "trace" in o else None
     return ReplayResult(
         method=method,
@@ -129,6 +200,7 @@ def _outcome(method: str, seed: int, run: int, o: dict[str, Any]) -> ReplayResul
         m_values=o["m_values"],
         weighted_returns=o["weighted"],
         trace=trace,
+        settings=dict(settings),
     )
 
 

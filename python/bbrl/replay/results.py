@@ -13,7 +13,7 @@ import polars as pl
 from ..intervals import Z_95_TWO_SIDED
 from .plots import plot_learning_curve
 
-__all__ = ["ReplayResult", "ReplayRuns", "curve_frame"]
+__all__ = ["ReplayResult", "ReplayRuns", "curve_frame", "describe_m", "fixed_m"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,11 @@ class ReplayResult:
         weighted_returns: PERS with ``weighted=True``: one estimate per logged episode index T = 1..N,
             R(T) / P(Binomial(N, 1/M) >= T) while episodes were accepted, 0 after (unbiased for each T).
         trace: with ``trace=True``: every transition fed to the agent in emitted episodes.
+        settings: every setting of the evaluation as used: ``method``, ``seed``, ``runs``,
+            ``episode_end``, ``gamma`` (the discount of the reported returns), ``agent_gamma`` (the
+            agent's training discount), ``m`` (PERS: the rule or number that gave M, the default
+            resolved), ``max_length``, ``weighted``, ``max_episodes`` and ``logged_episodes`` (the
+            complete episodes of the log under ``episode_end``).
     """
 
     method: str
@@ -48,11 +53,18 @@ class ReplayResult:
     m_values: np.ndarray
     weighted_returns: np.ndarray | None = None
     trace: pl.DataFrame | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n_episodes(self) -> int:
         """The number of emitted episodes."""
         return len(self.returns)
+
+    @property
+    def m(self) -> float | None:
+        """PERS: the M every proposal was tested against when it was the same for all (a fixed M),
+        else ``None`` (an M that changed with the agent, or no proposal)."""
+        return fixed_m(self.m_values)
 
     def to_polars(self) -> pl.DataFrame:
         """One row per emitted episode (``episode``, ``return``, ``length``); with weighted estimates,
@@ -74,17 +86,33 @@ class ReplayResult:
         return pl.DataFrame(columns).with_columns(pl.col("return").fill_nan(None))
 
     def __repr__(self) -> str:
-        return (
-            f"ReplayResult({self.method}: {self.n_episodes} episodes, {self.tuples_used} tuples used, "
-            f"stopped: {self.stop_message})"
-        )
+        if self.method == "pers":
+            counts = f"{self.n_episodes} of {self.proposals} proposed episodes accepted, {describe_m(self.m_values)}"
+        else:
+            counts = f"{self.n_episodes} episodes, {self.tuples_used} tuples used"
+        return f"ReplayResult({self.method}: {counts}; stopped: {self.stop_message})"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ReplayRuns:
     """Repeated evaluations (``runs=``): ``results[i]`` used the streams of run ``i``."""
 
     results: list[ReplayResult] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        method = self.results[0].method if self.results else "?"
+        counts = self.n_episodes
+        if counts.size == 0 or counts.max() == 0:
+            reached = "no episode emitted"
+        else:
+            reached = f"episodes 0\u2013{int(counts.max()) - 1}, median {float(np.median(counts)):g}"
+        m = f", {describe_m(np.concatenate([r.m_values for r in self.results]))}" if method == "pers" else ""
+        return f"ReplayRuns({method}, {len(self.results)} runs, {reached}{m})"
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The settings of the evaluation (the same for every run; see :class:`ReplayResult`)."""
+        return dict(self.results[0].settings) if self.results else {}
 
     def __len__(self) -> int:
         return len(self.results)
@@ -98,9 +126,12 @@ class ReplayRuns:
         return np.array([r.n_episodes for r in self.results], dtype=np.int64)
 
     def curve(self, weighted: bool = False) -> pl.DataFrame:
-        """Per episode index: the number of runs that reached it, the mean return over them and the
-        half-width of a 95% normal interval (1.96 s / sqrt(n)). ``weighted=True`` averages the
-        importance-weighted estimates over every run instead (PERS with ``weighted=True``)."""
+        """Per episode index: the number of runs averaged (``runs``), the share of all runs that
+        reached that episode (``share``: the runs that got there are a selected sample, and this
+        share is the warning), the mean return over the runs averaged and the half-width of a 95%
+        normal interval (1.96 s / sqrt(n); null where a single run is averaged).
+        ``weighted=True`` averages the importance-weighted estimates over every run instead (PERS
+        with ``weighted=True``); ``share`` is still the share of runs that accepted that episode."""
         if weighted:
             if any(r.weighted_returns is None for r in self.results):
                 raise ValueError("weighted curves need method='pers' with weighted=True")
@@ -110,7 +141,8 @@ class ReplayRuns:
             matrix = np.full((len(self.results), width), np.nan)
             for i, r in enumerate(self.results):
                 matrix[i, : r.n_episodes] = r.returns
-        return curve_frame(matrix)
+        reached = np.sum(self.n_episodes[:, None] > np.arange(matrix.shape[1])[None, :], axis=0)
+        return curve_frame(matrix, reached)
 
     def to_polars(self) -> pl.DataFrame:
         """Every run's :meth:`ReplayResult.to_polars`, stacked."""
@@ -119,21 +151,56 @@ class ReplayRuns:
     def plot(
         self, truth: np.ndarray | None = None, ax: Any = None, weighted: bool = False, label: str = "replay"
     ) -> Any:
-        """The learning curve: mean return per episode index with its 95% band, and, if given, the
-        online truth (a (runs, episodes) array from :func:`online_returns`) with its band."""
+        """The learning curve: mean return per episode index with its 95% band (none where a single
+        run is averaged), and, if given, the online truth (a (runs, episodes) array from
+        :func:`online_returns`) with its band; below it, a panel with the share of runs that
+        reached each episode (on a second axis of ``ax`` when ``ax`` is given). Returns the axes of
+        the returns."""
         truth_curve = None if truth is None else curve_frame(np.asarray(truth, dtype=np.float64))
-        return plot_learning_curve(self.curve(weighted=weighted), truth_curve, ax, label)
+        gamma = self.settings.get("gamma")
+        return plot_learning_curve(self.curve(weighted=weighted), truth_curve, ax, label, gamma)
 
 
-def curve_frame(matrix: np.ndarray) -> pl.DataFrame:
-    """Per episode index (a column of ``matrix``, NaN where a run did not reach it): the runs that
-    reached it, their mean return and the half-width of its 95% normal interval."""
+def curve_frame(matrix: np.ndarray, reached: np.ndarray | None = None) -> pl.DataFrame:
+    """Per episode index (a column of ``matrix``, NaN where a run did not reach it): the runs
+    averaged, the share of the rows that reached it (``reached`` runs, default the runs averaged),
+    their mean return and the half-width of its 95% normal interval (null from a single run)."""
     if matrix.size == 0:
-        return pl.DataFrame({"episode": [], "runs": [], "mean": [], "ci95": []})
-    reached = np.sum(~np.isnan(matrix), axis=0)
+        return pl.DataFrame(
+            {"episode": [], "runs": [], "share": [], "mean": [], "ci95": []},
+            schema={"episode": pl.Int64, "runs": pl.Int64, "share": pl.Float64, "mean": pl.Float64, "ci95": pl.Float64},
+        )
+    averaged = np.sum(~np.isnan(matrix), axis=0)
+    if reached is None:
+        reached = averaged
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         mean = np.nanmean(matrix, axis=0)
         sd = np.nanstd(matrix, axis=0, ddof=1)
-    half = np.where(reached > 1, Z_95_TWO_SIDED * sd / np.sqrt(np.maximum(reached, 1)), np.nan)
-    return pl.DataFrame({"episode": np.arange(matrix.shape[1]), "runs": reached, "mean": mean, "ci95": half})
+    half = np.where(averaged > 1, Z_95_TWO_SIDED * sd / np.sqrt(np.maximum(averaged, 1)), np.nan)
+    return pl.DataFrame(
+        {
+            "episode": np.arange(matrix.shape[1], dtype=np.int64),
+            "runs": averaged.astype(np.int64),
+            "share": np.asarray(reached, dtype=np.float64) / matrix.shape[0],
+            "mean": mean,
+            "ci95": half,
+        }
+    ).with_columns(pl.col("ci95").fill_nan(None))
+
+
+def fixed_m(values: np.ndarray) -> float | None:
+    """The M of every proposal when they are all equal, else ``None``."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0 or values.min() != values.max():
+        return None
+    return float(values[0])
+
+
+def describe_m(values: np.ndarray) -> str:
+    """PERS's M in words: ``M = 8``, ``M from 1 to 8`` (an M that changed) or that none was computed."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0:
+        return "M not computed (no episode proposed)"
+    low, high = float(values.min()), float(values.max())
+    return f"M = {low:.4g}" if low == high else f"M from {low:.4g} to {high:.4g}"
