@@ -63,3 +63,10 @@ def test_quick_writes_table_and_figure(tmp_path: Path) -> None:
 def test_listings() -> None:
     assert "egreedy" in _bbrl("agents").stdout
     assert "UGrid" in _bbrl("distributions").stdout
+
+
+def test_run_names_only_the_missing_parameters_without_a_default() -> None:
+    out = _bbrl("run", "--experiment", "GC", "--agent", "oppsds", "--n-mdps", "2")
+    assert out.returncode == 2
+    assert out.stderr == "bbrl: error: agent 'oppsds' needs parameter(s) formula_set, n_draws (no default)\n"
+
