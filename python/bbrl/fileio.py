@@ -38,6 +38,14 @@ def check_suffix(path: str | os.PathLike[str], suffix: str, what: str) -> Path:
     return path
 
 
+_written = [0]
+
+
+def files_written() -> int:
+    """How many files :func:`write_atomic` has written in this process (what a stop keeps)."""
+    return _written[0]
+
+
 def writer_tag() -> str:
     """``w-<host>-<pid>-``: names the writing process in its temporary files."""
     return f"w-{socket.gethostname().replace('.', '-')}-{os.getpid()}-"
@@ -69,4 +77,5 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, tag: str | None =
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    _written[0] += 1
     return target

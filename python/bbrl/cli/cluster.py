@@ -61,7 +61,7 @@ def register(grid_commands: Any) -> None:
     task = grid_commands.add_parser("task", help="run one array task of a submitted grid (what job.sh runs)")
     task.add_argument("out", type=Path, help="the output folder of `bbrl grid submit`")
     task.add_argument("index", type=int, help="the array task index ($SLURM_ARRAY_TASK_ID)")
-    task.set_defaults(handler=_command_task)
+    task.set_defaults(handler=_command_task, kept="finished cells are kept in {out} (each whole)")
 
 
 def _hours(seconds: float) -> str:
