@@ -2,8 +2,9 @@
 
 The command line stops with ``os._exit``, which runs no ``finally`` block of the threads it
 abandons and no ``atexit`` handler. Whatever must not outlive the process (a grid cell's claim, a
-pool of worker processes and its semaphores) registers how to undo it with :func:`on_stop` for as
-long as it is held; :func:`undo_all` runs those undoings, newest first, just before the exit.
+pool of worker processes and its semaphores) registers how to undo it with :func:`register` for as
+long as it is held (and :func:`forget` once it undid it itself); :func:`undo_all` runs those
+undoings, newest first, just before the exit.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-__all__ = ["forget", "on_stop", "register", "undo_all"]
+__all__ = ["forget", "register", "undo_all"]
 
 _undoings: dict[int, Callable[[], None]] = {}
 _lock = threading.Lock()
@@ -32,17 +33,6 @@ def forget(key: int) -> None:
     """Withdraws the undoing registered under ``key`` (the holder undid its work itself)."""
     with _lock:
         _undoings.pop(key, None)
-
-
-@contextlib.contextmanager
-def on_stop(undo: Callable[[], None]) -> Iterator[None]:
-    """Runs ``undo`` if the process is stopped at once while the ``with`` block runs (and not
-    otherwise: a block that ends normally or by an exception undoes its own work)."""
-    key = register(undo)
-    try:
-        yield
-    finally:
-        forget(key)
 
 
 def undo_all(timeout: float = 2.0) -> None:
