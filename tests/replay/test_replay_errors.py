@@ -17,8 +17,13 @@ def _frame(reward: list) -> pl.DataFrame:  # type: ignore[type-arg]
 
 
 def test_collect_names_a_policy_row_that_does_not_sum_to_one():
+    # Rows of ones (or zeros) always draw action 0, which never returns to the start state: before,
+    # "an episode did not end within max_steps = 100000 steps", after those steps.
+    for table, total in ((np.ones((7, 6)), "6"), (np.zeros((7, 6)), "0")):
+        with pytest.raises(ValueError, match=rf"^logging policy, state 0: probabilities sum to {total}, not 1$"):
+            replay.Dataset.collect("SixArms", table, 5, seed=0)
     policy = np.full((7, 6), 1 / 6)
-    policy[3] = 0.1  # sums to 0.6: not a distribution (before, "an episode did not end within max_steps")
+    policy[3] = 0.1  # sums to 0.6
     with pytest.raises(ValueError, match=r"^logging policy, state 3: probabilities sum to 0\.6\d*, not 1$"):
         replay.Dataset.collect("SixArms", policy, 5, seed=0)
     policy[3] = [1.5, -0.5, 0, 0, 0, 0]
