@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["count", "discount", "flag", "integer", "number", "seed"]
+__all__ = ["count", "discount", "flag", "index", "integer", "number", "seed"]
 
 
 def integer(value: Any, name: str, minimum: int = 0) -> int:
@@ -21,6 +21,21 @@ def integer(value: Any, name: str, minimum: int = 0) -> int:
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def index(value: Any, name: str, n: int) -> int:
+    """``value`` as an index in 0 to ``n - 1`` (NumPy integers are fine; bools and floats are not),
+    every bad value refused by one message naming it and the allowed range.
+
+    Raises:
+        TypeError: not an integer.
+        ValueError: outside 0 to ``n - 1``.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int from 0 to {n - 1}, got {value!r} ({type(value).__name__})")
+    if not 0 <= value < n:
+        raise ValueError(f"{name} {value} is out of range: allowed 0 to {n - 1}")
     return int(value)
 
 

@@ -25,6 +25,27 @@ def _umask() -> int:
     return 0o022
 
 
+def check_suffix(path: str | os.PathLike[str], suffix: str, what: str) -> Path:
+    """``path`` as a Path, refused when its suffix names another format than ``suffix`` (a path
+    without a suffix is fine): ``x.csv`` must not receive Parquet.
+
+    Raises:
+        ValueError: naming the path and the format written.
+    """
+    path = Path(path)
+    if path.suffix and path.suffix.lower() != suffix:
+        raise ValueError(f"{path}: {what} is written as {suffix[1:].title()}; give a {suffix} file name")
+    return path
+
+
+_written = [0]
+
+
+def files_written() -> int:
+    """How many files :func:`write_atomic` has written in this process (what a stop keeps)."""
+    return _written[0]
+
+
 def writer_tag() -> str:
     """``w-<host>-<pid>-``: names the writing process in its temporary files."""
     return f"w-{socket.gethostname().replace('.', '-')}-{os.getpid()}-"
@@ -56,4 +77,5 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, tag: str | None =
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    _written[0] += 1
     return target

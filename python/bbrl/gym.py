@@ -53,7 +53,9 @@ class FiniteGymEnv(gymnasium.Env):
         return int(state), {}
 
     def step(self, action: Any) -> tuple[int, float, bool, bool, dict[str, Any]]:
-        s2, r, terminal, truncated = self.env.step(int(action))
+        if isinstance(action, np.ndarray) and action.shape == ():
+            action = action[()]  # a 0-d array, as some wrappers pass: its scalar (an int is checked below)
+        s2, r, terminal, truncated = self.env.step(action)
         return int(s2), float(r), terminal, truncated, {}
 
 

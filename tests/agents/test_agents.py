@@ -168,3 +168,12 @@ def test_egreedy_probabilities(epsilon: float, state: int) -> None:
     p = agent.action_probabilities(state)
     assert p.sum() == pytest.approx(1.0)
     assert p.min() >= epsilon / 3 - 1e-12
+
+
+def test_missing_parameters_are_only_the_required_ones() -> None:
+    """OPPS-DS has defaults for c and compat: only formula_set and n_draws are missing."""
+    assert [p["name"] for p in agents.spec("oppsds")["params"] if not p["required"]] == ["c", "compat"]
+    with pytest.raises(ValueError, match=r"^agent 'oppsds' needs parameter\(s\) formula_set, n_draws \(no default\)$"):
+        agents.create("oppsds", {})
+    with pytest.raises(ValueError, match=r"^agent 'oppsds' needs parameter\(s\) n_draws \(no default\)$"):
+        agents.create("OPPS-DS", {"formula_set": 2, "c": 1.0})

@@ -63,3 +63,20 @@ def test_quick_writes_table_and_figure(tmp_path: Path) -> None:
 def test_listings() -> None:
     assert "egreedy" in _bbrl("agents").stdout
     assert "UGrid" in _bbrl("distributions").stdout
+
+
+def test_run_names_only_the_missing_parameters_without_a_default() -> None:
+    out = _bbrl("run", "--experiment", "GC", "--agent", "oppsds", "--n-mdps", "2")
+    assert out.returncode == 2
+    assert out.stderr == "bbrl: error: agent 'oppsds' needs parameter(s) formula_set, n_draws (no default)\n"
+
+
+def test_agents_lists_every_kind_as_plain_text_with_the_python_kind() -> None:
+    out = _bbrl("agents")
+    assert out.returncode == 0, out.stderr
+    for markup in ("``", ":class:", ":func:", ":meth:", "[bold]"):
+        assert markup not in out.stdout, markup
+    # Parameters as --param and a grid spell them (OPPS-DS's formula_set, not the core's "formulas").
+    assert "    formula_set (str, required; F2 to F6" in out.stdout
+    python = [line for line in out.stdout.splitlines() if line.startswith("python: ")]
+    assert len(python) == 1 and 'kind = "python"' in python[0] and 'class = "file.py:ClassName"' in python[0]

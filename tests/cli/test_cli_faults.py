@@ -122,6 +122,9 @@ def test_signals_stop_a_grid_within_a_second_and_keep_finished_cells(
     assert kept and len(kept) < 8
     for path in kept:
         grid.check_cell_file(path, 40)  # every kept cell is whole
+    # The cell in flight is abandoned without its claim (else status reports a dead runner).
+    assert not list(out.rglob("*.claim")), list(out.rglob("*.claim"))
+    assert "finished cells are kept in" in output and "the same command runs the rest" in output, output
     assert not list(out.rglob("*.tmp")) or returncode == code  # a temp file may remain; the next run removes it
 
 
@@ -136,6 +139,8 @@ def test_sigint_stops_bbrl_run_without_a_terminal(tmp_path: Path) -> None:
     _, stderr = process.communicate(timeout=30)
     assert time.monotonic() - sent < 1.0
     assert process.returncode == 130 and "Traceback" not in stderr, stderr
+    # Nothing was written: the stop says so (not "finished results are kept").
+    assert stderr.strip().splitlines()[-1] == "bbrl: interrupted (SIGINT); stopped: no results were written", stderr
 
 
 SLOW_PYTHON_AGENT = """
@@ -408,3 +413,97 @@ def test_action_out_of_range_names_the_valid_actions() -> None:
 
     with pytest.raises(agents.AgentError, match="returned action 3, not one of the actions 0 to 2"):
         bbrl.Experiment("GC", n_mdps=2, horizon=3).run(Three(), threads=1)
+
+
+def test_sigint_of_a_grid_with_a_python_agent_leaks_no_semaphore_and_no_claim(tmp_path: Path) -> None:
+    """The worker pool is shut down before the process ends: multiprocessing's resource tracker
+    has no semaphore left to report, no worker survives, and the cell's claim is gone."""
+    (tmp_path / "sleepy_agent.py").write_text(SLOW_PYTHON_AGENT)
+    config = tmp_path / "grid.toml"
+    config.write_text(
+        '[defaults]\nn_mdps = 8\nhorizon = 200\n\n[[experiment]]\nname = "GC"\ntest = "GC"\n\n'
+        '[[agent]]\nkind = "python"\nclass = "sleepy_agent.py:Sleepy"\n'
+    )
+    out = tmp_path / "out"
+    command = [*_command(), "grid", "run", str(config), "--out", str(out), "--threads", "2"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+
+        def workers() -> list[int]:
+            level = _children(process.pid)
+            return level + [g for c in level for g in _children(c)]
+
+        assert _wait_for(lambda: len(workers()) >= 3, 60), "no worker processes started"  # 2 + the tracker
+        time.sleep(1.0)
+        started = workers()
+        assert list(out.rglob("*.claim")), "no cell claimed"
+        sent = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)  # until the tracker, which shares stderr, is gone too
+        assert process.returncode == 130 and time.monotonic() - sent < 3.0, stderr
+        assert "leaked semaphore" not in stderr and "resource_tracker" not in stderr, stderr
+        assert "Traceback" not in stderr, stderr
+        assert not list(out.rglob("*.claim")), list(out.rglob("*.claim"))
+        assert _wait_for(lambda: not any(_alive(p) for p in started), 5.0), [p for p in started if _alive(p)]
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+def test_sigint_of_value_error_references_says_nothing_was_written(tmp_path: Path) -> None:
+    command = [*_command(), "value-error", "references", "--env", "mountain-car", "--states", "2000"]
+    command += ["--epsilon", "0.01", "--threads", "1", "--out", str(tmp_path / "refs")]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3.0)
+    assert process.poll() is None, "the command finished before the signal"
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1] == "bbrl: interrupted (SIGINT); stopped: no results were written", stderr
+    assert not list((tmp_path / "refs").iterdir())
+
+
+def test_what_a_stop_keeps_is_stated_per_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bbrl import fileio
+    from bbrl.cli import app, build_parser
+
+    monkeypatch.setattr(fileio, "_written", [0])  # a fresh process has written nothing
+    parser = build_parser()
+    replay_args = parser.parse_args(["replay", "log.parquet", "--agent", "psrl", "--out", str(tmp_path / "r")])
+    grid_args = parser.parse_args(["grid", "run", "quick", "--out", str(tmp_path / "g")])
+    assert app._kept(replay_args) == "no results were written"
+    fileio.write_atomic(tmp_path / "a.txt", b"a")
+    assert fileio.files_written() == 1
+    assert app._kept(replay_args) == "the 1 file(s) written before the stop are kept, each whole"
+    assert app._kept(grid_args) == (
+        f"finished cells are kept in {tmp_path / 'g'} (each whole); the same command runs the rest"
+    )
+
+
+def test_piped_output_reaches_the_pipe_line_by_line_so_a_stop_loses_none(tmp_path: Path) -> None:
+    """On Ctrl-C in `bbrl grid run ... | cat`, the reader gets the signal too: a line still in a
+    block buffer is lost. Each line is sent when printed: the first cell's line is readable while
+    the run goes on, and after the stop every line printed is there."""
+    import select
+
+    config = tmp_path / "slow.toml"
+    config.write_text(SLOW_GRID)
+    out = tmp_path / "out"
+    command = [*_command(), "grid", "run", str(config), "--out", str(out), "--threads", "1"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert _wait_for(lambda: len(_cells(out)) >= 1, 240), "no cell finished"
+        readable, _, _ = select.select([process.stdout], [], [], 5.0)
+        assert readable, "the finished cell's line is still in a buffer"
+        first = os.read(process.stdout.fileno(), 65536).decode()  # type: ignore[union-attr]
+        assert first.startswith("[1/8] Grid/UGrid/bamcp/") and first.endswith("s wall time)\n"), first
+        assert process.poll() is None, "the grid finished before the signal"
+        process.send_signal(signal.SIGINT)
+        rest, stderr = process.communicate(timeout=30)
+        assert process.returncode == 130, stderr
+        lines = (first + rest.decode()).splitlines()
+        # One line per kept cell (the last may have been renamed into place just before the signal).
+        assert len(lines) in (len(_cells(out)) - 1, len(_cells(out))), lines
+    finally:
+        if process.poll() is None:
+            process.kill()

@@ -139,3 +139,24 @@ def test_formulas_seed_defaults_to_0_and_out_is_a_folder(tmp_path: Path, capsys:
     assert main(["formulas", "--max-size", "2", "--seed", "0", "--out", str(tmp_path / "F2.txt")]) == 0
     assert "DeprecationWarning: --out FILE" in capsys.readouterr().err
     assert (tmp_path / "sets" / "F2.txt").read_text() == (tmp_path / "F2.txt").read_text()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        _references(Path("PLACEHOLDER") / "x.csv"),
+        ["formulas", "--max-size", "2", "--out", str(Path("PLACEHOLDER") / "F2.csv")],
+        _run_args("--out", str(Path("PLACEHOLDER") / "x.parquet")),
+    ],
+    ids=["value-error-references", "formulas", "run"],
+)
+def test_out_with_another_file_suffix_is_refused(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--out x.csv`` of a command that writes Parquet (or text) into a folder: refused, nothing
+    written under that name (before, a folder x.csv holding references.parquet)."""
+    argv = [a.replace("PLACEHOLDER", str(tmp_path)) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "expected a folder, not a " in err and "file name (this command writes DIR/" in err
+    assert list(tmp_path.iterdir()) == []

@@ -132,3 +132,40 @@ def test_gymnasium_distribution_envs_draw_mdps_and_fix_one() -> None:
         env.reset(options={"mdp": 1})
     strehl = gymnasium.make("bbrl/RiverSwim-v0", variant="strehl").unwrapped
     assert strehl.env.name == "RiverSwim-Strehl"
+
+
+@pytest.mark.parametrize(
+    ("action", "error", "match"),
+    [
+        (-1, ValueError, r"^action -1 is out of range: allowed 0 to 5$"),
+        (6, ValueError, r"^action 6 is out of range: allowed 0 to 5$"),
+        (1.5, TypeError, r"^action must be an int from 0 to 5, got 1\.5 \(float\)$"),
+        (True, TypeError, r"^action must be an int from 0 to 5, got True \(bool\)$"),
+        (np.float64(2.0), TypeError, r"action must be an int from 0 to 5, got"),
+        (np.bool_(True), TypeError, r"action must be an int from 0 to 5, got"),
+        ("1", TypeError, r"action must be an int from 0 to 5, got '1' \(str\)"),
+    ],
+)
+def test_a_bad_action_is_named_with_the_allowed_range(action, error, match) -> None:  # type: ignore[no-untyped-def]
+    """One line naming the action and the range, from bbrl.envs and from gymnasium: not an
+    OverflowError for -1, and never a silent int() of 1.5 or True."""
+    import bbrl.gym  # noqa: F401 - registers the environments
+
+    env = envs.six_arms()
+    env.reset(seed=0)
+    with pytest.raises(error, match=match):
+        env.step(action)
+    assert env.state == 0 and env.step(np.int64(1))[0] in (0, 2)  # refused steps change nothing
+    gym_env = gymnasium.make("bbrl/SixArms-v0").unwrapped
+    gym_env.reset(seed=0)
+    with pytest.raises(error, match=match):
+        gym_env.step(action)
+    assert gym_env.step(np.array(3))[0] in (0, 4)  # a 0-d integer array is an action
+
+
+def test_rewards_of_another_shape_than_the_transitions_are_named() -> None:
+    P = np.full((3, 2, 3), 1 / 3)
+    with pytest.raises(
+        ValueError, match=r"^rewards must have shape \(S, A, S\) = \(3, 2, 3\), as the transitions; got \(3, 2\)$"
+    ):
+        envs.FiniteEnv(P, np.zeros((3, 2)), [1, 0, 0], 0.9)

@@ -283,3 +283,25 @@ def test_a_grid_on_a_real_slurm_with_a_cancelled_task_resubmitted(tmp_path: Path
     for cell in config.cells:
         a, b = pl.read_parquet(grid.cell_path(out, cell)), pl.read_parquet(grid.cell_path(local, cell))
         assert a.select(DETERMINISTIC).equals(b.select(DETERMINISTIC)), cell.id
+
+
+def test_submit_dry_run_prints_the_script_and_the_array_size_and_submits_nothing(tmp_path: Path) -> None:
+    env = _fake_slurm(tmp_path)
+    fake = Path(env["FAKE_SLURM"])
+    config_file = tmp_path / "grid.toml"
+    config_file.write_text(GRID)
+    out = tmp_path / "out"
+    command = [*_bbrl(), "grid", "submit", str(config_file), "--out", str(out), "--max-parallel", "2", "--dry-run"]
+    dry = _run(command, env)
+    assert dry.returncode == 0, dry.stderr
+    assert "dry run: 6 cells in 6 array tasks (--array=0-5%2)" in dry.stdout, dry.stdout
+    assert "Nothing was written or submitted." in dry.stdout
+    script = dry.stdout[dry.stdout.index("#!/bin/bash") :]
+    assert script == job_script(out.resolve(), 6, SlurmOptions(max_parallel=2)), script
+    assert not (fake / "sbatch.log").exists() and not out.exists()
+    assert _run([*command, "--watch"], env).returncode == 2  # nothing to watch
+    # After a real submission, a dry run says what the command would do instead.
+    assert _run(command[:-1], env).returncode == 0
+    again = _run(command, env)
+    assert again.returncode == 0 and "was submitted already" in again.stdout, again.stdout + again.stderr
+    assert len((fake / "sbatch.log").read_text().splitlines()) == 1

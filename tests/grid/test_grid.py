@@ -363,3 +363,17 @@ def test_a_killed_run_resumes_with_nothing_lost_or_duplicated(tmp_path: Path) ->
     assert loaded.returns.group_by("cell_id").len()["len"].to_list() == [30] * total
     status = subprocess.run([*_bbrl_command(), "grid", "status", str(out)], capture_output=True, text=True)
     assert status.returncode == 0 and f"total: {total}/{total} cells done" in status.stdout
+
+
+def test_each_finished_cell_line_labels_its_time() -> None:
+    import re
+    import tempfile
+
+    console = Console(file=io.StringIO(), width=200)
+    config = grid.parse_config(SMALL.split("[[agent]]")[0] + '[[agent]]\nkind = "random"\n')
+    with tempfile.TemporaryDirectory() as out:
+        grid.run_grid(config, out, threads=1, console=console)
+    lines = [line for line in console.file.getvalue().splitlines() if line.startswith("[")]
+    assert len(lines) == 2, lines
+    pattern = r"\[\d/2\] GC/U?GC/random: -?\d+\.\d\d ± \d+\.\d\d \(\d+\.\d\d s wall time\)"
+    assert all(re.fullmatch(pattern, line) for line in lines), lines

@@ -71,7 +71,7 @@ def test_a_log_is_validated_with_clear_errors():
     with pytest.raises(ValueError, match="different logging probabilities"):
         replay.Dataset(per_row, 2, 2)
     assert replay.Dataset(per_row, 2, 2, stationary=False)._core.logging_kind == "per_row"
-    with pytest.raises(ValueError, match=r"p_0\.\.p_1"):
+    with pytest.raises(ValueError, match=r"columns p_0 to p_1; missing"):
         replay.Dataset(small_frame(p_0=[0.5, 0.5, 0.5]), 2, 2)
     with pytest.raises(ValueError, match="starts in state 1"):
         replay.Dataset(small_frame(state=[1, 1, 0]), 2, 2)

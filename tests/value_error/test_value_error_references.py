@@ -263,7 +263,7 @@ def test_finite_mdp_and_a_finite_env_of_the_same_tables_give_the_same_references
     ("P", "R", "start", "named"),
     [
         (np.ones((2, 2)), np.zeros((2, 1, 2)), [1.0, 0.0], "transitions must have shape (S, A, S)"),
-        (np.full((2, 1, 2), 0.5), np.zeros((2, 2, 2)), [1.0, 0.0], "rewards shape"),
+        (np.full((2, 1, 2), 0.5), np.zeros((2, 2, 2)), [1.0, 0.0], "rewards must have shape (S, A, S) = (2, 1, 2)"),
         (np.full((2, 1, 2), 0.5), np.zeros((2, 1, 2)), [1.0, 0.0, 0.0], "start must have shape (2,)"),
     ],
 )
@@ -283,3 +283,39 @@ def test_references_do_not_depend_on_the_thread_count():
         np.testing.assert_array_equal(other.n_samples, runs[0].n_samples)
     with pytest.raises(ValueError, match="threads"):
         ve.reference_values(env, policy, states=2, epsilon=0.3, delta=0.2, threads=0)
+
+
+@pytest.mark.parametrize(
+    ("name", "state", "match"),
+    [
+        ("mountain-car", [0.7, 0.0], r"allowed position from -1\.2 to 0\.5, velocity from -0\.07 to 0\.07"),
+        ("mountain-car", [-0.5, 0.2], r"state \[-0\.5, 0\.2\] is outside MountainCar's state box"),
+        ("mountain-car", [-1.3, 0.0], r"position from -1\.2 to 0\.5"),
+        ("puddle-world", [0.5, 1.5], r"outside PuddleWorld's state box: allowed x from 0 to 1, y from 0 to 1"),
+    ],
+)
+def test_states_outside_the_box_are_refused_naming_the_bounds(name, state, match):
+    env, policy = ve.paper_setup(name)
+    with pytest.raises(ValueError, match=match):
+        ve.reference_values(env, policy, np.array([[-0.5, 0.0], state]), max_samples=5)
+    corners = np.array([[-1.2, -0.07], [0.5, 0.07]]) if name == "mountain-car" else np.array([[0.0, 0.0], [0.9, 1.0]])
+    assert ve.reference_values(env, policy, corners, max_samples=5).m == 2  # the bounds themselves are in
+
+
+def test_finite_mdp_with_s_a_rewards_names_the_expected_shape():
+    P, R, _ = random_mdp(0)
+    with pytest.raises(
+        ValueError, match=r"^rewards must have shape \(S, A, S\) = \(5, 2, 5\), as the transitions; got \(5, 2\)$"
+    ):
+        ve.finite_mdp(P, R[:, :, 0], np.full(5, 0.2), 0.9)
+
+
+def test_references_are_not_saved_as_parquet_under_another_suffix(tmp_path):
+    env, policy = ve.paper_setup("mountain-car")
+    refs = ve.reference_values(env, policy, 2, max_samples=5)
+    with pytest.raises(
+        ValueError, match=r"x\.csv: a references file is written as Parquet; give a \.parquet file name"
+    ):
+        refs.save(tmp_path / "x.csv")
+    assert not (tmp_path / "x.csv").exists()
+    assert ve.References.load(refs.save(tmp_path / "refs.parquet")).m == 2

@@ -91,10 +91,10 @@ def create(kind: str, params: Mapping[str, Any] | None = None) -> AgentSpec:
     unknown = sorted(set(params) - known)
     if unknown:
         raise ValueError(f"agent {kind!r} has no parameter(s) {', '.join(unknown)}; its parameters: {sorted(known)}")
-    try:
-        return cls(**params)
-    except TypeError as exc:
-        if "missing" in str(exc):
-            missing = sorted(known - set(params))
-            raise ValueError(f"agent {kind!r} needs parameter(s) {', '.join(missing)}") from None
-        raise
+    # The record's fields are the registry's parameters in its order (OPPS-DS's formula_set is the
+    # core's "formulas"); the registry says which have no default.
+    required = [f.name for f, p in zip(fields(cls), _SPECS[cls.kind]["params"], strict=True) if p["required"]]
+    missing = [name for name in required if name not in params]
+    if missing:
+        raise ValueError(f"agent {cls.kind!r} needs parameter(s) {', '.join(missing)} (no default)")
+    return cls(**params)

@@ -140,7 +140,7 @@ class Stepper:
         self._core.start_episode(_index(state, "state"))
 
     def act(self, state: int) -> int:
-        """The agent's action in ``state`` (an int in ``0..n_actions``)."""
+        """The agent's action in ``state`` (an int from 0 to ``n_actions - 1``)."""
         return int(self._core.act(_index(state, "state")))
 
     def observe(self, state: int, action: int, reward: float, next_state: int) -> None:

@@ -18,6 +18,8 @@ from typing import Any
 
 from rich.console import Console
 
+from .. import stopping
+from ..fileio import files_written
 from ..version import __version__
 from . import formulas, grid, listings, paper, quick, replay, report, run, value_error
 
@@ -97,13 +99,26 @@ def _run_command(handler: Callable[[argparse.Namespace, Console], int], args: ar
     return outcome.get("code", 0)
 
 
-def _stop_now(console: Console, code: int, what: str) -> None:
+def _kept(args: argparse.Namespace) -> str:
+    """What a stop keeps, as the command states it (``set_defaults(kept=...)``, e.g. a grid's
+    finished cells), else what this process wrote (every file is written whole, atomically)."""
+    kept = getattr(args, "kept", None)
+    if kept is not None:
+        return str(kept).format(out=getattr(args, "out", None))
+    n = files_written()
+    return "no results were written" if n == 0 else f"the {n} file(s) written before the stop are kept, each whole"
+
+
+def _stop_now(console: Console, code: int, what: str, kept: str) -> None:
     """Ends the process at once: finished results are already on disk (each written atomically),
-    the work in flight is abandoned. ``os._exit`` does not wait for the worker threads still inside
-    a Rust call (waiting for them at interpreter exit is what aborted the process before)."""
+    the work in flight is abandoned, and what must not outlive the process (a cell's claim, a
+    pool of worker processes) is undone first (:mod:`bbrl.stopping`). ``os._exit`` does not wait
+    for the worker threads still inside a Rust call (waiting for them at interpreter exit is what
+    aborted the process before)."""
     if console.is_terminal:
         console.show_cursor(True)
-    print(f"\nbbrl: {what}; stopped (finished results are kept)", file=sys.stderr)
+    stopping.undo_all()
+    print(f"\nbbrl: {what}; stopped: {kept}", file=sys.stderr)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
@@ -114,8 +129,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     console = Console()
     if not console.is_terminal:
-        # Piped or captured output: do not wrap the table at 80 columns.
+        # Piped or captured output: do not wrap the table at 80 columns, and send each line at once
+        # (a pipe is block-buffered: a stop would lose the lines printed so far, header included).
         console = Console(width=200)
+        if hasattr(sys.stdout, "reconfigure"):
+            sys.stdout.reconfigure(line_buffering=True)
     in_main_thread = threading.current_thread() is threading.main_thread()
     if in_main_thread:
         # Also when the shell started us with SIGINT ignored (a background job of a script), so that
@@ -130,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"bbrl: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        _stop_now(console, 128 + signal.SIGINT, "interrupted (SIGINT)")
+        _stop_now(console, 128 + signal.SIGINT, "interrupted (SIGINT)", _kept(args))
     except _Stopped as stop:
-        _stop_now(console, 128 + stop.signum, f"terminated ({signal.Signals(stop.signum).name})")
+        _stop_now(console, 128 + stop.signum, f"terminated ({signal.Signals(stop.signum).name})", _kept(args))
     return 0  # not reached: _stop_now exits

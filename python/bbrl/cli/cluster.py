@@ -56,12 +56,17 @@ def register(grid_commands: Any) -> None:
     submit.add_argument("--max-resubmits", type=int, default=3, help="resubmissions per task (default 3)")
     submit.add_argument("--watch", action="store_true", help="stay and resubmit until every cell is done")
     submit.add_argument("--poll", type=float, default=60.0, help="seconds between checks with --watch (default 60)")
+    submit.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the sbatch script and the array size; write and submit nothing",
+    )
     submit.set_defaults(handler=_command_submit)
 
     task = grid_commands.add_parser("task", help="run one array task of a submitted grid (what job.sh runs)")
     task.add_argument("out", type=Path, help="the output folder of `bbrl grid submit`")
     task.add_argument("index", type=int, help="the array task index ($SLURM_ARRAY_TASK_ID)")
-    task.set_defaults(handler=_command_task)
+    task.set_defaults(handler=_command_task, kept="finished cells are kept in {out} (each whole)")
 
 
 def _hours(seconds: float) -> str:
@@ -142,6 +147,8 @@ def _command_submit(args: argparse.Namespace, console: Any) -> int:
 
     if args.cpus_per_task < 1 or (args.max_parallel is not None and args.max_parallel < 1):
         raise ValueError("--cpus-per-task and --max-parallel must be at least 1")
+    if args.dry_run and args.watch:
+        raise ValueError("--dry-run submits nothing, so there is nothing to --watch: drop one of them")
     options = SlurmOptions(
         partition=args.partition,
         time=args.time,
@@ -153,9 +160,19 @@ def _command_submit(args: argparse.Namespace, console: Any) -> int:
     config = load_config(config_path(args.config))
     tasks = args.out / "slurm" / "tasks.json"
     if tasks.is_file():
+        if args.dry_run:
+            console.print(
+                f"dry run: {args.out} was submitted already ({tasks}, script {tasks.parent / 'job.sh'}); without "
+                "--dry-run, this command resubmits the array tasks that have unfinished cells and that SLURM no "
+                "longer has (bbrl grid status lists the cells). Nothing was submitted.",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
+            return 0
         resubmit(args.out, console)
     else:
-        submit(config, args.out, options, console)
+        submit(config, args.out, options, console, dry_run=args.dry_run)
     if args.watch:
         return 1 if watch(args.out, console, args.poll) else 0
     return 0

@@ -13,7 +13,10 @@ from rich.console import Console
 from . import cluster
 from .options import add_out, add_threads
 
-__all__ = ["register"]
+__all__ = ["CELLS_KEPT", "register"]
+
+#: What a stopped grid keeps (``bbrl.cli.app`` prints it on Ctrl-C or SIGTERM).
+CELLS_KEPT = "finished cells are kept in {out} (each whole); the same command runs the rest"
 
 
 def register(commands: Any) -> None:
@@ -40,7 +43,7 @@ def register(commands: Any) -> None:
         metavar="ADDRESS",
         help="run the cells on a Dask cluster: its scheduler's address (tcp://HOST:PORT) or scheduler file",
     )
-    grid_run.set_defaults(handler=_command_grid_run)
+    grid_run.set_defaults(handler=_command_grid_run, kept=CELLS_KEPT)
     grid_status = grid_commands.add_parser("status", help="which cells of a grid are done")
     grid_status.add_argument("target", type=Path, help="an output folder, or a configuration with --out")
     add_out(grid_status, "the output folder when TARGET is a configuration")

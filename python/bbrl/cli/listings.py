@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import inspect
 import re
 from typing import Any
@@ -12,7 +13,25 @@ from rich.console import Console
 from .. import agents, distributions
 from ..envs import registry
 
-__all__ = ["describe_agent", "register"]
+__all__ = ["PYTHON_KIND", "describe_agent", "plain_text", "register"]
+
+#: The ``python`` kind of a grid configuration: an agent written in Python, listed by ``bbrl agents``.
+PYTHON_KIND = (
+    "python: an agent written in Python (a subclass of bbrl.agents.Agent). In a grid configuration: "
+    'kind = "python" and class = "file.py:ClassName" (the file relative to the configuration) or '
+    '"module:ClassName"; the other keys of the [[agent]] block are its dataclass fields, as for a built-in. '
+    'In Python: bbrl.Experiment("GC").run(MyAgent(), prior="UGC"). How to write one: docs/adding-an-agent.md '
+    "of the source repository."
+)
+
+
+def plain_text(text: str) -> str:
+    """A docstring's reStructuredText as plain text: ``:class:`~bbrl.Run``` as ``Run``,
+    ``:func:`bbrl.envs.make``` as ``bbrl.envs.make``, double backquotes as nothing."""
+    text = re.sub(
+        r":[a-z]+:`~?([^`]*?)`", lambda m: m.group(1).rpartition(".")[2] if "~" in m.group(0) else m.group(1), text
+    )
+    return text.replace("``", "").replace("`", "")
 
 
 def register(commands: Any) -> None:
@@ -35,22 +54,28 @@ def describe_agent(kind: str) -> tuple[str, list[str]]:
     cls = agents.kinds()[kind]
     text = (inspect.getdoc(cls) or "").partition("Args:")[0]
     # The docstrings cite sections of a specification that is not part of the package.
-    summary = re.sub(r"\s*\(SPEC [0-9.]+\)|;\s*SPEC [0-9.]+", "", " ".join(text.split()))
+    summary = plain_text(re.sub(r"\s*\(SPEC [0-9.]+\)|;\s*SPEC [0-9.]+", "", " ".join(text.split())))
     lines = []
-    for param in agents.spec(kind)["params"]:
+    # Named as --param and a grid spell them: the record's fields, the registry's parameters in its
+    # order (OPPS-DS's formula_set is the core's "formulas").
+    for field, param in zip(dataclasses.fields(cls), agents.spec(kind)["params"], strict=True):
         default = "required" if param["required"] else f"default {param['default']!r}"
-        lines.append(f"{param['name']} ({param['type']}, {default}; {param['range']}): {param['doc']}")
+        lines.append(plain_text(f"{field.name} ({param['type']}, {default}; {param['range']}): {param['doc']}"))
     return summary, lines
 
 
 def _command_agents(args: argparse.Namespace, console: Console) -> int:
     for kind, cls in agents.kinds().items():
         summary, parameters = describe_agent(kind)
-        console.print(f"[bold]{kind}[/bold]: {cls.display}. {summary}", highlight=False)
+        console.print(f"[bold]{kind}[/bold]: ", end="", highlight=False)
+        console.print(f"{cls.display}. {summary}", highlight=False, markup=False)
         if not parameters:
             console.print("    no parameters", highlight=False)
         for parameter in parameters:
             console.print(f"    {parameter}", highlight=False, markup=False)
+    name, _, text = PYTHON_KIND.partition(": ")
+    console.print(f"[bold]{name}[/bold]: ", end="", highlight=False)
+    console.print(text, highlight=False, markup=False)
     return 0
 
 

@@ -155,12 +155,21 @@ def parse_params(pairs: Sequence[str]) -> dict[str, Any]:
     return params
 
 
+#: Suffixes that name a file, not a folder: ``--out x.csv`` of a command writing a folder is refused
+#: (it would otherwise become a folder ``x.csv`` holding Parquet or text files).
+FILE_SUFFIXES = (".csv", ".parquet", ".json", ".txt", ".toml", ".html", ".md", ".png", ".pdf", ".svg")
+
+
 def output_file(out: Path | None, name: str, old_suffix: str) -> Path | None:
     """The file a single-file command writes: ``out/name`` for a folder ``--out DIR`` (created if
     missing); a value ending in ``old_suffix`` is the deprecated ``--out FILE`` (warned about, its
-    folder must exist)."""
+    folder must exist); another file suffix (``.csv`` for a Parquet file) is refused."""
     if out is None:
         return None
+    if out.suffix.lower() in FILE_SUFFIXES and out.suffix.lower() != old_suffix and not out.is_dir():
+        raise ValueError(
+            f"--out {out}: expected a folder, not a {out.suffix} file name (this command writes DIR/{name})"
+        )
     if out.suffix.lower() == old_suffix:
         warn_deprecated(f"--out FILE ({out})", f"--out DIR (writes DIR/{name})")
         folder = out.parent if str(out.parent) else Path(".")

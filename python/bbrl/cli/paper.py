@@ -33,7 +33,7 @@ def register(commands: Any) -> None:
     paper.add_argument("--shard", default=None, metavar="K/N", help="run only shard K of N of each grid")
     add_seed(paper, "seed of every experiment (default 0, the paper's grids' own)")
     add_threads(paper)
-    paper.set_defaults(handler=command)
+    paper.set_defaults(handler=command, kept="finished cells are kept (each whole); the same command runs the rest")
 
 
 def command(args: argparse.Namespace, console: Console) -> int:

@@ -56,7 +56,7 @@ def _check_initial_state(initial_state: Any, n_states: int) -> int | None:
     if isinstance(initial_state, bool) or not isinstance(initial_state, (int, np.integer)):
         raise TypeError(f"initial_state must be an int or None, got {type(initial_state).__name__}")
     if not 0 <= initial_state < n_states:
-        raise ValueError(f"initial_state {initial_state} is out of range 0..{n_states - 1}")
+        raise ValueError(f"initial_state {initial_state} is out of range: allowed 0 to {n_states - 1}")
     return int(initial_state)
 
 

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from ..checks import index as check_index
 from ..distributions import get
 from . import registry
 
@@ -51,6 +52,8 @@ class FiniteEnv:
         mu = np.ascontiguousarray(start, dtype=np.float64)
         if P.ndim != 3:
             raise ValueError(f"transitions must have shape (S, A, S), got {P.shape}")
+        if R.shape != P.shape:
+            raise ValueError(f"rewards must have shape (S, A, S) = {P.shape}, as the transitions; got {R.shape}")
         if mu.shape != (P.shape[0],):
             raise ValueError(f"start must have shape ({P.shape[0]},), got {mu.shape}")
         if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, int)):
@@ -125,9 +128,7 @@ class FiniteEnv:
 
     def step(self, action: int) -> tuple[int, float, bool, bool]:
         """One step: (next state, reward, terminal, truncated by the time limit)."""
-        if isinstance(action, (bool, float)) or not hasattr(type(action), "__index__"):
-            raise TypeError(f"action must be an int, got {action!r}")
-        s2, r, terminal, truncated = self._core.step(int(action))
+        s2, r, terminal, truncated = self._core.step(check_index(action, "action", self.n_actions))
         return int(s2), float(r), bool(terminal), bool(truncated)
 
     # -- exact values ---------------------------------------------------------------------------

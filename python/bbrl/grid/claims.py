@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import stopping
 from ..fileio import writer_tag
 
 __all__ = [
@@ -141,6 +142,7 @@ class Claim:
         self.token = uuid.uuid4().hex
         self._stop = threading.Event()
         self._renewer: threading.Thread | None = None
+        self._undo_key: int | None = None
 
     def _link(self) -> bool:
         """Creates the claim file whole, or returns ``False`` if one exists."""
@@ -176,6 +178,10 @@ class Claim:
         return None
 
     def _start_renewing(self) -> None:
+        # A process stopped at once (Ctrl-C: os._exit) runs no finally block: the claim is
+        # removed then, or the cell would look held by a dead runner until the next run.
+        self._undo_key = stopping.register(self._remove_if_ours)
+
         def renew() -> None:
             while not self._stop.wait(RENEW_SECONDS):
                 with contextlib.suppress(OSError):
@@ -189,6 +195,11 @@ class Claim:
         self._stop.set()
         if self._renewer is not None:
             self._renewer.join()
+        self._remove_if_ours()
+        if self._undo_key is not None:
+            stopping.forget(self._undo_key)
+
+    def _remove_if_ours(self) -> None:
         holder = read_claim(self.path)
         if holder is not None and holder.token == self.token:
             self.path.unlink(missing_ok=True)

@@ -17,7 +17,9 @@ __all__ = ["Plain", "open_display"]
 
 
 class Plain:
-    """One line per finished or failed cell (what is shown when the output is not a terminal)."""
+    """One line per finished or failed cell (what is shown when the output is not a terminal):
+    its mean return with the half-width of its 95% interval, and the wall time it took (training
+    included)."""
 
     def __init__(self, console: Any, total: int, done: int) -> None:
         self.console, self.total, self.done = console, total, done
@@ -32,7 +34,8 @@ class Plain:
         self.done += 1
         mean, half = mean_ci95(pl.read_parquet(path, columns=[Col.RETURN])[Col.RETURN].to_numpy())
         self.console.print(
-            f"[{self.done}/{self.total}] {cell.id}: {mean:.2f} ± {half:.2f} ({seconds:.2f} s)", highlight=False
+            f"[{self.done}/{self.total}] {cell.id}: {mean:.2f} ± {half:.2f} ({seconds:.2f} s wall time)",
+            highlight=False,
         )
 
     def fail(self, cell: Cell, error: str) -> None:

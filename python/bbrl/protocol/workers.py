@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core
+from .. import _core, stopping
 from ..agents import TrainedPythonAgent
 from ..distributions import from_document
 
@@ -109,6 +109,9 @@ def _dispatch(
     pool = ProcessPoolExecutor(
         workers, mp_context=context, initializer=_worker_init, initargs=(setup, payload, trained.label, os.getpid())
     )
+    # A stop at once (Ctrl-C) runs no finally block: the pool is ended then, or its semaphores
+    # would be reported as leaked by multiprocessing's resource tracker.
+    undo = stopping.register(lambda: _stop_pool(pool))
     try:
         chunks = _chunks(n, 4 * workers)
         futures = [pool.submit(_worker_run, chunk, record_rewards) for chunk in chunks]
@@ -141,7 +144,19 @@ def _dispatch(
                 ) from None
             raise error  # type: ignore[misc]
     finally:
+        stopping.forget(undo)
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _stop_pool(pool: Any) -> None:
+    """Ends the workers at once (they ignore SIGINT and may be inside a long call) and shuts the
+    pool down, which closes its queues and so unlinks their semaphores."""
+    import gc
+
+    for process in list((pool._processes or {}).values()):
+        process.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
+    gc.collect()
 
 
 def _check_importable(cls: type, workers: int) -> None:

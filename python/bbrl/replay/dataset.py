@@ -14,7 +14,7 @@ import polars as pl
 from .. import _core, envs
 from ..checks import count as _count
 from ..distributions import FDM
-from ..fileio import write_atomic
+from ..fileio import check_suffix, write_atomic
 
 __all__ = ["REQUIRED_COLUMNS", "Dataset", "environment_core", "episode_end_rule", "read_log"]
 
@@ -58,7 +58,7 @@ def _probability_columns(frame: pl.DataFrame, n_actions: int) -> list[str] | Non
         return None
     if len(present) != n_actions:
         missing = sorted(set(names) - set(present))
-        raise ValueError(f"per-row logging probabilities need columns p_0..p_{n_actions - 1}; missing {missing}")
+        raise ValueError(f"per-row logging probabilities need columns p_0 to p_{n_actions - 1}; missing {missing}")
     return names
 
 
@@ -131,6 +131,8 @@ class Dataset:
         elif prob_columns is not None:
             rows = np.ascontiguousarray(frame.select(prob_columns).to_numpy(), dtype=np.float64)
         reward = frame["reward"]
+        if not reward.dtype.is_numeric():
+            raise TypeError(f"column 'reward' must hold numbers (ints or floats), got {reward.dtype}")
         if reward.null_count():
             raise ValueError(f"column 'reward' has {reward.null_count()} missing values")
         terminal = None
@@ -250,6 +252,7 @@ class Dataset:
 
     def write_parquet(self, path: str | os.PathLike[str]) -> Path:
         """Writes the log (and the stationary logging policy as ``p_*`` columns) atomically."""
+        path = check_suffix(path, ".parquet", "a log")
         frame = self._frame
         table = self.logging_policy
         if table is not None and "p_0" not in frame.columns:

@@ -15,7 +15,7 @@ import polars as pl
 from .. import _core
 from ..checks import count
 from ..envs import FiniteEnv
-from ..fileio import write_atomic
+from ..fileio import check_suffix, write_atomic
 from .budget import Split, sample_size
 from .budget import rollout_length as rollout_length_of
 from .ebgstop import Variant
@@ -73,7 +73,8 @@ class References:
         return frame.with_columns([pl.lit(v).alias(k) for k, v in params.items()])
 
     def save(self, path: str | Path) -> Path:
-        """Write Parquet atomically (temporary file, then rename)."""
+        """Write Parquet atomically (temporary file, then rename); a suffix other than ``.parquet`` is refused."""
+        path = check_suffix(path, ".parquet", "a references file")
         buffer = io.BytesIO()
         self.to_polars().write_parquet(buffer)
         return write_atomic(path, buffer.getvalue())

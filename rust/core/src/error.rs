@@ -20,6 +20,14 @@ pub enum BbrlError {
 
 pub type Result<T> = std::result::Result<T, BbrlError>;
 
+/// The indices `0..n` as every message states them: "0 to n - 1", both ends included.
+pub fn index_range(n: usize) -> String {
+    match n {
+        0 => "none (there are none)".to_string(),
+        _ => format!("0 to {}", n - 1),
+    }
+}
+
 /// Shorthand for an [`BbrlError::InvalidArgument`] with a formatted message.
 #[macro_export]
 macro_rules! invalid {

@@ -9,7 +9,7 @@
 //! first decision), so an agent never sees an invalid input and a caller never gets a panic.
 
 use crate::agent::{Agent, Setting, TaskContext, Transition};
-use crate::error::{BbrlError, Result};
+use crate::error::{index_range, BbrlError, Result};
 use crate::invalid;
 use crate::model::mdp::Mdp;
 use crate::rng::{purpose, stream, Rng};
@@ -128,7 +128,11 @@ impl Stepper {
         self.ready(transition.state, "state")?;
         self.check_state(transition.next_state, "next state")?;
         if transition.action >= self.n_actions {
-            return Err(invalid!("action {} is out of range 0..{}", transition.action, self.n_actions));
+            return Err(invalid!(
+                "action {} is out of range: allowed {}",
+                transition.action,
+                index_range(self.n_actions)
+            ));
         }
         if !transition.reward.is_finite() {
             return Err(invalid!("reward {} is not finite", transition.reward));
@@ -224,7 +228,7 @@ impl Stepper {
 
     fn check_state(&self, state: usize, what: &str) -> Result<()> {
         if state >= self.n_states {
-            return Err(invalid!("{what} {state} is out of range 0..{}", self.n_states));
+            return Err(invalid!("{what} {state} is out of range: allowed {}", index_range(self.n_states)));
         }
         Ok(())
     }
@@ -260,9 +264,9 @@ mod tests {
         let mut h = trained("egreedy");
         assert!(h.act(0).unwrap_err().to_string().contains("start_task"));
         h.start_task().unwrap();
-        assert!(h.act(5).unwrap_err().to_string().contains("state 5 is out of range 0..5"));
+        assert!(h.act(5).unwrap_err().to_string().contains("state 5 is out of range: allowed 0 to 4"));
         let t = Transition { state: 0, action: 3, reward: 0.0, next_state: 1 };
-        assert!(h.observe(t).unwrap_err().to_string().contains("action 3 is out of range 0..3"));
+        assert!(h.observe(t).unwrap_err().to_string().contains("action 3 is out of range: allowed 0 to 2"));
         let mut oracle = trained("optimal");
         assert!(oracle.start_task().unwrap_err().to_string().contains("oracle"));
     }

@@ -90,7 +90,10 @@ impl PyCallbackAgent {
         let not_an_int = || {
             let shown = value.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".into());
             let kind = value.get_type().name().map(|t| t.to_string()).unwrap_or_else(|_| "?".into());
-            format!("act returned {shown} of type {kind}; an action must be an int in 0..{n} (NumPy integers are fine)")
+            format!(
+                "act returned {shown} of type {kind}; an action must be an int from 0 to {} (NumPy integers are fine)",
+                n - 1
+            )
         };
         let number = if let Ok(int) = value.downcast_exact::<PyInt>() {
             int.clone()

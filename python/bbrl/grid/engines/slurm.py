@@ -29,7 +29,7 @@ from typing import Any
 
 from ...fileio import write_atomic
 from ..model import Cell, GridConfig
-from ..plan import lpt_makespan, plan_path, static_cost
+from ..plan import longest_first, lpt_makespan, plan_path, static_cost
 from ..runner import cores_given, prepare_folder, run_claimed
 from ..store import folder_lock, load_output_config, remove_stale_temp_files, status
 
@@ -186,11 +186,21 @@ def submit(
     console: Any,
     sbatch: str = "sbatch",
     python: str | None = None,
+    dry_run: bool = False,
 ) -> str | None:
     """Packs the unfinished cells into array tasks, writes the script and submits it. Returns the
-    job id (``None`` when every cell is done)."""
+    job id (``None`` when every cell is done, or with ``dry_run``: then the script and the array
+    size are printed, and nothing is written or submitted)."""
     folder = out.resolve()
-    _, todo, skipped = prepare_folder(config, folder, None, console)
+    if dry_run:
+        for cell in config.cells:
+            if cell.spec is None:
+                raise ValueError(f"cell {cell.id}: agent {cell.kind!r} is not known to this installation")
+        state = status(config, folder)
+        skipped = state.done
+        todo = longest_first([*state.missing, *(c for c, _ in state.failed), *(c for c, _ in state.broken)], folder)
+    else:
+        _, todo, skipped = prepare_folder(config, folder, None, console)
     if not todo:
         console.print(f"all {len(skipped)} cells are done in {out}")
         return None
@@ -212,6 +222,18 @@ def submit(
         console.print("no cost plan in the output folder (bbrl grid plan CONFIG --out DIR): one task per cell")
         tasks = [[c] for c in todo]
     slurm = folder / "slurm"
+    if dry_run:
+        array = f"0-{len(tasks) - 1}" + (f"%{options.max_parallel}" if options.max_parallel else "")
+        console.print(
+            f"dry run: {len(todo)} cells in {len(tasks)} array tasks (--array={array}); this script would be "
+            f"written to {slurm / 'job.sh'} and submitted with sbatch. Nothing was written or submitted.",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+        script = job_script(folder, len(tasks), options, python)
+        console.print(script, highlight=False, markup=False, soft_wrap=True, end="")
+        return None
     (slurm / "logs").mkdir(parents=True, exist_ok=True)
     write_atomic(_tasks_file(folder), (json.dumps([[c.id for c in t] for t in tasks], indent=1) + "\n").encode())
     script = write_atomic(slurm / "job.sh", job_script(folder, len(tasks), options, python).encode())
@@ -299,7 +321,9 @@ def run_task(out: Path, index: int, console: Any) -> int:
     for cell_id in tasks[index]:
         started = time.perf_counter()
         outcome = run_claimed(folder, by_id[cell_id], threads, wait=True)
-        console.print(f"{cell_id}: {outcome.status} ({time.perf_counter() - started:.2f} s) {outcome.error}".rstrip())
+        console.print(
+            f"{cell_id}: {outcome.status} ({time.perf_counter() - started:.2f} s wall time) {outcome.error}".rstrip()
+        )
         failed += outcome.status == "failed"
     return failed
 

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::Env;
-use crate::error::Result;
+use crate::error::{index_range, Result};
 use crate::invalid;
 use crate::rng::{purpose, stream, Rng};
 
@@ -71,7 +71,7 @@ impl<E: Env> Episode<E> {
     pub fn step(&mut self, action: usize) -> Result<EpisodeStep<E::State>> {
         let state = self.state.as_ref().ok_or_else(|| invalid!("reset() must be called before step()"))?;
         if action >= self.env.n_actions() {
-            return Err(invalid!("action {action} is out of range 0..{}", self.env.n_actions()));
+            return Err(invalid!("action {action} is out of range: allowed {}", index_range(self.env.n_actions())));
         }
         let step = self.env.step(state, action, &mut self.rng);
         self.state = Some(step.next_state.clone());
@@ -94,7 +94,7 @@ mod tests {
         assert!(e.contains("reset() must be called before step()"), "{e}");
         assert_eq!(episode.reset(Some(1), 0), 0);
         let e = episode.step(6).unwrap_err().to_string();
-        assert!(e.contains("action 6 is out of range 0..6"), "{e}");
+        assert!(e.contains("action 6 is out of range: allowed 0 to 5"), "{e}");
         assert_eq!(episode.steps(), 0, "a refused step counts nothing");
     }
 

@@ -28,6 +28,11 @@ pub struct MountainCar {
 }
 
 impl MountainCar {
+    /// The states a reference or an evaluation may start from: (low, high, name) of each
+    /// coordinate, both ends included.
+    pub const STATE_BOX: [(f64, f64, &'static str); 2] =
+        [(MC_MIN_POSITION, MC_GOAL_POSITION, "position"), (-MC_MAX_SPEED, MC_MAX_SPEED, "velocity")];
+
     /// `discount` in (0, 1], `time_limit` (steps) required when `discount` is 1.
     pub fn new(discount: f64, time_limit: Option<usize>) -> Result<Self> {
         if !(discount > 0.0 && discount <= 1.0) {

@@ -47,6 +47,10 @@ fn segment_distance(p: [f64; 2], a: [f64; 2], b: [f64; 2]) -> f64 {
 }
 
 impl PuddleWorld {
+    /// The states a reference or an evaluation may start from: (low, high, name) of each
+    /// coordinate, both ends included.
+    pub const STATE_BOX: [(f64, f64, &'static str); 2] = [(0.0, 1.0, "x"), (0.0, 1.0, "y")];
+
     /// `discount` in (0, 1] (a time limit is required at 1); `noise` ≥ 0 is the standard deviation
     /// of the step length (0.01 in the literature).
     pub fn new(discount: f64, noise: f64, time_limit: Option<usize>) -> Result<Self> {

@@ -7,7 +7,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::agent::{Agent, Setting};
-use crate::error::{BbrlError, Result};
+use crate::error::{index_range, BbrlError, Result};
 use crate::invalid;
 use crate::model::fdm::Fdm;
 use crate::model::mdp::Mdp;
@@ -328,7 +328,9 @@ impl Experiment {
 
     /// Test MDP `index`, or an error naming the range.
     pub fn mdp(&self, index: usize) -> Result<&Mdp> {
-        self.mdps.get(index).ok_or_else(|| invalid!("MDP index {index} is out of range 0..{}", self.mdps.len()))
+        self.mdps
+            .get(index)
+            .ok_or_else(|| invalid!("MDP index {index} is out of range: allowed {}", index_range(self.mdps.len())))
     }
 
     /// The handle on `agent` for test MDP `index`: its stream is `(seed, AGENT_ONLINE, index)`.
@@ -567,7 +569,7 @@ mod tests {
         for i in (0..6).rev() {
             assert_eq!(exp.run_one(agent.clone_box(), i).unwrap().discounted_return, all.returns[i]);
         }
-        assert!(exp.run_one(agent, 6).unwrap_err().to_string().contains("out of range 0..6"));
+        assert!(exp.run_one(agent, 6).unwrap_err().to_string().contains("out of range: allowed 0 to 5"));
     }
 
     #[test]
@@ -592,7 +594,7 @@ mod tests {
         assert_eq!(rows[horizon..], all_rewards[horizon..2 * horizon]);
         // A bad index is refused before any agent is made; a factory error ends the run.
         let e = exp.run_each(&[0, 6], false, |_| panic!("no agent is made")).unwrap_err();
-        assert!(e.to_string().contains("out of range 0..6"), "{e}");
+        assert!(e.to_string().contains("out of range: allowed 0 to 5"), "{e}");
         let e = exp.run_each(&[0], false, |_| Err(BbrlError::Agent("no copy".into()))).unwrap_err();
         assert_eq!(e.to_string(), BbrlError::Agent("no copy".into()).to_string());
     }

@@ -2,7 +2,7 @@
 //! (S, A, S) table with its rewards, used by distributions ([`super::Fdm`]) and MDPs
 //! ([`super::Mdp`]) alike.
 
-use crate::error::Result;
+use crate::error::{index_range, Result};
 use crate::invalid;
 
 use super::sparse::RowSupports;
@@ -60,7 +60,7 @@ pub fn check_tables(
     }
     if let Some(s0) = initial_state {
         if s0 >= n_states {
-            return Err(invalid!("initial state {s0} is out of range 0..{n_states}"));
+            return Err(invalid!("initial state {s0} is out of range: allowed {}", index_range(n_states)));
         }
     }
     Ok(())
@@ -92,7 +92,7 @@ pub fn initial_state(index: i64, n_states: usize) -> Result<Option<usize>> {
     match index {
         -1 => Ok(None),
         s if s >= 0 && (s as usize) < n_states => Ok(Some(s as usize)),
-        s => Err(invalid!("initial state {s} is out of range 0..{n_states} (or -1 for random)")),
+        s => Err(invalid!("initial state {s} is out of range: allowed {} (or -1 for random)", index_range(n_states))),
     }
 }
 
@@ -112,7 +112,7 @@ mod tests {
         assert_eq!(initial_state(2, 3).unwrap(), Some(2));
         for bad in [3, -2] {
             let e = initial_state(bad, 3).unwrap_err().to_string();
-            assert!(e.contains("out of range 0..3 (or -1 for random)"), "{e}");
+            assert!(e.contains("out of range: allowed 0 to 2 (or -1 for random)"), "{e}");
         }
     }
 }

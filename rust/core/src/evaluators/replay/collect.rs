@@ -3,6 +3,7 @@
 
 use rand::Rng as _;
 
+use super::dataset::check_row;
 use super::{Dataset, EpisodeEnd, LogColumns, LoggingInput};
 use crate::envs::{Env, FiniteEnv};
 use crate::error::Result;
@@ -41,6 +42,9 @@ pub fn collect(
     let (s_count, a_count) = (env.mdp().n_states(), env.n_actions());
     if policy.len() != s_count * a_count {
         return Err(invalid!("the policy has {} entries, expected {s_count} x {a_count}", policy.len()));
+    }
+    for (s, row) in policy.chunks_exact(a_count).enumerate() {
+        check_row(row, &|| format!("logging policy, state {s}"))?;
     }
     let starts: Vec<usize> = (0..s_count).filter(|&s| env.start_law()[s] > 0.0).collect();
     let [start] = starts[..] else {

@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use crate::error::Result;
+use crate::error::{index_range, Result};
 use crate::invalid;
 
 /// Tolerance on a probability row's sum (logs written as text lose a few digits).
@@ -152,13 +152,16 @@ impl Episodes {
 
 fn index(value: i64, bound: usize, what: &str, row: usize, episode: i64, t: i64) -> Result<usize> {
     if value < 0 || value as u64 >= bound as u64 {
-        return Err(invalid!("row {row} (episode {episode}, t {t}): {what} {value} is out of range 0..{bound}"));
+        return Err(invalid!(
+            "row {row} (episode {episode}, t {t}): {what} {value} is out of range: allowed {}",
+            index_range(bound)
+        ));
     }
     Ok(value as usize)
 }
 
 /// Checks one probability row: finite entries in [0, 1] summing to 1.
-fn check_row(row: &[f64], what: &dyn Fn() -> String) -> Result<()> {
+pub(super) fn check_row(row: &[f64], what: &dyn Fn() -> String) -> Result<()> {
     if let Some(p) = row.iter().find(|p| !(p.is_finite() && (0.0..=1.0).contains(*p))) {
         return Err(invalid!("{}: probability {p} is outside [0, 1]", what()));
     }
@@ -185,7 +188,7 @@ impl Dataset {
             return Err(invalid!("n_states and n_actions must be >= 1, got {n_states} and {n_actions}"));
         }
         if start_state >= n_states {
-            return Err(invalid!("start_state {start_state} is out of range 0..{n_states}"));
+            return Err(invalid!("start_state {start_state} is out of range: allowed {}", index_range(n_states)));
         }
         let n = columns.episode.len();
         let lengths = [columns.t.len(), columns.state.len(), columns.action.len(), columns.reward.len()];
@@ -429,7 +432,9 @@ mod tests {
     fn validation_names_the_problem() {
         let uniform = [0.5; 4];
         let err = |rows: &[(i64, i64, i64, i64)], logging| log(rows, 2, 2, logging).unwrap_err().to_string();
-        assert!(err(&[(0, 0, 2, 1)], LoggingInput::Table(&uniform)).contains("action 2 is out of range 0..2"));
+        assert!(
+            err(&[(0, 0, 2, 1)], LoggingInput::Table(&uniform)).contains("action 2 is out of range: allowed 0 to 1")
+        );
         assert!(err(&[(0, 0, 0, 5)], LoggingInput::Table(&uniform)).contains("next_state 5 is out of range"));
         assert!(err(&[(0, 1, 0, 0)], LoggingInput::Table(&uniform)).contains("starts in state 1"));
         assert!(err(&[(0, 0, 0, 1), (0, 0, 0, 0)], LoggingInput::Table(&uniform)).contains("previous step ended"));

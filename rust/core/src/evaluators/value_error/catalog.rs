@@ -12,8 +12,8 @@ use super::references::{
 };
 use super::tiles::{OneHot, TileCoder};
 pub use crate::envs::AnyEnv;
-use crate::envs::{Env, FiniteEnv};
-use crate::error::Result;
+use crate::envs::{Env, FiniteEnv, MountainCar, PuddleWorld};
+use crate::error::{index_range, Result};
 use crate::invalid;
 use crate::rng::{purpose, random_below, stream};
 
@@ -108,20 +108,42 @@ impl StateKind for usize {
     }
 }
 
+/// A continuous environment's name and state box: (low, high, name) of each coordinate.
+fn state_box(env: &AnyEnv) -> (&'static str, [(f64, f64, &'static str); 2]) {
+    match env {
+        AnyEnv::MountainCar(_) => ("MountainCar", MountainCar::STATE_BOX),
+        _ => ("PuddleWorld", PuddleWorld::STATE_BOX),
+    }
+}
+
 fn check_states(env: &AnyEnv, states: &States) -> Result<()> {
     match (env, states) {
         (AnyEnv::Finite(e), States::Indices(idx)) => {
             let n = e.mdp().n_states();
             match idx.iter().find(|&&s| s >= n) {
-                Some(s) => Err(invalid!("state {s} is out of range 0..{n}")),
+                Some(s) => Err(invalid!("state {s} is out of range: allowed {}", index_range(n))),
                 None => Ok(()),
             }
         }
         (AnyEnv::Finite(_), States::Points(_)) => Err(invalid!("a finite environment needs integer state indices")),
-        (_, States::Points(p)) => match p.iter().find(|s| !(s[0].is_finite() && s[1].is_finite())) {
-            Some(s) => Err(invalid!("state {s:?} is not finite")),
-            None => Ok(()),
-        },
+        (_, States::Points(p)) => {
+            if let Some(s) = p.iter().find(|s| !(s[0].is_finite() && s[1].is_finite())) {
+                return Err(invalid!("state {s:?} is not finite"));
+            }
+            let (name, [x, y]) = state_box(env);
+            match p.iter().find(|s| !(x.0 <= s[0] && s[0] <= x.1 && y.0 <= s[1] && s[1] <= y.1)) {
+                Some(s) => Err(invalid!(
+                    "state {s:?} is outside {name}'s state box: allowed {} from {} to {}, {} from {} to {}",
+                    x.2,
+                    x.0,
+                    x.1,
+                    y.2,
+                    y.0,
+                    y.1
+                )),
+                None => Ok(()),
+            }
+        }
         (_, States::Indices(_)) => Err(invalid!("a continuous environment needs (m, 2) state coordinates")),
     }
 }

@@ -29,7 +29,7 @@ pub struct UniformPolicy {
 impl UniformPolicy {
     pub fn new(n_actions: usize) -> Result<Self> {
         if n_actions == 0 || n_actions > u32::MAX as usize {
-            return Err(invalid!("a uniform policy needs 1..2^32 actions, got {n_actions}"));
+            return Err(invalid!("a uniform policy needs 1 to 2^32 - 1 actions, got {n_actions}"));
         }
         Ok(Self { n_actions })
     }
