@@ -27,6 +27,14 @@ fi
 wheel=$(cd "$(dirname "$wheel")" && pwd)/$(basename "$wheel")
 smoke=$(pwd)/scripts/wheel_smoke.py
 echo "== the wheel without Rust: $(basename "$wheel")"
+# One wheel for every CPython >= 3.10 (the stable ABI), for any Linux whose glibc its tag names.
+case $(basename "$wheel") in
+    *-cp310-abi3-manylinux_*.whl) ;;
+    *)
+        echo "not an abi3 (cp310) manylinux wheel: $(basename "$wheel")" >&2
+        exit 1
+        ;;
+esac
 
 # The interpreter itself (not a shim that needs the current PATH), then a PATH without any folder
 # that holds cargo or rustc.
