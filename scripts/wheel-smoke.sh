@@ -71,5 +71,16 @@ spec=$wheel
     cd "$away"
     python "$smoke"
     bbrl --help >/dev/null
+    # The platform tag checked by auditwheel (PyPI), independently of the tool that built the wheel:
+    # the wheel may claim no older glibc than its symbols need.
+    python -m pip install --quiet --disable-pip-version-check --no-compile --only-binary=:all: auditwheel
+    claimed=$(basename "$wheel" | sed -nE 's/^.*-abi3-manylinux_2_([0-9]+)_.*$/\1/p')
+    report=$(python -m auditwheel show "$wheel" | tr '\n' ' ')
+    needed=$(echo "$report" | sed -nE 's/.*consistent with the following platform tag: "manylinux_2_([0-9]+)_[^"]*".*/\1/p')
+    if [ -z "$claimed" ] || [ -z "$needed" ] || [ "$needed" -gt "$claimed" ]; then
+        echo "auditwheel does not confirm the wheel's tag (glibc 2.${claimed:-?} claimed): $report" >&2
+        exit 1
+    fi
+    echo "== auditwheel: glibc 2.$needed needed, 2.$claimed claimed"
 )
 echo "== the wheel smoke test took $(($(date +%s) - started)) s (fresh environment, install and checks)"
