@@ -29,7 +29,7 @@ smoke=$(pwd)/scripts/wheel_smoke.py
 echo "== the wheel without Rust: $(basename "$wheel")"
 # One wheel for every CPython >= 3.10 (the stable ABI), for any Linux whose glibc its tag names.
 case $(basename "$wheel") in
-    *-cp310-abi3-manylinux_*.whl) ;;
+    *-cp310-abi3-*manylinux*.whl) ;;
     *)
         echo "not an abi3 (cp310) manylinux wheel: $(basename "$wheel")" >&2
         exit 1
@@ -74,7 +74,7 @@ spec=$wheel
     # The platform tag checked by auditwheel (PyPI), independently of the tool that built the wheel:
     # the wheel may claim no older glibc than its symbols need.
     python -m pip install --quiet --disable-pip-version-check --no-compile --only-binary=:all: auditwheel
-    claimed=$(basename "$wheel" | sed -nE 's/^.*-abi3-manylinux_2_([0-9]+)_.*$/\1/p')
+    claimed=$(basename "$wheel" | sed -nE 's/^.*-abi3-.*manylinux_2_([0-9]+)_.*$/\1/p')
     report=$(python -m auditwheel show "$wheel" | tr '\n' ' ')
     needed=$(echo "$report" | sed -nE 's/.*consistent with the following platform tag: "manylinux_2_([0-9]+)_[^"]*".*/\1/p')
     if [ -z "$claimed" ] || [ -z "$needed" ] || [ "$needed" -gt "$claimed" ]; then
