@@ -10,10 +10,12 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +23,8 @@ import polars as pl
 import pytest
 from rich.console import Console
 
-from bbrl import grid
+import bbrl
+from bbrl import agents, distributions, grid
 
 distributed = pytest.importorskip("distributed", reason="the cluster extra (dask[distributed]) is not installed")
 
@@ -214,3 +217,76 @@ def test_an_unreachable_scheduler_is_a_clear_error(tmp_path: Path) -> None:
     assert done.returncode == 2 and "cannot reach the Dask scheduler" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
     assert time.monotonic() - started < 90
+
+
+@dataclass
+class RandomInPython(agents.Agent):
+    """A Python agent whose actions are draws of its stream: any change of order or stream shows."""
+
+    def start_task(self):
+        pass
+
+    def act(self, state, rng):
+        return int(rng.integers(self.n_actions))
+
+    def observe(self, state, action, reward, next_state):
+        pass
+
+
+def test_a_python_agent_in_a_daemonic_process_runs_its_mdps_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A Dask worker under a nanny (and any pool's worker) is a daemonic process, which
+    # multiprocessing forbids to start processes: asking for 2 worker processes there runs the
+    # MDPs in the process itself, with the results of a local run.
+    import multiprocessing
+
+    experiment = bbrl.Experiment(distributions.generalized_chain(), n_mdps=8, gamma=0.95, horizon=30, seed=3)
+    here = experiment.run(RandomInPython(), threads=1)
+    monkeypatch.setitem(multiprocessing.current_process()._config, "daemon", True)
+    there = experiment.run(RandomInPython(), threads=2)
+    assert there.returns.tobytes() == here.returns.tobytes()
+    assert there.threads == 1
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_the_documented_example_runs_a_python_agent_on_nanny_workers(tmp_path: Path) -> None:
+    # docs/cluster-dask.md's example, as written: nanny workers (daemonic processes) run a grid
+    # with a Python agent; only the port is a free one (tests may run side by side).
+    repo = Path(__file__).resolve().parents[2]
+    doc = (repo / "docs" / "cluster-dask.md").read_text()
+    section = doc.split("## A complete example on one machine", 1)[1]
+    block = section.split("```bash\n", 1)[1].split("\n```", 1)[0]
+    assert "--nworkers 2" in block and "--no-nanny" not in block
+    (tmp_path / "examples").mkdir()
+    shutil.copy(repo / "examples" / "my_agent.py", tmp_path / "examples" / "my_agent.py")
+    script = "set -e\n" + block.replace("8786", str(_free_port())) + "\n"
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    log_path = tmp_path / "example.log"
+    with log_path.open("wb") as log:
+        # Its own process group: the block's scheduler and workers run in the background, and the
+        # whole group is ended at the end.
+        shell = subprocess.Popen(
+            ["bash", "-c", script], cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            code = shell.wait(timeout=180)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(shell.pid, signal.SIGKILL)
+            shell.wait(timeout=30)
+    output = log_path.read_text(errors="replace")
+    assert code == 0, output
+    config = grid.load_config(tmp_path / "small.toml")
+    assert any(cell.kind.startswith("python") for cell in config.cells)
+    out, local = tmp_path / "results", tmp_path / "local"
+    assert not list(out.rglob("*.failed.json")) and not list(out.rglob("*.claim"))
+    assert len(grid.run_grid(config, local, threads=1, console=Console(file=io.StringIO())).ran) == len(config.cells)
+    for cell in config.cells:
+        on_dask = pl.read_parquet(grid.cell_path(out, cell))
+        here = pl.read_parquet(grid.cell_path(local, cell))
+        assert on_dask.select(DETERMINISTIC).equals(here.select(DETERMINISTIC)), cell.id
+        assert on_dask["return"].to_numpy().tobytes() == here["return"].to_numpy().tobytes()

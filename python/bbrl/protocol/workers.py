@@ -4,7 +4,8 @@ Parallelism: a Python agent holds the GIL, so MDPs run in worker *processes* (``
 :meth:`bbrl.Experiment.run` is the number of processes). Each worker rebuilds the experiment from
 (test distribution, N, gamma, T, seed), which draws the same MDPs, unpickles the trained agent and
 runs chunks of MDP indices; every MDP starts from a fresh ``copy.deepcopy`` of the trained agent, so
-results are bit-identical whatever the number of workers.
+results are bit-identical whatever the number of workers. A daemonic process (a pool's worker, a
+Dask worker under a nanny) cannot have children: there the MDPs run in the process itself, in order.
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ __all__ = ["n_workers", "run_trajectories"]
 
 
 def n_workers(threads: int | None, n_mdps: int) -> int:
+    """The number of worker processes for ``threads``: one (this process) in a daemonic process,
+    such as a pool's worker or a Dask nanny's worker, which may not start processes of its own;
+    it is already one process of a pool, and the results do not depend on the number of workers."""
+    import multiprocessing
+
+    if multiprocessing.current_process().daemon:
+        return 1
     if threads is None:
         if hasattr(os, "process_cpu_count"):
             threads = os.process_cpu_count() or 1
