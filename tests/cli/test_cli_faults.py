@@ -132,7 +132,9 @@ def test_sigint_stops_bbrl_run_without_a_terminal(tmp_path: Path) -> None:
     command = [*_command(), "run", "--experiment", "Grid", "--prior", "UGrid", "--agent", "bamcp"]
     command += ["--param", "k=200", "--param", "depth=15", "--n-mdps", "200", "--threads", "1"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(2.0)
+    # Signal once the experiment runs in the core (its pool's threads are named), not during the
+    # imports, whose length depends on the machine's load.
+    _wait_for_thread(process.pid, "bbrl-worker")
     assert process.poll() is None, "the run finished before the signal"
     sent = time.monotonic()
     process.send_signal(signal.SIGINT)
@@ -164,6 +166,20 @@ class Sleepy(agents.Agent):
     def observe(self, state, action, reward, next_state):
         pass
 """
+
+
+def _wait_for_thread(pid: int, prefix: str, timeout: float = 60.0) -> None:
+    """Waits until process ``pid`` has a thread whose name starts with ``prefix``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            names = [(task / "comm").read_text().strip() for task in Path(f"/proc/{pid}/task").iterdir()]
+        except (FileNotFoundError, ProcessLookupError):
+            names = []
+        if any(name.startswith(prefix) for name in names):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no thread {prefix}* in process {pid} after {timeout} s")
 
 
 def _children(pid: int) -> list[int]:

@@ -12,6 +12,8 @@ pub fn install<T: Send>(threads: Option<usize>, work: impl FnOnce() -> T + Send)
         Some(0) => Err(invalid!("threads must be >= 1 (or None for every core), got 0")),
         Some(n) => Ok(rayon::ThreadPoolBuilder::new()
             .num_threads(n)
+            // Named, so that `top -H` and /proc show whose threads they are.
+            .thread_name(|i| format!("bbrl-worker-{i}"))
             .build()
             .map_err(|e| invalid!("cannot start {n} worker threads: {e}"))?
             .install(work)),
