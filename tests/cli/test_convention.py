@@ -160,3 +160,23 @@ def test_out_with_another_file_suffix_is_refused(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "expected a folder, not a " in err and "file name (this command writes DIR/" in err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["replay", "PLACEHOLDER/log.parquet", "--agent", "random", "--out", "PLACEHOLDER/x.csv"],
+        ["quick", "--n-mdps", "2", "--out", "PLACEHOLDER/x.csv"],
+    ],
+    ids=["replay", "quick"],
+)
+def test_a_folder_command_refuses_a_file_name_for_out_before_it_runs(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--out x.csv`` of a command that writes a results folder: refused at once, with nothing
+    made (before, a folder named x.csv)."""
+    argv = [a.replace("PLACEHOLDER", str(tmp_path)) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "expected a folder, not a .csv file name" in err, err
+    assert list(tmp_path.iterdir()) == []

@@ -32,6 +32,7 @@ __all__ = [
     "add_seed",
     "add_threads",
     "env_name",
+    "output_dir",
     "output_file",
     "parse_params",
     "parse_value",
@@ -160,6 +161,17 @@ def parse_params(pairs: Sequence[str]) -> dict[str, Any]:
 FILE_SUFFIXES = (".csv", ".parquet", ".json", ".txt", ".toml", ".html", ".md", ".png", ".pdf", ".svg")
 
 
+def output_dir(out: Path) -> Path:
+    """The results folder of ``--out DIR``, created if missing; a data-file name (``x.csv``) that is
+    not an existing folder, or an existing file, is refused before anything is written."""
+    if out.suffix.lower() in FILE_SUFFIXES and not out.is_dir():
+        raise ValueError(f"--out {out}: expected a folder, not a {out.suffix} file name (this command writes a folder)")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out}: is a file, expected a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
 def output_file(out: Path | None, name: str, old_suffix: str) -> Path | None:
     """The file a single-file command writes: ``out/name`` for a folder ``--out DIR`` (created if
     missing); a value ending in ``old_suffix`` is the deprecated ``--out FILE`` (warned about, its
@@ -176,7 +188,4 @@ def output_file(out: Path | None, name: str, old_suffix: str) -> Path | None:
         if not folder.is_dir():
             raise FileNotFoundError(f"--out {out}: folder {str(folder)!r} does not exist")
         return out
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out}: is a file, expected a folder")
-    out.mkdir(parents=True, exist_ok=True)
-    return out / name
+    return output_dir(out) / name

@@ -15,7 +15,7 @@ from ..analysis.tables import print_table, summary_frame, summary_markdown
 from ..fileio import write_atomic
 from ..protocol import Experiment, Run
 from ..protocol.schema import Col
-from .options import add_out, add_protocol_options
+from .options import add_out, add_protocol_options, output_dir
 
 __all__ = ["NOT_IN_QUICK", "QUICK_CASES", "QUICK_SETTINGS", "quick_agents", "register", "run_quick"]
 
@@ -88,8 +88,7 @@ def command(args: argparse.Namespace, console: Console) -> int:
 def run_quick(args: argparse.Namespace, console: Console) -> list[Run]:
     """Runs every algorithm (:func:`quick_agents`) on every case; writes summary.csv, table.md,
     returns.parquet and scores.png."""
-    out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
+    out: Path = output_dir(args.out)
     runs: list[Run] = []
     chosen = quick_agents()
     experiments: dict[str, Experiment] = {}

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .options import add_agent, add_gamma, add_out, add_params, add_seed, add_threads, parse_params
+from .options import add_agent, add_gamma, add_out, add_params, add_seed, add_threads, output_dir, parse_params
 
 EXAMPLE = "bbrl replay LOG.parquet --agent psrl --param k=10 --method psrs --runs 100 --out DIR"
 
@@ -97,6 +97,7 @@ def run(args: argparse.Namespace, console: Any) -> int:
     from ..fileio import write_atomic
     from ..replay.results import describe_m
 
+    output_dir(args.out)  # refused before anything runs when it cannot be a folder
     frame = replay.read_log(args.log)
     n_states, n_actions, start = _infer_spaces(frame, args)
     table = np.load(args.logging_policy) if args.logging_policy is not None else None
@@ -122,7 +123,6 @@ def run(args: argparse.Namespace, console: Any) -> int:
     for warning in caught:
         print(f"bbrl: warning: {_cli_spelling(str(warning.message))}", file=sys.stderr)
     settings = runs.settings
-    args.out.mkdir(parents=True, exist_ok=True)
     buffer = io.BytesIO()
     runs.to_polars().write_parquet(buffer)
     write_atomic(args.out / "episodes.parquet", buffer.getvalue())
