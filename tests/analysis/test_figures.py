@@ -229,3 +229,18 @@ def test_an_algorithm_in_both_panels_is_listed_once_in_order_before_the_referenc
     assert sorted(float(v) for x, _ in _points(log_panel) for v in x) == [0.5, 2.0]  # in s
     labels = [t.get_text() for t in log_panel.get_legend().get_texts()]
     assert labels == ["Formula", "OPPS-DS", "Optimal (oracle), reference"]
+
+
+def test_regret_curves_take_the_reports_line_styles():
+    from bbrl.analysis.figures import algorithm_linestyle
+    from bbrl.analysis.regret import plot_cumulative_regret, regret_curve
+
+    rng = np.random.default_rng(0)
+    optimal = rng.random((4, 6))
+    curves = [regret_curve(optimal - 0.1 * (i + 1), optimal, f"agent {i}") for i in range(3)]
+    names = [c.label for c in curves]
+    styles = {name: algorithm_linestyle(name, names) for name in names}
+    assert len(set(styles.values())) == 3  # apart in greyscale, not only by colour
+    figure = plot_cumulative_regret(curves, linestyles=styles)
+    lines = [line for line in figure.axes[0].get_lines() if line.get_label() in styles]
+    assert {line.get_label(): line.get_linestyle() for line in lines} == styles

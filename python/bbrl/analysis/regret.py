@@ -149,6 +149,7 @@ def plot_cumulative_regret(
     title: str = "",
     reference: str = "Optimal",
     colours: Mapping[str, Any] | None = None,
+    linestyles: Mapping[str, str] | None = None,
 ) -> Any:
     """Draws each curve's mean cumulative regret against the step with its 95% band; returns the
     matplotlib Figure, also written to ``path`` (PNG, SVG or PDF by its suffix, atomically) if given.
@@ -158,6 +159,8 @@ def plot_cumulative_regret(
         reference: the name of the reference in the axis label.
         colours: a colour per curve label (the report's algorithm colours); matplotlib's cycle
             otherwise.
+        linestyles: a line style per curve label (the report's, so that curves stay apart in
+            greyscale); solid otherwise.
     """
     import io
 
@@ -173,7 +176,8 @@ def plot_cumulative_regret(
     fig, ax = plt.subplots(figsize=(8.5, 4.8))
     for curve in curves:
         colour = (colours or {}).get(curve.label)
-        (line,) = ax.plot(curve.steps, curve.mean, color=colour, linewidth=1.2, label=curve.label)
+        style = (linestyles or {}).get(curve.label, "-")
+        (line,) = ax.plot(curve.steps, curve.mean, color=colour, linestyle=style, linewidth=1.2, label=curve.label)
         if np.isfinite(curve.ci95).any():
             ax.fill_between(
                 curve.steps, curve.mean - curve.ci95, curve.mean + curve.ci95, color=line.get_color(), alpha=0.2

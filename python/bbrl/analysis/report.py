@@ -31,6 +31,7 @@ from ..version import __version__
 from .figures import (
     ALGORITHM_ORDER,
     algorithm_colour,
+    algorithm_linestyle,
     bounds_figure,
     ecdf_figure,
     normalized_figure,
@@ -158,7 +159,8 @@ def write_experiment(
     curves = regret_curves(results, cells)
     if curves:
         colours = {c.label: algorithm_colour(algorithm, others) for algorithm, c in curves.items()}
-        figure = plot_cumulative_regret(list(curves.values()), title=title, colours=colours)
+        styles = {c.label: algorithm_linestyle(algorithm, others) for algorithm, c in curves.items()}
+        figure = plot_cumulative_regret(list(curves.values()), title=title, colours=colours, linestyles=styles)
         figures["regret"] = save_figure(figure, out / f"{slug}-regret")
         frame = pl.concat([c.to_polars().with_columns(pl.lit(a).alias(Col.ALGORITHM)) for a, c in curves.items()])
         frame = frame.select(Col.ALGORITHM, pl.exclude(Col.ALGORITHM))
