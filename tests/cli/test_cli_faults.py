@@ -523,3 +523,42 @@ def test_piped_output_reaches_the_pipe_line_by_line_so_a_stop_loses_none(tmp_pat
     finally:
         if process.poll() is None:
             process.kill()
+
+
+SCRIPT_WITH_POOL = """
+import bbrl
+from sleepy_agent import Sleepy
+
+if __name__ == "__main__":
+    experiment = bbrl.Experiment("GC", n_mdps=8, horizon=200, seed=0)
+    experiment.run(Sleepy(), threads=2)
+"""
+
+
+def test_ctrl_c_in_a_script_ends_the_python_agents_workers_at_once(tmp_path: Path) -> None:
+    """Outside the command line, a KeyboardInterrupt while Python agents run on worker processes
+    ends the workers at once (they ignore SIGINT) and leaks no semaphore."""
+    (tmp_path / "sleepy_agent.py").write_text(SLOW_PYTHON_AGENT)
+    (tmp_path / "script.py").write_text(SCRIPT_WITH_POOL)
+    process = subprocess.Popen(
+        [sys.executable, "script.py"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+
+        def workers() -> list[int]:
+            level = _children(process.pid)
+            return level + [g for c in level for g in _children(c)]
+
+        assert _wait_for(lambda: len(workers()) >= 3, 60), "no worker processes started"  # 2 + the tracker
+        time.sleep(1.0)
+        started = workers()
+        sent = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+        # Each of the 8 MDPs sleeps 200 x 10 ms in a worker: waiting for the chunks would take seconds.
+        assert time.monotonic() - sent < 3.0, stderr
+        assert "KeyboardInterrupt" in stderr and "leaked semaphore" not in stderr, stderr
+        assert _wait_for(lambda: not any(_alive(p) for p in started), 5.0), [p for p in started if _alive(p)]
+    finally:
+        if process.poll() is None:
+            process.kill()

@@ -128,7 +128,9 @@ def _dispatch(
         failed: int | None = None
         pending = set(range(len(futures)))
         while pending:
-            finished, _ = wait([futures[k] for k in pending], return_when=FIRST_EXCEPTION)
+            # A short timeout: a wait without one is woken by a finished chunk only, so a Ctrl-C in a
+            # script would wait seconds for it.
+            finished, _ = wait([futures[k] for k in pending], timeout=0.1, return_when=FIRST_EXCEPTION)
             for future in finished:
                 k = futures.index(future)
                 pending.discard(k)
@@ -151,6 +153,11 @@ def _dispatch(
                     "threads=1"
                 ) from None
             raise error  # type: ignore[misc]
+    except KeyboardInterrupt:
+        # Ctrl-C in a script (the CLI stops through `stopping` instead): the workers ignore SIGINT
+        # and would finish their chunks first; end them now, which also frees the semaphores.
+        _stop_pool(pool)
+        raise
     finally:
         stopping.forget(undo)
         pool.shutdown(wait=True, cancel_futures=True)
