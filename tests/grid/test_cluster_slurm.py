@@ -297,7 +297,10 @@ def test_submit_dry_run_prints_the_script_and_the_array_size_and_submits_nothing
     assert "dry run: 6 cells in 6 array tasks (--array=0-5%2)" in dry.stdout, dry.stdout
     assert "Nothing was written or submitted." in dry.stdout
     script = dry.stdout[dry.stdout.index("#!/bin/bash") :]
-    assert script == job_script(out.resolve(), 6, SlurmOptions(max_parallel=2)), script
+    # The job runs the interpreter of the `bbrl` command (its environment's python or python3).
+    interpreter = script.split("\nexec ", 1)[1].split(" -m bbrl ", 1)[0]
+    assert Path(interpreter).parent == Path(sys.executable).parent, interpreter
+    assert script == job_script(out.resolve(), 6, SlurmOptions(max_parallel=2), python=interpreter), script
     assert not (fake / "sbatch.log").exists() and not out.exists()
     assert _run([*command, "--watch"], env).returncode == 2  # nothing to watch
     # After a real submission, a dry run says what the command would do instead.
