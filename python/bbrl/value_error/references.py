@@ -21,6 +21,7 @@ from .budget import rollout_length as rollout_length_of
 from .ebgstop import Variant
 from .envs import Environment, Policy, as_environment
 from .losses import cmapve_estimate
+from .stopping import DEFAULT_MAX_BET, DEFAULT_RULE, Rule, check_rule
 
 DEFAULT_MAX_SAMPLES = 100_000_000
 FORMAT = "bbrl.value_error.references/1"
@@ -116,6 +117,7 @@ def reference_values(
     c: float = 1.0,
     k: int = 1,
     split: Split = "corrected",
+    rule: Rule = DEFAULT_RULE,
     variant: Variant = "checkpoints",
     beta: float = 1.1,
     p: float = 1.1,
@@ -130,12 +132,14 @@ def reference_values(
     uniformly; an int draws that many; an array gives them ((m, 2) coordinates or (m,) indices).
     ``epsilon`` is the target accuracy of CMAPVE (clip level ``c``, floor ``tau`` in value units)
     for ``k`` queries, all holding with probability ``1 - delta``; ``split`` chooses how epsilon is
-    divided (see :func:`accuracies`). Each state runs EBGStop with (eps_bar, delta/(2m), tau) on
-    returns truncated by Lemma 5, in parallel over states on ``threads`` threads (None: every core;
+    divided (see :func:`accuracies`). Each state runs the stopping ``rule`` (``"betting"``, the
+    default, or the paper's ``"ebgstop"`` with ``variant``, ``beta``, ``p``) with
+    (eps_bar, delta/(2m), tau) on returns truncated by Lemma 5, in parallel over states on ``threads`` threads (None: every core;
     the values do not depend on it); ``max_samples`` caps the returns per state (a capped state is
     reported, and voids the guarantee).
     """
     env = as_environment(env)
+    check_rule(rule)
     count(threads, "threads", 1, optional=True)
     count(k, "k", 1)
     count(seed, "seed", 0)
@@ -147,7 +151,7 @@ def reference_values(
     array = _states_array(env, states)
     out = _core.value_error_references(
         env.core, policy.core, array, dict(epsilon=float(epsilon), delta=float(delta), tau=float(tau), c=float(c),
-        k=int(k), split=split, variant=variant, beta=float(beta), p=float(p), max_samples=int(max_samples),
+        k=int(k), split=split, rule=rule, variant=variant, beta=float(beta), p=float(p), max_samples=int(max_samples),
         seed=int(seed), threads=threads),
     )  # fmt: skip
     settings = {
@@ -158,13 +162,15 @@ def reference_values(
         "c": float(c),
         "k": int(k),
         "split": split,
+        "rule": rule,
         "variant": variant,
         "beta": float(beta),
         "p": float(p),
         "max_samples": int(max_samples),
         "seed": int(seed),
     }
-    design = {key: out[key] for key in ("m", "eps_m", "eps_bar", "state_delta", "rollout_length", "value_range")}
+    keys = ("m", "eps_m", "eps_bar", "state_delta", "rollout_length", "value_low", "value_range")
+    design = {key: out[key] for key in keys}
     design |= {"guaranteed_error": out["guaranteed_error"], "env_name": out["env"], "policy_description": out["policy"]}
     env_params = {f"env_{k}": v for k, v in env.params.items()}
     policy_params = {f"policy_{k}": v for k, v in policy.params.items()}
@@ -244,7 +250,10 @@ class StateValues:
     n_steps: npt.NDArray[np.uint64]
     reasons: tuple[str, ...]
     rollout_length: int
+    value_low: float
+    """The lowest return the stopping rule assumed, and the width of the range above it."""
     value_range: float
+    rule: str
 
 
 def state_values(
@@ -257,19 +266,28 @@ def state_values(
     tau: float = 1.0,
     rollout_length: int | None = None,
     value_range: float | None = None,
+    value_low: float | None = None,
+    rule: Rule = DEFAULT_RULE,
     variant: Variant = "checkpoints",
     beta: float = 1.1,
     p: float = 1.1,
+    max_bet: float = DEFAULT_MAX_BET,
     max_samples: int = DEFAULT_MAX_SAMPLES,
     seed: int = 0,
+    threads: int | None = None,
 ) -> StateValues:
-    """Algorithm 2 alone at each state: EBGStop with (``epsilon``, ``delta``, ``tau``) per state,
-    as in the paper's sample-count study (which passes epsilon and delta to each state directly).
+    """Algorithm 2 alone at each state: the stopping ``rule`` with (``epsilon``, ``delta``,
+    ``tau``) per state, as in the paper's sample-count study (which passes epsilon and delta to
+    each state directly).
 
     ``rollout_length`` defaults to Lemma 5 with ``epsilon`` (or the time limit when undiscounted);
-    ``value_range`` to the range of a return of that length given the reward bounds.
+    ``value_range`` (the paper's V_max, value units) to the range of a return of that length given
+    the reward bounds; ``value_low`` (the lowest return) to the top of that range minus
+    ``value_range``. ``threads``: worker threads (None: every core; results do not depend on it).
     """
     env = as_environment(env)
+    check_rule(rule)
+    count(threads, "threads", 1, optional=True)
     count(seed, "seed", 0)
     count(max_samples, "max_samples", 1)
     lo, hi = env.reward_bounds
@@ -283,16 +301,32 @@ def state_values(
         else:
             raise ValueError("an undiscounted environment needs a time limit")
     count(rollout_length, "rollout_length", 1)
+    low, high = return_bounds(env, rollout_length)
     if value_range is None:
-        g = env.discount
-        weight = (1 - g**rollout_length) / (1 - g) if g < 1 else float(rollout_length)
-        value_range = max(max(hi, hi * weight) - min(lo, lo * weight), np.finfo(float).tiny)
+        value_range = max(high - low, np.finfo(float).tiny)
+    if value_low is None:
+        value_low = high - value_range
     array = _states_array(env, states)
-    out = _core.value_error_state_values(
-        env.core, policy.core, array, dict(epsilon=float(epsilon), delta=float(delta), tau=float(tau),
-        value_range=float(value_range), variant=variant, beta=float(beta), p=float(p), max_samples=int(max_samples),
-        rollout_length=int(rollout_length), seed=int(seed)),
-    )  # fmt: skip
+    options = dict(rule=rule, epsilon=float(epsilon), delta=float(delta), tau=float(tau), value_low=float(value_low),
+        value_range=float(value_range), variant=variant, beta=float(beta), p=float(p), max_bet=float(max_bet),
+        max_samples=int(max_samples), rollout_length=int(rollout_length), seed=int(seed), threads=threads)  # fmt: skip
+    out = _core.value_error_state_values(env.core, policy.core, array, options)
     return StateValues(
-        out["value"], out["n_samples"], out["n_steps"], tuple(out["reason"]), int(rollout_length), float(value_range)
+        out["value"],
+        out["n_samples"],
+        out["n_steps"],
+        tuple(out["reason"]),
+        int(rollout_length),
+        float(value_low),
+        float(value_range),
+        rule,
     )
+
+
+def return_bounds(env: Environment, rollout_length: int) -> tuple[float, float]:
+    """The lowest and highest return of 1 to ``rollout_length`` rewards within the reward bounds
+    (value units): min(lo, lo S) and max(hi, hi S) with S the discounted sum of ``rollout_length`` ones."""
+    lo, hi = env.reward_bounds
+    g = env.discount
+    weight = (1 - g**rollout_length) / (1 - g) if g < 1 else float(rollout_length)
+    return min(lo, lo * weight), max(hi, hi * weight)

@@ -3,7 +3,7 @@
 //! features need a finite MDP of the same size). Dispatch happens once per call, so the loops
 //! inside stay monomorphic.
 
-use super::ebgstop::EbgStopConfig;
+use super::options::StateValuesOptions;
 use super::learners::{td_lambda, LearningCurve, TdSettings};
 use super::policy::{EnergyPumping, Policy, TabularPolicy, UniformPolicy};
 use super::references::{
@@ -15,6 +15,7 @@ pub use crate::envs::AnyEnv;
 use crate::envs::{Env, FiniteEnv, MountainCar, PuddleWorld};
 use crate::error::{index_range, Result};
 use crate::invalid;
+use crate::platform::threads;
 use crate::rng::{purpose, random_below, stream};
 
 #[derive(Clone, Debug)]
@@ -188,17 +189,19 @@ pub fn references(
     with_pair!(env, policy, |e, p| reference_values(e, p, StateKind::slice(states)?, settings))
 }
 
-/// Algorithm 2 at each state with explicit per-state parameters (the paper's sample-count study).
+/// Algorithm 2 at each state with explicit per-state parameters (the paper's sample-count study),
+/// on `options.threads` threads.
 pub fn state_values(
     env: &AnyEnv,
     policy: &AnyPolicy,
     states: &States,
-    config: &EbgStopConfig,
-    length: usize,
-    seed: u64,
+    options: &StateValuesOptions,
 ) -> Result<Vec<ReferenceValue>> {
     check_states(env, states)?;
-    with_pair!(env, policy, |e, p| rollout_values(e, p, StateKind::slice(states)?, config, length, seed))
+    let StateValuesOptions { stop, rollout_length, seed, threads } = *options;
+    threads::install(threads, || {
+        with_pair!(env, policy, |e, p| rollout_values(e, p, StateKind::slice(states)?, &stop, rollout_length, seed))
+    })?
 }
 
 /// `m` evaluation states drawn uniformly over the state space (Sajed et al.'s choice): the

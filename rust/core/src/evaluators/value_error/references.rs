@@ -5,11 +5,12 @@
 
 use rayon::prelude::*;
 
-use super::ebgstop::{ebgstop, CheckVariant, EbgStopConfig, StopReason};
+use super::ebgstop::{CheckVariant, StopReason};
 use super::losses::{mean_loss, Loss};
 use super::policy::Policy;
 use super::rollout_length::rollout_length;
 use super::sample_size::{accuracies, guaranteed_error, AccuracySplit};
+use super::stopping::{certify, StopConfig, StoppingRule};
 use crate::envs::Env;
 use crate::error::Result;
 use crate::invalid;
@@ -30,6 +31,9 @@ pub struct ReferenceSettings {
     /// K: how many times the error will be queried.
     pub k: u64,
     pub split: AccuracySplit,
+    /// The confidence bound that stops each state's sampling (betting by default).
+    pub rule: StoppingRule,
+    /// EBGStop's check variant, growth and budget exponent (unused by the betting rule).
     pub variant: CheckVariant,
     pub beta: f64,
     pub p: f64,
@@ -66,7 +70,8 @@ pub struct ReferenceDesign {
     pub state_delta: f64,
     /// Steps per rollout at most (Lemma 5 with ε̄, or the time limit).
     pub rollout_length: usize,
-    /// The range of a truncated return (EBGStop's R).
+    /// The lowest possible truncated return, and the width R of their range (EBGStop's R).
+    pub value_low: f64,
     pub value_range: f64,
     pub discount: f64,
 }
@@ -112,25 +117,25 @@ impl ReferenceDesign {
             eps_bar: acc.eps_bar,
             state_delta: settings.delta / (2.0 * m as f64),
             rollout_length,
+            value_low: lowest,
             value_range,
             discount: gamma,
         };
-        design.ebgstop_config().validate()?;
+        design.stop_config().validate()?;
         Ok(design)
     }
 
-    /// EBGStop's parameters for one state: (ε̄, δ/(2m), τ).
-    pub fn ebgstop_config(&self) -> EbgStopConfig {
+    /// The stopping rule's parameters for one state: (ε̄, δ/(2m), τ) on returns in
+    /// [value_low, value_low + value_range].
+    pub fn stop_config(&self) -> StopConfig {
         let s = &self.settings;
-        EbgStopConfig {
-            epsilon: self.eps_bar,
-            delta: self.state_delta,
-            tau: s.tau,
-            range: self.value_range,
+        StopConfig {
+            rule: s.rule,
             variant: s.variant,
             beta: s.beta,
             p: s.p,
             max_samples: s.max_samples,
+            ..StopConfig::new(self.eps_bar, self.state_delta, s.tau, self.value_low, self.value_range)
         }
     }
 
@@ -191,14 +196,14 @@ fn check_policy<E: Env, P: Policy<E::State> + ?Sized>(env: &E, policy: &P) -> Re
     Ok(())
 }
 
-/// Algorithm 2 at each state with the given EBGStop parameters and rollout length, in parallel
+/// Algorithm 2 at each state with the given stopping rule and rollout length, in parallel
 /// over states; state i uses stream (seed, VALUE_ERROR_ROLLOUTS, i), so the values do not depend
 /// on the thread count.
 pub fn rollout_values<E: Env, P: Policy<E::State> + ?Sized>(
     env: &E,
     policy: &P,
     states: &[E::State],
-    config: &EbgStopConfig,
+    config: &StopConfig,
     length: usize,
     seed: u64,
 ) -> Result<Vec<ReferenceValue>> {
@@ -213,7 +218,7 @@ pub fn rollout_values<E: Env, P: Policy<E::State> + ?Sized>(
         .map(|(i, state)| {
             let mut rng = stream(seed, purpose::VALUE_ERROR_ROLLOUTS, i as u64);
             let mut steps = 0u64;
-            let out = ebgstop(config, || Some(truncated_return(env, policy, state, length, &mut rng, &mut steps)))?;
+            let out = certify(config, || Some(truncated_return(env, policy, state, length, &mut rng, &mut steps)))?;
             Ok(ReferenceValue { value: out.estimate, n_samples: out.n_samples, n_steps: steps, reason: out.reason })
         })
         .collect()
@@ -228,7 +233,7 @@ pub fn reference_values<E: Env, P: Policy<E::State> + ?Sized>(
 ) -> Result<(ReferenceDesign, Vec<ReferenceValue>)> {
     check_policy(env, policy)?;
     let design = ReferenceDesign::new(env, settings, states.len())?;
-    let config = design.ebgstop_config();
+    let config = design.stop_config();
     let values = threads::install(settings.threads, || {
         rollout_values(env, policy, states, &config, design.rollout_length, settings.seed)
     })??;
@@ -275,6 +280,7 @@ mod tests {
             c: 1.0,
             k: 1,
             split: AccuracySplit::Corrected,
+            rule: StoppingRule::Betting,
             variant: CheckVariant::Checkpoints,
             beta: 1.1,
             p: 1.1,
