@@ -264,8 +264,8 @@ mod tests {
     fn rejects_bad_input() {
         assert!(BettingSequence::new(0.0, 0.0, 0.1, BettingOptions::default()).is_err());
         assert!(BettingSequence::new(0.0, 1.0, 1.0, BettingOptions::default()).is_err());
-        assert!(BettingSequence::new(0.0, 1.0, 0.1, BettingOptions { max_bet: 1.0, grid: 64 }).is_err());
-        assert!(BettingSequence::new(0.0, 1.0, 0.1, BettingOptions { max_bet: 0.5, grid: 2 }).is_err());
+        assert!(BettingSequence::new(0.0, 1.0, 0.1, BettingOptions { max_bet: 1.0, ..Default::default() }).is_err());
+        assert!(BettingSequence::new(0.0, 1.0, 0.1, BettingOptions { grid: 2, ..Default::default() }).is_err());
         let mut cs = BettingSequence::new(0.0, 1.0, 0.1, BettingOptions::default()).unwrap();
         let e = cs.push(1.5).unwrap_err().to_string();
         assert!(e.contains("outside the declared bounds"), "{e}");
