@@ -122,6 +122,7 @@ def reference_values(
     beta: float = 1.1,
     p: float = 1.1,
     max_samples: int = DEFAULT_MAX_SAMPLES,
+    value_range: float | None = None,
     seed: int = 0,
     threads: int | None = None,
 ) -> References:
@@ -136,7 +137,8 @@ def reference_values(
     default, or the paper's ``"ebgstop"`` with ``variant``, ``beta``, ``p``) with
     (eps_bar, delta/(2m), tau) on returns truncated by Lemma 5, in parallel over states on ``threads`` threads (None: every core;
     the values do not depend on it); ``max_samples`` caps the returns per state (a capped state is
-    reported, and voids the guarantee).
+    reported, and voids the guarantee). ``value_range`` (the paper's V_max, value units) replaces
+    the range the reward bounds give the returns, anchored at the highest possible return.
     """
     env = as_environment(env)
     check_rule(rule)
@@ -152,7 +154,7 @@ def reference_values(
     out = _core.value_error_references(
         env.core, policy.core, array, dict(epsilon=float(epsilon), delta=float(delta), tau=float(tau), c=float(c),
         k=int(k), split=split, rule=rule, variant=variant, beta=float(beta), p=float(p), max_samples=int(max_samples),
-        seed=int(seed), threads=threads),
+        value_range=None if value_range is None else float(value_range), seed=int(seed), threads=threads),
     )  # fmt: skip
     settings = {
         "format": FORMAT,

@@ -62,6 +62,7 @@ impl Default for ReferenceSettings {
             beta: ebgstop.beta,
             p: ebgstop.p,
             max_samples: ebgstop.max_samples,
+            value_range: None,
             seed: 0,
             threads: None,
         }
@@ -70,7 +71,22 @@ impl Default for ReferenceSettings {
 
 impl Options for ReferenceSettings {
     const KEYS: &'static [&'static str] =
-        &["epsilon", "delta", "tau", "c", "k", "split", "rule", "variant", "beta", "p", "max_samples", "seed", "threads"];
+        &[
+        "epsilon",
+        "delta",
+        "tau",
+        "c",
+        "k",
+        "split",
+        "rule",
+        "variant",
+        "beta",
+        "p",
+        "max_samples",
+        "value_range",
+        "seed",
+        "threads",
+    ];
     const REQUIRED: &'static [&'static str] = &["epsilon", "delta", "tau", "c"];
 
     fn set(&mut self, key: &str, value: &ParamValue) -> Result<()> {
@@ -86,6 +102,7 @@ impl Options for ReferenceSettings {
             "beta" => self.beta = value.as_f64(key)?,
             "p" => self.p = value.as_f64(key)?,
             "max_samples" => self.max_samples = value.as_u64(key)?,
+            "value_range" => self.value_range = Some(value.as_f64(key)?),
             "seed" => self.seed = value.as_u64(key)?,
             "threads" => self.threads = Some(value.as_u64(key)? as usize),
             _ => return Err(unknown_key(key, Self::KEYS)),

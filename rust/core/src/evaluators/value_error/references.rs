@@ -39,6 +39,9 @@ pub struct ReferenceSettings {
     pub p: f64,
     /// Per-state cap on sampled returns.
     pub max_samples: u64,
+    /// The width of the returns' range (the paper's V_max), anchored at the highest possible
+    /// return; None: the range the reward bounds give a return of the rollout length.
+    pub value_range: Option<f64>,
     pub seed: u64,
     /// Threads of the rollouts over states (None: every core); the values never depend on it.
     pub threads: Option<usize>,
@@ -109,7 +112,14 @@ impl ReferenceDesign {
             if gamma < 1.0 { (1.0 - gamma.powi(rollout_length as i32)) / (1.0 - gamma) } else { rollout_length as f64 };
         let lowest = lo.min(lo * horizon_weight);
         let highest = hi.max(hi * horizon_weight);
-        let value_range = (highest - lowest).max(f64::MIN_POSITIVE);
+        let value_range = match settings.value_range {
+            Some(r) if !(r.is_finite() && r > 0.0) => {
+                return Err(invalid!("value_range must be finite and > 0, got {r}"));
+            }
+            Some(r) => r,
+            None => (highest - lowest).max(f64::MIN_POSITIVE),
+        };
+        let lowest = highest - value_range;
         let design = Self {
             settings,
             m,
@@ -285,6 +295,7 @@ mod tests {
             beta: 1.1,
             p: 1.1,
             max_samples: 1_000_000,
+            value_range: None,
             seed: 9,
             threads: None,
         }
