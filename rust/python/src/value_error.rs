@@ -187,9 +187,7 @@ fn value_error_state_values<'py>(
     let states = states_from(states)?;
     let o: StateValuesOptions = self::options(options)?;
     let (env, policy) = (&env.inner, &policy.inner);
-    let values = py
-        .detach(|| catalog::state_values(env, policy, &states, &o))
-        .map_err(to_py)?;
+    let values = py.detach(|| catalog::state_values(env, policy, &states, &o)).map_err(to_py)?;
     values_dict(py, &values)
 }
 

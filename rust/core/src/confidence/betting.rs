@@ -141,7 +141,7 @@ impl BettingSequence {
     /// rounding), since the guarantee would not hold.
     pub fn push(&mut self, x: f64) -> Result<()> {
         let y = (x - self.low) / self.range;
-        if !(y >= -1e-9 && y <= 1.0 + 1e-9) {
+        if !(-1e-9..=1.0 + 1e-9).contains(&y) {
             return Err(invalid!(
                 "sample {x} is outside the declared bounds [{}, {}]: the confidence sequence would not hold",
                 self.low,

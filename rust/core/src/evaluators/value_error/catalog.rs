@@ -3,8 +3,8 @@
 //! features need a finite MDP of the same size). Dispatch happens once per call, so the loops
 //! inside stay monomorphic.
 
-use super::options::StateValuesOptions;
 use super::learners::{td_lambda, LearningCurve, TdSettings};
+use super::options::StateValuesOptions;
 use super::policy::{EnergyPumping, Policy, TabularPolicy, UniformPolicy};
 use super::references::{
     reference_values, rollout_values, state_stream, truncated_return, ReferenceDesign, ReferenceSettings,

@@ -38,5 +38,5 @@ pub use options::StateValuesOptions;
 pub use policy::{EnergyPumping, Policy, TabularPolicy, UniformPolicy};
 pub use references::{cmapve, reference_values, CmapveReport, ReferenceDesign, ReferenceSettings, ReferenceValue};
 pub use rollout_length::rollout_length;
-pub use stopping::{certified_estimate, certify, certify_slice, StopConfig, StoppingRule};
 pub use sample_size::{accuracies, guaranteed_error, sample_size, state_sampling_error, Accuracies, AccuracySplit};
+pub use stopping::{certified_estimate, certify, certify_slice, StopConfig, StoppingRule};

@@ -4,10 +4,10 @@
 //! struct (its `validate`); these impls only read keys.
 
 use super::ebgstop::{CheckVariant, EbgStopConfig};
-use super::stopping::{StopConfig, StoppingRule};
 use super::learners::TdSettings;
 use super::references::ReferenceSettings;
 use super::sample_size::AccuracySplit;
+use super::stopping::{StopConfig, StoppingRule};
 use crate::error::Result;
 use crate::invalid;
 use crate::options::{unknown_key, Options, ParamValue};
@@ -70,8 +70,7 @@ impl Default for ReferenceSettings {
 }
 
 impl Options for ReferenceSettings {
-    const KEYS: &'static [&'static str] =
-        &[
+    const KEYS: &'static [&'static str] = &[
         "epsilon",
         "delta",
         "tau",
@@ -116,19 +115,8 @@ impl Options for ReferenceSettings {
 }
 
 /// The keys of one certified mean under either stopping rule.
-const STOP_KEYS: &[&str] = &[
-    "rule",
-    "epsilon",
-    "delta",
-    "tau",
-    "value_low",
-    "value_range",
-    "variant",
-    "beta",
-    "p",
-    "max_bet",
-    "max_samples",
-];
+const STOP_KEYS: &[&str] =
+    &["rule", "epsilon", "delta", "tau", "value_low", "value_range", "variant", "beta", "p", "max_bet", "max_samples"];
 
 impl Default for StopConfig {
     /// The betting rule; ε, δ, τ and the bounds have no default (NaN).

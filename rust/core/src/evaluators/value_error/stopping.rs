@@ -129,7 +129,7 @@ pub fn certified_estimate(lo: f64, hi: f64, epsilon: f64, tau: f64) -> Option<(f
         return None;
     };
     ((1.0 + epsilon) * lb + 2.0 * epsilon * tau >= (1.0 - epsilon) * ub)
-        .then(|| (sign * 0.5 * ((1.0 + epsilon) * lb + (1.0 - epsilon) * ub), StopReason::Relative))
+        .then_some((sign * 0.5 * ((1.0 + epsilon) * lb + (1.0 - epsilon) * ub), StopReason::Relative))
 }
 
 /// Runs the chosen rule on the samples `next_sample` yields (`None`: exhausted). Errors on an
