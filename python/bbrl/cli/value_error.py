@@ -163,12 +163,13 @@ def _check_budget(args: argparse.Namespace, console: Console, cost: Any) -> None
 
 def _command_references(args: argparse.Namespace, console: Console) -> int:
     from .. import value_error as ve
+    from ..checks import count
     from ..value_error.cost import run_pilot
 
     path = output_file(args.out, REFERENCES_FILE, ".parquet")
     env, policy = _setup(args)
     target_m = ve.sample_size(args.epsilon, args.delta, args.c, args.k)
-    m = target_m if args.states is None else args.states
+    m = target_m if args.states is None else count(args.states, "--states", 1)
     accuracy = ve.accuracies(args.epsilon, args.c, args.split)
     state_delta = args.delta / (2 * m)
     pilot = run_pilot(

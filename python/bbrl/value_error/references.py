@@ -135,8 +135,8 @@ def reference_values(
     for ``k`` queries, all holding with probability ``1 - delta``; ``split`` chooses how epsilon is
     divided (see :func:`accuracies`). Each state runs the stopping ``rule`` (``"betting"``, the
     default, or the paper's ``"ebgstop"`` with ``variant``, ``beta``, ``p``) with
-    (eps_bar, delta/(2m), tau) on returns truncated by Lemma 5, in parallel over states on ``threads`` threads (None: every core;
-    the values do not depend on it); ``max_samples`` caps the returns per state (a capped state is
+    (eps_bar, delta/(2m), tau) on returns truncated by Lemma 5, in parallel over states on
+    ``threads`` threads (None: every core; the values do not depend on it); ``max_samples`` caps the returns per state (a capped state is
     reported, and voids the guarantee). ``value_range`` (the paper's V_max, value units) replaces
     the range the reward bounds give the returns, anchored at the highest possible return.
     """

@@ -85,7 +85,7 @@ def plan(settings: StudySettings) -> Plan:
     pilots: dict[tuple[str, str], Pilot] = {}
     cells = []
     for cell in settings.cells():
-        domain, epsilon, delta, rule = cell
+        domain, epsilon, _, rule = cell
         key = (domain, rule)
         if key not in pilots:
             env, policy = paper_setup(domain)
@@ -98,7 +98,8 @@ def plan(settings: StudySettings) -> Plan:
 
 
 def run(
-    settings: StudySettings, progress: Callable[[int, int, tuple[str, float, float, str], float, int], None] | None = None
+    settings: StudySettings,
+    progress: Callable[[int, int, tuple[str, float, float, str], float, int], None] | None = None,
 ) -> pl.DataFrame:
     """Every cell of the study: one row per (domain, epsilon, delta, rule, state) with the
     value, returns sampled, steps, how it stopped and the seconds of its cell. ``progress(i,

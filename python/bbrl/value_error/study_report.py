@@ -56,13 +56,13 @@ def figure(rows: pl.DataFrame):  # type: ignore[no-untyped-def]
 
 def markdown_table(table: pl.DataFrame) -> str:
     """The summary as a Markdown table (counts of returns per state)."""
-    head = "| domain | ε | δ | rule | states | median | 25%–75% | max | uncertified | times fewer | s |"
+    head = "| domain | ε | δ | rule | states | median | 25%-75% | max | uncertified | times fewer | s |"
     lines = [head, "|" + "---|" * head.count(" | ") + "---|"]
     for r in table.iter_rows(named=True):
         fewer = "" if r["fewer_than_ebgstop"] is None or r["rule"] == "ebgstop" else f"{r['fewer_than_ebgstop']:.1f}"
         lines.append(
             f"| {r['domain']} | {r['epsilon']:g} | {r['delta']:g} | {r['rule']} | {r['states']} | {r['median']:,.0f} "
-            f"| {r['q25']:,.0f}–{r['q75']:,.0f} | {r['max']:,} | {r['uncertified']} | {fewer} | {r['seconds']:.1f} |"
+            f"| {r['q25']:,.0f}-{r['q75']:,.0f} | {r['max']:,} | {r['uncertified']} | {fewer} | {r['seconds']:.1f} |"
         )
     return "\n".join(lines) + "\n"
 
