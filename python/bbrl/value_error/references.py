@@ -137,8 +137,9 @@ def reference_values(
     default, or the paper's ``"ebgstop"`` with ``variant``, ``beta``, ``p``) with
     (eps_bar, delta/(2m), tau) on returns truncated by Lemma 5, in parallel over states on
     ``threads`` threads (None: every core; the values do not depend on it); ``max_samples`` caps
-    the returns per state (a capped state is reported, and voids the guarantee). ``value_range`` (the paper's V_max, value units) replaces
-    the range the reward bounds give the returns, anchored at the highest possible return.
+    the returns per state (a capped state is reported, and voids the guarantee). ``value_range``
+    (the paper's V_max, value units) replaces the range the reward bounds give the returns,
+    anchored at the highest possible return.
     """
     env = as_environment(env)
     check_rule(rule)
