@@ -125,7 +125,14 @@ def _add_certification(parser: argparse.ArgumentParser) -> None:
         "default: the range the reward bounds give a rollout)",
     )
     parser.add_argument("--max-samples", type=int, default=100_000_000, help="returns per state at most")
-    add_gamma(parser, 0.99, "discount (default 0.99, as the paper)")
+    add_gamma(parser, 0.99, "discount in (0, 1] (default 0.99, as the paper)")
+    parser.add_argument(
+        "--time-limit",
+        type=int,
+        default=None,
+        help="steps after which a rollout is cut; with --gamma 1 (an undiscounted episodic task) a cap on "
+        "rollouts that otherwise run to termination: the command reports how many reached it",
+    )
     parser.add_argument(
         "--random-share", type=float, default=0.6, help="Mountain Car: random-action share of energy pumping (0.6)"
     )
@@ -148,8 +155,19 @@ def _setup(args: argparse.Namespace) -> tuple[Any, Any]:
     from .. import value_error as ve
 
     if args.env == "MountainCar":
-        return ve.mountain_car(args.gamma), ve.energy_pumping(args.random_share)
-    return ve.puddle_world(args.gamma), ve.uniform_policy(4)
+        return ve.mountain_car(args.gamma, args.time_limit), ve.energy_pumping(args.random_share)
+    return ve.puddle_world(args.gamma, time_limit=args.time_limit), ve.uniform_policy(4)
+
+
+def _print_cuts(console: Console, n_cut: Any, n_samples: Any, length: int) -> None:
+    cut = int(np.sum(n_cut))
+    if cut:
+        console.print(
+            f"{cut} of {int(np.sum(n_samples))} rollouts reached the {length}-step length before their episode "
+            f"ended ({int(np.count_nonzero(n_cut))} states); the values are of returns cut there"
+        )
+    else:
+        console.print(f"every rollout ended before the {length}-step length")
 
 
 def _check_budget(args: argparse.Namespace, console: Console, cost: Any) -> None:
@@ -195,6 +213,8 @@ def _command_references(args: argparse.Namespace, console: Console) -> int:
         f"returns per state: median {int(np.median(refs.n_samples))}, max {int(refs.n_samples.max())}; "
         f"{int(refs.n_steps.sum())} steps in {seconds:.1f} s"
     )
+    if refs.n_cut is not None:
+        _print_cuts(console, refs.n_cut, refs.n_samples, int(p["rollout_length"]))
     bound = "none (some states hit --max-samples)" if capped else f"{refs.guaranteed_error:.4g}"
     console.print(f"guaranteed CMAPVE error for {p['k']} queries at 1 - delta = {1 - p['delta']:.3g}: {bound}")
     if refs.m < target_m:
@@ -234,6 +254,7 @@ def _command_states(args: argparse.Namespace, console: Console) -> int:
             "value": values.values,
             "n_samples": values.n_samples,
             "n_steps": values.n_steps,
+            "n_cut": values.n_cut,
             "reason": list(values.reasons),
         }
     ).with_columns(
@@ -256,6 +277,7 @@ def _command_states(args: argparse.Namespace, console: Console) -> int:
         f"{int(np.quantile(n, 0.25))}-{int(np.quantile(n, 0.75))}, max {int(n.max())}; "
         f"{int(values.n_steps.sum())} steps in {seconds:.1f} s; {capped} states uncertified"
     )
+    _print_cuts(console, values.n_cut, values.n_samples, values.rollout_length)
     console.print(f"wrote {path}")
     return 0 if not capped else 1
 

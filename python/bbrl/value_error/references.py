@@ -41,9 +41,13 @@ class References:
     reasons: tuple[str, ...]
     """How EBGStop stopped: ``relative``/``absolute`` (certified) or ``cap``."""
     params: dict[str, Any] = field(repr=False)
-    """The settings (epsilon, delta, tau, c, k, split, variant, beta, p, max_samples, seed), the
-    environment and policy, and the derived design (m, eps_m, eps_bar, state_delta,
-    rollout_length, value_range, guaranteed_error)."""
+    """The settings (epsilon, delta, tau, c, k, split, rule, variant, beta, p, max_samples, seed),
+    the environment and policy, and the derived design (m, eps_m, eps_bar, state_delta,
+    rollout_length, value_low, value_range, guaranteed_error)."""
+    n_cut: npt.NDArray[np.uint64] | None = None
+    """Rollouts per state that reached the rollout length before the episode ended (None in
+    files written before it was recorded). For an undiscounted episodic task whose time limit is
+    a cap, 0 means every return ran to termination."""
 
     @property
     def m(self) -> int:
@@ -68,6 +72,8 @@ class References:
         else:
             columns["state"] = self.states
         columns |= {"value": self.values, "n_samples": self.n_samples, "n_steps": self.n_steps}
+        if self.n_cut is not None:
+            columns["n_cut"] = self.n_cut
         columns["reason"] = list(self.reasons)
         frame = pl.DataFrame(columns)
         params = {f"param.{k}": _scalar(v) for k, v in self.params.items()}
@@ -99,6 +105,7 @@ class References:
             n_steps=frame["n_steps"].to_numpy().astype(np.uint64),
             reasons=tuple(frame["reason"].to_list()),
             params=params,
+            n_cut=frame["n_cut"].to_numpy().astype(np.uint64) if "n_cut" in frame.columns else None,
         )
 
 
@@ -184,6 +191,7 @@ def reference_values(
         n_steps=out["n_steps"],
         reasons=tuple(out["reason"]),
         params=settings | design | env_params | policy_params,
+        n_cut=out["n_cut"],
     )
 
 
@@ -252,6 +260,8 @@ class StateValues:
     n_samples: npt.NDArray[np.uint64]
     n_steps: npt.NDArray[np.uint64]
     reasons: tuple[str, ...]
+    n_cut: npt.NDArray[np.uint64]
+    """Rollouts per state cut at ``rollout_length`` before the episode ended."""
     rollout_length: int
     value_low: float
     """The lowest return the stopping rule assumed, and the width of the range above it."""
@@ -283,7 +293,8 @@ def state_values(
     ``tau``) per state, as in the paper's sample-count study (which passes epsilon and delta to
     each state directly).
 
-    ``rollout_length`` defaults to Lemma 5 with ``epsilon`` (or the time limit when undiscounted);
+    ``rollout_length`` defaults to Lemma 5 with ``epsilon`` (or the time limit when undiscounted:
+    for an episodic task a cap, and ``n_cut`` says how many rollouts reached it);
     ``value_range`` (the paper's V_max, value units) to the range of a return of that length given
     the reward bounds; ``value_low`` (the lowest return) to the top of that range minus
     ``value_range``. ``threads``: worker threads (None: every core; results do not depend on it).
@@ -319,6 +330,7 @@ def state_values(
         out["n_samples"],
         out["n_steps"],
         tuple(out["reason"]),
+        out["n_cut"],
         int(rollout_length),
         float(value_low),
         float(value_range),

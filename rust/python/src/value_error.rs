@@ -196,6 +196,7 @@ fn values_dict<'py>(py: Python<'py>, values: &[ve::ReferenceValue]) -> PyResult<
     d.set_item("value", values.iter().map(|v| v.value).collect::<Vec<_>>().into_pyarray(py))?;
     d.set_item("n_samples", values.iter().map(|v| v.n_samples).collect::<Vec<_>>().into_pyarray(py))?;
     d.set_item("n_steps", values.iter().map(|v| v.n_steps).collect::<Vec<_>>().into_pyarray(py))?;
+    d.set_item("n_cut", values.iter().map(|v| v.n_cut).collect::<Vec<_>>().into_pyarray(py))?;
     d.set_item("reason", values.iter().map(|v| v.reason.name()).collect::<Vec<_>>())?;
     Ok(d)
 }

@@ -8,7 +8,7 @@ use super::options::StateValuesOptions;
 use super::policy::{EnergyPumping, Policy, TabularPolicy, UniformPolicy};
 use super::references::{
     reference_values, rollout_values, state_stream, truncated_return, ReferenceDesign, ReferenceSettings,
-    ReferenceValue,
+    ReferenceValue, RolloutCount,
 };
 use super::tiles::{OneHot, TileCoder};
 pub use crate::envs::AnyEnv;
@@ -239,11 +239,11 @@ pub fn sample_returns(
     }
     check_states(env, state)?;
     let mut rng = stream(seed, purpose::VALUE_ERROR_ROLLOUTS, 0);
-    let mut steps = 0u64;
+    let mut count = RolloutCount::default();
     with_pair!(env, policy, |e, p| {
         let start = &StateKind::slice(state)?[0];
-        let returns = (0..n).map(|_| truncated_return(e, p, start, length, &mut rng, &mut steps)).collect();
-        Ok((returns, steps))
+        let returns = (0..n).map(|_| truncated_return(e, p, start, length, &mut rng, &mut count)).collect();
+        Ok((returns, count.steps))
     })
 }
 

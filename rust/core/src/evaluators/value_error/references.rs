@@ -163,11 +163,21 @@ pub struct ReferenceValue {
     pub n_samples: u64,
     /// Environment steps simulated.
     pub n_steps: u64,
+    /// Rollouts that reached the rollout length before the episode ended (for an undiscounted
+    /// episodic task whose time limit is a cap, 0 means every return ran to termination).
+    pub n_cut: u64,
     pub reason: StopReason,
 }
 
+/// What the rollouts of one state cost: environment steps, and rollouts cut at the length.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RolloutCount {
+    pub steps: u64,
+    pub cut: u64,
+}
+
 /// One discounted return of at most `length` steps from `start` under `policy`; also counts the
-/// steps. Allocation-free (states are moved, not collected).
+/// steps and whether the length cut the episode. Allocation-free (states are moved, not collected).
 #[inline]
 pub fn truncated_return<E: Env, P: Policy<E::State> + ?Sized>(
     env: &E,
@@ -175,7 +185,7 @@ pub fn truncated_return<E: Env, P: Policy<E::State> + ?Sized>(
     start: &E::State,
     length: usize,
     rng: &mut Rng,
-    steps: &mut u64,
+    count: &mut RolloutCount,
 ) -> f64 {
     let gamma = env.discount();
     let (mut total, mut weight) = (0.0, 1.0);
@@ -183,14 +193,15 @@ pub fn truncated_return<E: Env, P: Policy<E::State> + ?Sized>(
     for _ in 0..length {
         let action = policy.draw(&state, rng);
         let step = env.step(&state, action, rng);
-        *steps += 1;
+        count.steps += 1;
         total += weight * step.reward;
         if step.terminal {
-            break;
+            return total;
         }
         weight *= gamma;
         state = step.next_state;
     }
+    count.cut += 1;
     total
 }
 
@@ -227,9 +238,15 @@ pub fn rollout_values<E: Env, P: Policy<E::State> + ?Sized>(
         .enumerate()
         .map(|(i, state)| {
             let mut rng = stream(seed, purpose::VALUE_ERROR_ROLLOUTS, i as u64);
-            let mut steps = 0u64;
-            let out = certify(config, || Some(truncated_return(env, policy, state, length, &mut rng, &mut steps)))?;
-            Ok(ReferenceValue { value: out.estimate, n_samples: out.n_samples, n_steps: steps, reason: out.reason })
+            let mut count = RolloutCount::default();
+            let out = certify(config, || Some(truncated_return(env, policy, state, length, &mut rng, &mut count)))?;
+            Ok(ReferenceValue {
+                value: out.estimate,
+                n_samples: out.n_samples,
+                n_steps: count.steps,
+                n_cut: count.cut,
+                reason: out.reason,
+            })
         })
         .collect()
 }
