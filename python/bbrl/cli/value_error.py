@@ -300,7 +300,7 @@ def _command_study(args: argparse.Namespace, console: Console) -> int:
     if args.quick:
         settings = study.quick(settings)
     console.print(host_line())
-    console.print("pilot (4 states per domain and rule) ...")
+    console.print("pilot (4 states per domain, rule and delta) ...")
     plan = study.plan(settings)
     console.print(
         f"{len(plan.cells)} cells of {settings.states} states: expected about {plan.returns:.3g} returns, "

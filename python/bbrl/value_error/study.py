@@ -80,17 +80,17 @@ class Plan:
 
 
 def plan(settings: StudySettings) -> Plan:
-    """A pilot of 4 states per domain and rule (at the largest delta, two accuracies no finer
-    than 0.05) and the cost of each cell extrapolated from it."""
-    pilots: dict[tuple[str, str], Pilot] = {}
+    """A pilot of 4 states per domain, rule and delta (two accuracies no finer than 0.05) and the
+    cost of each cell extrapolated from it."""
+    pilots: dict[tuple[str, str, float], Pilot] = {}
     cells = []
     for cell in settings.cells():
-        domain, epsilon, _, rule = cell
-        key = (domain, rule)
+        domain, epsilon, delta, rule = cell
+        key = (domain, rule, delta)
         if key not in pilots:
             env, policy = paper_setup(domain)
             pilots[key] = run_pilot(
-                env, policy, epsilon=min(settings.epsilons), delta=max(settings.deltas), tau=settings.tau,
+                env, policy, epsilon=min(settings.epsilons), delta=delta, tau=settings.tau,
                 rule=check_rule(rule), value_range=PAPER_V_MAX[domain], seed=settings.seed, threads=settings.threads,
             )  # fmt: skip
         cells.append((cell, pilots[key].cost(settings.states, epsilon)))
