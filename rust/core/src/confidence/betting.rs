@@ -77,6 +77,9 @@ pub struct BettingSequence {
     /// (y_i, λ_i) of every sample, to recompute capitals on a new grid.
     history: Vec<[f64; 2]>,
     grid: Vec<f64>,
+    /// The truncations c/m and c/(1 − m) of each grid point's bets (infinite at m = 0 and 1).
+    cap_up: Vec<f64>,
+    cap_down: Vec<f64>,
     capital_up: Vec<f64>,
     capital_down: Vec<f64>,
     /// Grid points still inside the interval: `first..end`.
@@ -111,6 +114,8 @@ impl BettingSequence {
             squared_deviations: 0.0,
             history: Vec::new(),
             grid: Vec::new(),
+            cap_up: Vec::new(),
+            cap_down: Vec::new(),
             capital_up: Vec::new(),
             capital_down: Vec::new(),
             first: 0,
@@ -150,11 +155,12 @@ impl BettingSequence {
         }
         let y = y.clamp(0.0, 1.0);
         let bet = self.next_bet();
-        let c = self.options.max_bet;
-        for g in self.first..self.end {
-            let m = self.grid[g];
-            self.capital_up[g] *= 1.0 + bet_up(bet, c, m) * (y - m);
-            self.capital_down[g] *= 1.0 - bet_down(bet, c, m) * (y - m);
+        let live = self.first..self.end;
+        let points = self.grid[live.clone()].iter().zip(&self.cap_up[live.clone()]).zip(&self.cap_down[live.clone()]);
+        let capitals = self.capital_up[live.clone()].iter_mut().zip(&mut self.capital_down[live]);
+        for (((&m, &cap_up), &cap_down), (up, down)) in points.zip(capitals) {
+            *up *= 1.0 + bet.min(cap_up) * (y - m);
+            *down *= 1.0 - bet.min(cap_down) * (y - m);
         }
         self.history.push([y, bet]);
         self.n += 1;
@@ -204,37 +210,20 @@ impl BettingSequence {
         let (lo, hi) = (self.lower, self.upper);
         self.grid = (0..size).map(|k| lo + (hi - lo) * k as f64 / (size - 1) as f64).collect();
         let c = self.options.max_bet;
+        self.cap_up = self.grid.iter().map(|&m| if m > 0.0 { c / m } else { f64::INFINITY }).collect();
+        self.cap_down = self.grid.iter().map(|&m| if m < 1.0 { c / (1.0 - m) } else { f64::INFINITY }).collect();
         let mut up = vec![1.0; size];
         let mut down = vec![1.0; size];
-        for (g, &m) in self.grid.iter().enumerate() {
+        for g in 0..size {
+            let (m, cap_up, cap_down) = (self.grid[g], self.cap_up[g], self.cap_down[g]);
             for &[y, bet] in &self.history {
-                up[g] *= 1.0 + bet_up(bet, c, m) * (y - m);
-                down[g] *= 1.0 - bet_down(bet, c, m) * (y - m);
+                up[g] *= 1.0 + bet.min(cap_up) * (y - m);
+                down[g] *= 1.0 - bet.min(cap_down) * (y - m);
             }
         }
         (self.capital_up, self.capital_down) = (up, down);
         (self.first, self.end) = (0, size);
         self.tighten();
-    }
-}
-
-/// The upward bet at candidate m: at most c/m so the factor stays ≥ 1 − c.
-#[inline]
-fn bet_up(bet: f64, c: f64, m: f64) -> f64 {
-    if m > 0.0 {
-        bet.min(c / m)
-    } else {
-        bet
-    }
-}
-
-/// The downward bet at candidate m: at most c/(1 − m).
-#[inline]
-fn bet_down(bet: f64, c: f64, m: f64) -> f64 {
-    if m < 1.0 {
-        bet.min(c / (1.0 - m))
-    } else {
-        bet
     }
 }
 
