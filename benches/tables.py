@@ -78,6 +78,8 @@ def rates_table(benches: dict[str, dict[str, Any]], module: str, keys: tuple[str
                 cells.append("")
             elif key.endswith("per_decision"):
                 cells.append(format_duration(_median(entry[key]) * 1e-6))
+            elif not key.endswith("per_second"):  # a count, not a rate
+                cells.append(f"{_median(entry[key]):,.0f}")
             else:
                 cells.append(_rate(_median(entry[key])))
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
@@ -105,7 +107,11 @@ def main(argv: list[str] | None = None) -> None:
         ),
         (
             "Value error, returns and environment steps per second",
-            rates_table(benches, "test_bench_value_error.py", ("returns_per_second", "steps_per_second")),
+            rates_table(
+                benches,
+                "test_bench_value_error.py",
+                ("returns_per_second", "steps_per_second", "median_returns_per_state"),
+            ),
         ),
         (
             "Python agents, online time per decision (one process)",

@@ -3,6 +3,7 @@ environment steps per second stored in ``extra_info``)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from bbrl import value_error as ve
@@ -31,3 +32,15 @@ def test_state_values_all_cores(benchmark, name, m, epsilon):
     )
     assert len(out.n_samples) == m
     benchmark.extra_info["returns_per_second"] = per_second(benchmark, int(out.n_samples.sum()))
+
+
+@pytest.mark.parametrize("rule", ["ebgstop", "betting"])
+def test_stopping_rules_on_mountain_car(benchmark, rule):
+    """Both stopping rules on the same 20 states (epsilon 0.1, delta 0.1, V_max 100): the median
+    returns per state go in ``extra_info`` beside the time (benches/value_error_rules.py prints
+    them side by side with the Gaussian floor)."""
+    env, policy = ve.paper_setup("mountain-car")
+    states = env.uniform_states(20, 0)
+    kwargs = {"epsilon": 0.1, "delta": 0.1, "rule": rule, "value_range": 100.0}
+    out = benchmark.pedantic(ve.state_values, args=(env, policy, states), kwargs=kwargs, rounds=3, iterations=1)
+    benchmark.extra_info["median_returns_per_state"] = float(np.median(out.n_samples))

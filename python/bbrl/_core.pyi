@@ -23,6 +23,7 @@ __all__ = [
     "agent_kinds",
     "binomial_survival",
     "builtin_distribution",
+    "certify_array",
     "ebgstop_array",
     "ebgstop_iterator",
     "environments",
@@ -246,12 +247,16 @@ def value_error_guaranteed_error(m: int, delta: float, c: float, k: int, eps_bar
 def ebgstop_array(samples: npt.NDArray[np.float64], options: dict[str, Any]) -> dict[str, Any]: ...
 def ebgstop_iterator(samples: Any, options: dict[str, Any]) -> dict[str, Any]: ...
 
-# epsilon, delta, tau, c (required), k, split, variant, beta, p, max_samples, seed.
+# Either stopping rule: epsilon, delta, tau, value_low, value_range (required), rule, variant,
+# beta, p, max_bet, max_samples.
+def certify_array(samples: npt.NDArray[np.float64], options: dict[str, Any]) -> dict[str, Any]: ...
+
+# epsilon, delta, tau, c (required), k, split, rule, variant, beta, p, max_samples, seed, threads.
 def value_error_references(
     env: ValueErrorEnv, policy: FixedPolicy, states: npt.NDArray[Any], options: dict[str, Any]
 ) -> dict[str, Any]: ...
 
-# The EBGStop keys, rollout_length (required) and seed.
+# The keys of certify_array, rollout_length (required), seed and threads.
 def value_error_state_values(
     env: ValueErrorEnv, policy: FixedPolicy, states: npt.NDArray[Any], options: dict[str, Any]
 ) -> dict[str, Any]: ...

@@ -50,9 +50,9 @@ def experiment_size(n_mdps: int, horizon: int) -> tuple[int, int]:
     return min(n_mdps, N_MDPS), min(horizon, HORIZON)
 
 
-def value_error_states(states: int | None) -> int | None:
-    """The number of reference states (``None``: the accuracy's own m), capped under ``BBRL_SMOKE``."""
+def value_error_states(states: int) -> int:
+    """The number of value-error states a command certifies, capped under ``BBRL_SMOKE``."""
     if not active():
         return states
     _tell()
-    return VALUE_ERROR_STATES if states is None else min(states, VALUE_ERROR_STATES)
+    return min(states, VALUE_ERROR_STATES)

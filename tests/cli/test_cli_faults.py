@@ -468,7 +468,7 @@ def test_sigint_of_a_grid_with_a_python_agent_leaks_no_semaphore_and_no_claim(tm
 
 def test_sigint_of_value_error_references_says_nothing_was_written(tmp_path: Path) -> None:
     command = [*_command(), "value-error", "references", "--env", "mountain-car", "--states", "2000"]
-    command += ["--epsilon", "0.01", "--threads", "1", "--out", str(tmp_path / "refs")]
+    command += ["--epsilon", "0.01", "--threads", "1", "--force", "--out", str(tmp_path / "refs")]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(3.0)
     assert process.poll() is None, "the command finished before the signal"

@@ -25,3 +25,45 @@ def test_references_command_errors(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "does not exist" in err and "tau = 0" in err
     assert not (tmp_path / "r.parquet").exists()
+
+
+def test_references_refuse_a_run_above_the_budget_unless_forced(tmp_path, capsys):
+    # epsilon = delta = 0.01 with k = 1000 asks for m = 257,985 states at eps_bar = 0.00125.
+    argv = ["value-error", "references", "--env", "mountain-car", "--epsilon", "0.01", "--delta", "0.01"]
+    assert main([*argv, "--k", "1000", "--out", str(tmp_path / "r")]) == 2
+    captured = capsys.readouterr()
+    assert "expected cost: about" in captured.out and "257985 states" in captured.out
+    assert "exceed --budget" in captured.err and "--force" in captured.err
+    assert not (tmp_path / "r" / "references.parquet").exists()
+
+
+def test_references_with_fewer_states_than_algorithm_one_name_the_m_needed(tmp_path, capsys):
+    argv = ["value-error", "references", "--env", "mountain-car", "--states", "3", "--epsilon", "0.3"]
+    assert main([*argv, "--rule", "ebgstop", "--v-max", "100", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"needs m = {ve.sample_size(0.3, 0.1, 1.0, 1)} states" in out
+    refs = ve.References.load(tmp_path / "references.parquet")
+    assert refs.params["rule"] == "ebgstop" and refs.params["value_range"] == 100.0
+    assert refs.params["value_low"] == -101.0  # the range anchored at the highest return, -1
+
+
+def test_states_command_certifies_each_state(tmp_path, capsys):
+    import polars as pl
+
+    argv = ["value-error", "states", "--env", "puddle-world", "--states", "3", "--epsilon", "0.3"]
+    assert main([*argv, "--v-max", "8000", "--threads", "1", "--out", str(tmp_path)]) == 0
+    frame = pl.read_parquet(tmp_path / "states.parquet")
+    assert frame.height == 3 and set(frame["reason"]) <= {"relative", "absolute"}
+    assert frame["param.value_range"][0] == 8000.0 and frame["param.rule"][0] == "betting"
+    assert "returns per state median" in capsys.readouterr().out
+
+
+def test_study_writes_its_report(tmp_path, capsys):
+    argv = ["value-error", "study", "--states", "3", "--domains", "mountain-car", "--epsilons", "0.2", "0.1"]
+    assert main([*argv, "--deltas", "0.1", "--out", str(tmp_path)]) == 0
+    names = {p.name for p in tmp_path.iterdir()}
+    assert {"rows.parquet", "summary.csv", "figure1.png", "figure1.svg", "report.md"} <= names
+    out = capsys.readouterr().out
+    assert "expected about" in out and "[4/4] MountainCar eps 0.1 delta 0.1 betting" in out
+    report = (tmp_path / "report.md").read_text()
+    assert "| MountainCar | 0.1 | 0.1 | betting | 3 |" in report and "machine:" in report.lower()

@@ -24,7 +24,7 @@ def test_sizes_are_unchanged_unless_asked(monkeypatch: pytest.MonkeyPatch, value
     monkeypatch.setenv(smoke.ENV, value)
     assert not smoke.active()
     assert smoke.experiment_size(500, 250) == (500, 250)
-    assert smoke.value_error_states(None) is None and smoke.value_error_states(100) == 100
+    assert smoke.value_error_states(100) == 100
     experiment = parse_config(CONFIG).experiments[0]
     assert (experiment.n_mdps, experiment.horizon) == (500, 250)
 
@@ -39,7 +39,7 @@ def test_smoke_caps_grids_and_value_error_states_and_says_so(
     assert (experiment.n_mdps, experiment.horizon) == (smoke.N_MDPS, smoke.HORIZON)
     # Sizes already smaller stay as they are.
     assert smoke.experiment_size(2, 5) == (2, 5)
-    assert smoke.value_error_states(None) == smoke.VALUE_ERROR_STATES
+    assert smoke.value_error_states(257_985) == smoke.VALUE_ERROR_STATES
     assert smoke.value_error_states(1) == 1
     err = capsys.readouterr().err
     assert err.count(smoke.ENV) == 1 and "mean nothing" in err

@@ -319,3 +319,16 @@ def test_references_are_not_saved_as_parquet_under_another_suffix(tmp_path):
         refs.save(tmp_path / "x.csv")
     assert not (tmp_path / "x.csv").exists()
     assert ve.References.load(refs.save(tmp_path / "refs.parquet")).m == 2
+
+
+def test_undiscounted_mountain_car_runs_to_termination_and_reports_cut_rollouts():
+    # gamma = 1 with a time limit as a cap: from (0.3, 0.03) episodes end within a few dozen steps,
+    # so no rollout reaches a cap of 2000 and the value is the undiscounted return to termination
+    # (-8.0427 +- 0.0016 by 10^5 rollouts).
+    env, pump = ve.mountain_car(1.0, time_limit=2000), ve.energy_pumping(0.6)
+    out = ve.state_values(env, pump, np.array([[0.3, 0.03]]), epsilon=0.05, delta=0.1)
+    assert out.rollout_length == 2000 and out.n_cut[0] == 0
+    assert abs(out.values[0] + 8.0427) <= 0.05 * (8.0427 + 1.0)
+    # A cap of 5 steps from the valley floor cuts every rollout, and says so.
+    short = ve.state_values(ve.mountain_car(1.0, time_limit=5), pump, np.array([[-0.5, 0.0]]), epsilon=0.1, delta=0.1)
+    assert short.n_cut[0] == short.n_samples[0] and abs(short.values[0] + 5.0) <= 0.1 * (5.0 + 1.0)

@@ -1,8 +1,10 @@
-"""``bbrl value-error``: certified reference values for CMAPVE (Sajed, Chung and White 2018)."""
+"""``bbrl value-error``: certified reference values for CMAPVE (Sajed, Chung and White 2018), the
+per-state certification of Algorithm 2, and the paper's Figure 1 from one command."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 from typing import Any
 
@@ -10,12 +12,16 @@ import numpy as np
 from rich.console import Console
 
 from .. import smoke
-from .options import DeprecatedAlias, add_env, add_gamma, add_out, add_seed, add_threads, output_file
+from .options import DeprecatedAlias, add_env, add_gamma, add_out, add_seed, add_threads, output_dir, output_file
 
-__all__ = ["REFERENCES_FILE", "register"]
+__all__ = ["REFERENCES_FILE", "STATES_FILE", "register"]
 
 #: What ``value-error references --out DIR`` writes.
 REFERENCES_FILE = "references.parquet"
+#: What ``value-error states --out DIR`` writes.
+STATES_FILE = "states.parquet"
+#: Environment steps a command runs without ``--force`` (about 10 minutes on two free cores).
+DEFAULT_BUDGET_STEPS = 1e10
 
 EXAMPLES = """\
 examples:
@@ -23,11 +29,14 @@ examples:
   bbrl value-error references --env puddle-world --states 30 --epsilon 0.1 --delta 0.1 --k 100 --out pw
   bbrl value-error references --env mountain-car --epsilon 0.1 --delta 0.1 --c 1 --k 50 --out refs
       (no --states: Algorithm 1's number of states for epsilon, delta, c and k)
+  bbrl value-error states --env puddle-world --states 20 --epsilon 0.05 --delta 0.1 --v-max 8000 --out pw
+      (Algorithm 2 alone: each state certified to per-state epsilon and delta)
+  bbrl value-error study --quick --out figure1      (the paper's Figure 1, both stopping rules)
 """
 
 
 def register(commands: Any) -> None:
-    """Adds ``value-error`` and its ``references`` subcommand."""
+    """Adds ``value-error`` and its ``references``, ``states`` and ``study`` subcommands."""
     parser = commands.add_parser(
         "value-error",
         help="high-confidence value-error references (CMAPVE, Sajed et al. 2018)",
@@ -48,13 +57,10 @@ def register(commands: Any) -> None:
     )
     refs.add_argument("--epsilon", type=float, default=0.1, help="target accuracy of CMAPVE (default 0.1)")
     refs.add_argument("--delta", type=float, default=0.1, help="failure probability (default 0.1)")
-    refs.add_argument("--tau", type=float, default=1.0, help="floor of the relative error, value units (default 1)")
     refs.add_argument("--c", type=float, default=1.0, help="clip level of the loss (default 1)")
     refs.add_argument("--k", type=int, default=1, help="how many times the error will be queried (default 1)")
     refs.add_argument("--split", choices=["corrected", "paper"], default="corrected", help="accuracy split")
-    refs.add_argument("--variant", choices=["checkpoints", "every"], default="checkpoints", help="EBGStop checks")
-    refs.add_argument("--max-samples", type=int, default=100_000_000, help="returns per state at most")
-    add_gamma(refs, 0.99, "discount (default 0.99, as the paper)")
+    _add_certification(refs)
     refs.add_argument(
         "--discount",
         type=float,
@@ -64,52 +70,272 @@ def register(commands: Any) -> None:
         new="--gamma",
         help=argparse.SUPPRESS,
     )
-    refs.add_argument(
-        "--random-share", type=float, default=0.6, help="Mountain Car: random-action share of energy pumping (0.6)"
-    )
-    add_seed(refs, "seed of the states and rollouts (default 0)")
-    add_threads(refs)
     add_out(refs, f"output folder: writes DIR/{REFERENCES_FILE} (created if missing)", required=True)
     refs.set_defaults(handler=_command_references)
+
+    states = sub.add_parser(
+        "states",
+        help="certify the value of each of m uniform states to per-state epsilon and delta (Algorithm 2)",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_env(states, "box2", "the domain")
+    states.add_argument("--states", type=int, default=100, help="states drawn uniformly (default 100, the paper's)")
+    states.add_argument("--epsilon", type=float, default=0.1, help="relative accuracy of each value (default 0.1)")
+    states.add_argument("--delta", type=float, default=0.1, help="failure probability of each value (default 0.1)")
+    _add_certification(states)
+    add_out(states, f"output folder: writes DIR/{STATES_FILE} (created if missing)", required=True)
+    states.set_defaults(handler=_command_states)
+
+    study = sub.add_parser(
+        "study",
+        help="Sajed et al.'s Figure 1: returns per state for each epsilon, delta and stopping rule",
+        description="Returns sampled per state to certify Mountain Car and Puddle World values, at "
+        "epsilon in {0.1, 0.05, 0.01}, delta in {0.1, 0.01}, tau = 1, V_max 100 and 8000, with EBGStop and "
+        "the betting rule side by side. States its cost (from a pilot) before it starts.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    study.add_argument("--quick", action="store_true", help="20 states, no Puddle World at epsilon 0.01 (minutes)")
+    study.add_argument("--states", type=int, default=100, help="states per domain (default 100, the paper's)")
+    study.add_argument("--domains", nargs="+", default=["mountain-car", "puddle-world"], help="domains (default both)")
+    study.add_argument("--epsilons", nargs="+", type=float, default=[0.1, 0.05, 0.01], help="accuracies")
+    study.add_argument("--deltas", nargs="+", type=float, default=[0.1, 0.01], help="failure probabilities")
+    study.add_argument("--rules", nargs="+", choices=["ebgstop", "betting"], default=["ebgstop", "betting"])
+    _add_budget(study)
+    add_seed(study, "seed of the states and rollouts (default 0)")
+    add_threads(study)
+    add_out(study, "report folder: rows.parquet, summary.csv, figure1.png/svg, report.md", required=True)
+    study.set_defaults(handler=_command_study)
+
+
+def _add_certification(parser: argparse.ArgumentParser) -> None:
+    """The options of every certification: tau, the stopping rule and its knobs, the range, the
+    cap, the discount, Mountain Car's policy, the budget, seed and threads."""
+    parser.add_argument("--tau", type=float, default=1.0, help="floor of the relative error, value units (default 1)")
+    parser.add_argument(
+        "--rule",
+        choices=["betting", "ebgstop"],
+        default="betting",
+        help="stopping rule: the betting confidence sequence (default) or the paper's EBGStop",
+    )
+    parser.add_argument("--variant", choices=["checkpoints", "every"], default="checkpoints", help="EBGStop checks")
+    parser.add_argument(
+        "--v-max",
+        type=float,
+        default=None,
+        help="range of the returns, value units (the paper's V_max: 100 Mountain Car, 8000 Puddle World; "
+        "default: the range the reward bounds give a rollout)",
+    )
+    parser.add_argument("--max-samples", type=int, default=100_000_000, help="returns per state at most")
+    add_gamma(parser, 0.99, "discount in (0, 1] (default 0.99, as the paper)")
+    parser.add_argument(
+        "--time-limit",
+        type=int,
+        default=None,
+        help="steps after which a rollout is cut; with --gamma 1 (an undiscounted episodic task) a cap on "
+        "rollouts that otherwise run to termination: the command reports how many reached it",
+    )
+    parser.add_argument(
+        "--random-share", type=float, default=0.6, help="Mountain Car: random-action share of energy pumping (0.6)"
+    )
+    _add_budget(parser)
+    add_seed(parser, "seed of the states and rollouts (default 0)")
+    add_threads(parser)
+
+
+def _add_budget(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=DEFAULT_BUDGET_STEPS,
+        help=f"environment steps to run without --force, from a pilot's estimate (default {DEFAULT_BUDGET_STEPS:.0e})",
+    )
+    parser.add_argument("--force", action="store_true", help="run even above --budget")
+
+
+def _setup(args: argparse.Namespace) -> tuple[Any, Any]:
+    from .. import value_error as ve
+
+    if args.env == "MountainCar":
+        return ve.mountain_car(args.gamma, args.time_limit), ve.energy_pumping(args.random_share)
+    return ve.puddle_world(args.gamma, time_limit=args.time_limit), ve.uniform_policy(4)
+
+
+def _print_cuts(console: Console, n_cut: Any, n_samples: Any, length: int) -> None:
+    cut = int(np.sum(n_cut))
+    if cut:
+        console.print(
+            f"{cut} of {int(np.sum(n_samples))} rollouts reached the {length}-step length before their episode "
+            f"ended ({int(np.count_nonzero(n_cut))} states); the values are of returns cut there"
+        )
+    else:
+        console.print(f"every rollout ended before the {length}-step length")
+
+
+def _check_budget(args: argparse.Namespace, console: Console, cost: Any) -> None:
+    console.print(f"expected cost: {cost.describe()}")
+    if cost.steps > args.budget and not args.force:
+        raise ValueError(
+            f"the expected {cost.steps:.3g} steps exceed --budget {args.budget:.3g}: "
+            "raise epsilon or delta, lower --states, or pass --force"
+        )
 
 
 def _command_references(args: argparse.Namespace, console: Console) -> int:
     from .. import value_error as ve
+    from ..checks import count
+    from ..value_error.cost import run_pilot
 
     path = output_file(args.out, REFERENCES_FILE, ".parquet")
-    if args.env == "MountainCar":
-        env, policy = ve.mountain_car(args.gamma), ve.energy_pumping(args.random_share)
-    else:
-        env, policy = ve.puddle_world(args.gamma), ve.uniform_policy(4)
+    env, policy = _setup(args)
+    target_m = ve.sample_size(args.epsilon, args.delta, args.c, args.k)
+    m = smoke.value_error_states(target_m if args.states is None else count(args.states, "--states", 1))
+    accuracy = ve.accuracies(args.epsilon, args.c, args.split)
+    state_delta = args.delta / (2 * m)
+    pilot = run_pilot(
+        env, policy, epsilon=accuracy.eps_bar, delta=state_delta, tau=args.tau, rule=args.rule,
+        value_range=args.v_max, seed=args.seed, threads=args.threads,
+    )  # fmt: skip
+    _check_budget(args, console, pilot.cost(m, accuracy.eps_bar))
     start = time.perf_counter()
     refs = ve.reference_values(
-        env,
-        policy,
-        smoke.value_error_states(args.states),
-        epsilon=args.epsilon,
-        delta=args.delta,
-        tau=args.tau,
-        c=args.c,
-        k=args.k,
-        split=args.split,
-        variant=args.variant,
-        max_samples=args.max_samples,
-        seed=args.seed,
+        env, policy, m, epsilon=args.epsilon, delta=args.delta, tau=args.tau, c=args.c, k=args.k, split=args.split,
+        rule=args.rule, variant=args.variant, max_samples=args.max_samples, value_range=args.v_max, seed=args.seed,
         threads=args.threads,
-    )
+    )  # fmt: skip
     seconds = time.perf_counter() - start
     refs.save(path)
     p = refs.params
     capped = sum(r not in ("relative", "absolute") for r in refs.reasons)
     console.print(
-        f"{env.name} under {policy.description}: {refs.m} states, eps_bar {p['eps_bar']:.4g}, "
+        f"{env.name} under {policy.description}: {refs.m} states, eps_bar {p['eps_bar']:.4g}, rule {args.rule}, "
         f"rollouts of at most {p['rollout_length']} steps, return range {p['value_range']:.4g}"
     )
     console.print(
         f"returns per state: median {int(np.median(refs.n_samples))}, max {int(refs.n_samples.max())}; "
         f"{int(refs.n_steps.sum())} steps in {seconds:.1f} s"
     )
+    if refs.n_cut is not None:
+        _print_cuts(console, refs.n_cut, refs.n_samples, int(p["rollout_length"]))
     bound = "none (some states hit --max-samples)" if capped else f"{refs.guaranteed_error:.4g}"
     console.print(f"guaranteed CMAPVE error for {p['k']} queries at 1 - delta = {1 - p['delta']:.3g}: {bound}")
+    if refs.m < target_m:
+        console.print(f"  (epsilon {args.epsilon:g} needs m = {target_m} states; {refs.m} give the bound above)")
     console.print(f"wrote {path}")
     return 0 if not capped else 1
+
+
+def _command_states(args: argparse.Namespace, console: Console) -> int:
+    import io
+
+    import polars as pl
+
+    from .. import value_error as ve
+    from ..fileio import write_atomic
+    from ..value_error.cost import run_pilot
+
+    out = output_dir(args.out)
+    env, policy = _setup(args)
+    pilot = run_pilot(
+        env, policy, epsilon=args.epsilon, delta=args.delta, tau=args.tau, rule=args.rule, value_range=args.v_max,
+        seed=args.seed, threads=args.threads,
+    )  # fmt: skip
+    n_states = smoke.value_error_states(args.states)
+    _check_budget(args, console, pilot.cost(n_states, args.epsilon))
+    states = env.uniform_states(n_states, args.seed)
+    start = time.perf_counter()
+    values = ve.state_values(
+        env, policy, states, epsilon=args.epsilon, delta=args.delta, tau=args.tau, rule=args.rule,
+        variant=args.variant, value_range=args.v_max, max_samples=args.max_samples, seed=args.seed,
+        threads=args.threads,
+    )  # fmt: skip
+    seconds = time.perf_counter() - start
+    frame = pl.DataFrame(
+        {
+            "state_0": states[:, 0],
+            "state_1": states[:, 1],
+            "value": values.values,
+            "n_samples": values.n_samples,
+            "n_steps": values.n_steps,
+            "n_cut": values.n_cut,
+            "reason": list(values.reasons),
+        }
+    ).with_columns(
+        pl.lit(args.epsilon).alias("param.epsilon"),
+        pl.lit(args.delta).alias("param.delta"),
+        pl.lit(args.tau).alias("param.tau"),
+        pl.lit(args.rule).alias("param.rule"),
+        pl.lit(values.value_low).alias("param.value_low"),
+        pl.lit(values.value_range).alias("param.value_range"),
+        pl.lit(values.rollout_length).alias("param.rollout_length"),
+        pl.lit(args.seed).alias("param.seed"),
+    )
+    buffer = io.BytesIO()
+    frame.write_parquet(buffer)
+    path = write_atomic(out / STATES_FILE, buffer.getvalue())
+    n = values.n_samples
+    capped = sum(r not in ("relative", "absolute") for r in values.reasons)
+    console.print(
+        f"{env.name}, rule {args.rule}: returns per state median {int(np.median(n))}, quartiles "
+        f"{int(np.quantile(n, 0.25))}-{int(np.quantile(n, 0.75))}, max {int(n.max())}; "
+        f"{int(values.n_steps.sum())} steps in {seconds:.1f} s; {capped} states uncertified"
+    )
+    _print_cuts(console, values.n_cut, values.n_samples, values.rollout_length)
+    console.print(f"wrote {path}")
+    return 0 if not capped else 1
+
+
+def _command_study(args: argparse.Namespace, console: Console) -> int:
+    from ..protocol.schema import host_line
+    from ..value_error import study
+    from ..value_error.study_report import markdown_table, write_report
+
+    out = output_dir(args.out)
+    settings = study.StudySettings(
+        domains=study.domain_names(args.domains),
+        states=args.states,
+        epsilons=tuple(args.epsilons),
+        deltas=tuple(args.deltas),
+        rules=tuple(args.rules),
+        seed=args.seed,
+        threads=args.threads,
+    )
+    if args.quick:
+        settings = study.quick(settings)
+    settings = dataclasses.replace(settings, states=smoke.value_error_states(settings.states))
+    console.print(host_line())
+    console.print("pilot (4 states per domain, rule and delta) ...")
+    plan = study.plan(settings)
+    console.print(
+        f"{len(plan.cells)} cells of {settings.states} states: expected about {plan.returns:.3g} returns, "
+        f"{plan.steps:.3g} steps, {plan.seconds / 60:.1f} min"
+    )
+    if plan.steps > args.budget and not args.force:
+        raise ValueError(
+            f"the expected {plan.steps:.3g} steps exceed --budget {args.budget:.3g}: use --quick, fewer --states, "
+            "or pass --force"
+        )
+    start = time.perf_counter()
+
+    def progress(i: int, total: int, cell: tuple[str, float, float, str], seconds: float, returns: int) -> None:
+        domain, eps, delta, rule = cell
+        console.print(
+            f"[{i}/{total}] {domain} eps {eps:g} delta {delta:g} {rule}: {returns:,} returns in {seconds:.1f} s "
+            f"(elapsed {time.perf_counter() - start:.0f} s)"
+        )
+
+    rows = study.run(settings, progress)
+    table = study.summary(rows)
+    header = [
+        f"Machine: {host_line()}.",
+        f"States per domain: {settings.states}, drawn uniformly (seed {settings.seed}); tau = {settings.tau:g}; "
+        f"V_max {', '.join(f'{d} {v:g}' for d, v in study.PAPER_V_MAX.items())}; discount 0.99; Mountain Car "
+        "under energy pumping with 60% random actions, Puddle World under the uniform policy.",
+        f"Left out: {', '.join(f'{d} at epsilon {e:g}' for d, e in settings.skip) or 'nothing'}. "
+        f"Total {rows['returns'].sum():,} returns, {rows['steps'].sum():,} steps in "
+        f"{time.perf_counter() - start:.0f} s (pilot estimate: {plan.steps:.3g} steps).",
+    ]
+    paths = write_report(out, rows, table, header)
+    console.print(markdown_table(table))
+    console.print(f"wrote {', '.join(str(p) for p in paths)}")
+    return 0

@@ -21,6 +21,7 @@ from .budget import rollout_length as rollout_length_of
 from .ebgstop import Variant
 from .envs import Environment, Policy, as_environment
 from .losses import cmapve_estimate
+from .stopping import DEFAULT_MAX_BET, DEFAULT_RULE, Rule, check_rule
 
 DEFAULT_MAX_SAMPLES = 100_000_000
 FORMAT = "bbrl.value_error.references/1"
@@ -40,9 +41,13 @@ class References:
     reasons: tuple[str, ...]
     """How EBGStop stopped: ``relative``/``absolute`` (certified) or ``cap``."""
     params: dict[str, Any] = field(repr=False)
-    """The settings (epsilon, delta, tau, c, k, split, variant, beta, p, max_samples, seed), the
-    environment and policy, and the derived design (m, eps_m, eps_bar, state_delta,
-    rollout_length, value_range, guaranteed_error)."""
+    """The settings (epsilon, delta, tau, c, k, split, rule, variant, beta, p, max_samples, seed),
+    the environment and policy, and the derived design (m, eps_m, eps_bar, state_delta,
+    rollout_length, value_low, value_range, guaranteed_error)."""
+    n_cut: npt.NDArray[np.uint64] | None = None
+    """Rollouts per state that reached the rollout length before the episode ended (None in
+    files written before it was recorded). For an undiscounted episodic task whose time limit is
+    a cap, 0 means every return ran to termination."""
 
     @property
     def m(self) -> int:
@@ -67,6 +72,8 @@ class References:
         else:
             columns["state"] = self.states
         columns |= {"value": self.values, "n_samples": self.n_samples, "n_steps": self.n_steps}
+        if self.n_cut is not None:
+            columns["n_cut"] = self.n_cut
         columns["reason"] = list(self.reasons)
         frame = pl.DataFrame(columns)
         params = {f"param.{k}": _scalar(v) for k, v in self.params.items()}
@@ -98,6 +105,7 @@ class References:
             n_steps=frame["n_steps"].to_numpy().astype(np.uint64),
             reasons=tuple(frame["reason"].to_list()),
             params=params,
+            n_cut=frame["n_cut"].to_numpy().astype(np.uint64) if "n_cut" in frame.columns else None,
         )
 
 
@@ -116,10 +124,12 @@ def reference_values(
     c: float = 1.0,
     k: int = 1,
     split: Split = "corrected",
+    rule: Rule = DEFAULT_RULE,
     variant: Variant = "checkpoints",
     beta: float = 1.1,
     p: float = 1.1,
     max_samples: int = DEFAULT_MAX_SAMPLES,
+    value_range: float | None = None,
     seed: int = 0,
     threads: int | None = None,
 ) -> References:
@@ -130,12 +140,16 @@ def reference_values(
     uniformly; an int draws that many; an array gives them ((m, 2) coordinates or (m,) indices).
     ``epsilon`` is the target accuracy of CMAPVE (clip level ``c``, floor ``tau`` in value units)
     for ``k`` queries, all holding with probability ``1 - delta``; ``split`` chooses how epsilon is
-    divided (see :func:`accuracies`). Each state runs EBGStop with (eps_bar, delta/(2m), tau) on
-    returns truncated by Lemma 5, in parallel over states on ``threads`` threads (None: every core;
-    the values do not depend on it); ``max_samples`` caps the returns per state (a capped state is
-    reported, and voids the guarantee).
+    divided (see :func:`accuracies`). Each state runs the stopping ``rule`` (``"betting"``, the
+    default, or the paper's ``"ebgstop"`` with ``variant``, ``beta``, ``p``) with
+    (eps_bar, delta/(2m), tau) on returns truncated by Lemma 5, in parallel over states on
+    ``threads`` threads (None: every core; the values do not depend on it); ``max_samples`` caps
+    the returns per state (a capped state is reported, and voids the guarantee). ``value_range``
+    (the paper's V_max, value units) replaces the range the reward bounds give the returns,
+    anchored at the highest possible return.
     """
     env = as_environment(env)
+    check_rule(rule)
     count(threads, "threads", 1, optional=True)
     count(k, "k", 1)
     count(seed, "seed", 0)
@@ -147,8 +161,8 @@ def reference_values(
     array = _states_array(env, states)
     out = _core.value_error_references(
         env.core, policy.core, array, dict(epsilon=float(epsilon), delta=float(delta), tau=float(tau), c=float(c),
-        k=int(k), split=split, variant=variant, beta=float(beta), p=float(p), max_samples=int(max_samples),
-        seed=int(seed), threads=threads),
+        k=int(k), split=split, rule=rule, variant=variant, beta=float(beta), p=float(p), max_samples=int(max_samples),
+        value_range=None if value_range is None else float(value_range), seed=int(seed), threads=threads),
     )  # fmt: skip
     settings = {
         "format": FORMAT,
@@ -158,13 +172,15 @@ def reference_values(
         "c": float(c),
         "k": int(k),
         "split": split,
+        "rule": rule,
         "variant": variant,
         "beta": float(beta),
         "p": float(p),
         "max_samples": int(max_samples),
         "seed": int(seed),
     }
-    design = {key: out[key] for key in ("m", "eps_m", "eps_bar", "state_delta", "rollout_length", "value_range")}
+    keys = ("m", "eps_m", "eps_bar", "state_delta", "rollout_length", "value_low", "value_range")
+    design = {key: out[key] for key in keys}
     design |= {"guaranteed_error": out["guaranteed_error"], "env_name": out["env"], "policy_description": out["policy"]}
     env_params = {f"env_{k}": v for k, v in env.params.items()}
     policy_params = {f"policy_{k}": v for k, v in policy.params.items()}
@@ -175,6 +191,7 @@ def reference_values(
         n_steps=out["n_steps"],
         reasons=tuple(out["reason"]),
         params=settings | design | env_params | policy_params,
+        n_cut=out["n_cut"],
     )
 
 
@@ -243,8 +260,13 @@ class StateValues:
     n_samples: npt.NDArray[np.uint64]
     n_steps: npt.NDArray[np.uint64]
     reasons: tuple[str, ...]
+    n_cut: npt.NDArray[np.uint64]
+    """Rollouts per state cut at ``rollout_length`` before the episode ended."""
     rollout_length: int
+    value_low: float
+    """The lowest return the stopping rule assumed, and the width of the range above it."""
     value_range: float
+    rule: str
 
 
 def state_values(
@@ -257,19 +279,29 @@ def state_values(
     tau: float = 1.0,
     rollout_length: int | None = None,
     value_range: float | None = None,
+    value_low: float | None = None,
+    rule: Rule = DEFAULT_RULE,
     variant: Variant = "checkpoints",
     beta: float = 1.1,
     p: float = 1.1,
+    max_bet: float = DEFAULT_MAX_BET,
     max_samples: int = DEFAULT_MAX_SAMPLES,
     seed: int = 0,
+    threads: int | None = None,
 ) -> StateValues:
-    """Algorithm 2 alone at each state: EBGStop with (``epsilon``, ``delta``, ``tau``) per state,
-    as in the paper's sample-count study (which passes epsilon and delta to each state directly).
+    """Algorithm 2 alone at each state: the stopping ``rule`` with (``epsilon``, ``delta``,
+    ``tau``) per state, as in the paper's sample-count study (which passes epsilon and delta to
+    each state directly).
 
-    ``rollout_length`` defaults to Lemma 5 with ``epsilon`` (or the time limit when undiscounted);
-    ``value_range`` to the range of a return of that length given the reward bounds.
+    ``rollout_length`` defaults to Lemma 5 with ``epsilon`` (or the time limit when undiscounted:
+    for an episodic task a cap, and ``n_cut`` says how many rollouts reached it);
+    ``value_range`` (the paper's V_max, value units) to the range of a return of that length given
+    the reward bounds; ``value_low`` (the lowest return) to the top of that range minus
+    ``value_range``. ``threads``: worker threads (None: every core; results do not depend on it).
     """
     env = as_environment(env)
+    check_rule(rule)
+    count(threads, "threads", 1, optional=True)
     count(seed, "seed", 0)
     count(max_samples, "max_samples", 1)
     lo, hi = env.reward_bounds
@@ -283,16 +315,33 @@ def state_values(
         else:
             raise ValueError("an undiscounted environment needs a time limit")
     count(rollout_length, "rollout_length", 1)
+    low, high = return_bounds(env, rollout_length)
     if value_range is None:
-        g = env.discount
-        weight = (1 - g**rollout_length) / (1 - g) if g < 1 else float(rollout_length)
-        value_range = max(max(hi, hi * weight) - min(lo, lo * weight), np.finfo(float).tiny)
+        value_range = max(high - low, np.finfo(float).tiny)
+    if value_low is None:
+        value_low = high - value_range
     array = _states_array(env, states)
-    out = _core.value_error_state_values(
-        env.core, policy.core, array, dict(epsilon=float(epsilon), delta=float(delta), tau=float(tau),
-        value_range=float(value_range), variant=variant, beta=float(beta), p=float(p), max_samples=int(max_samples),
-        rollout_length=int(rollout_length), seed=int(seed)),
-    )  # fmt: skip
+    options = dict(rule=rule, epsilon=float(epsilon), delta=float(delta), tau=float(tau), value_low=float(value_low),
+        value_range=float(value_range), variant=variant, beta=float(beta), p=float(p), max_bet=float(max_bet),
+        max_samples=int(max_samples), rollout_length=int(rollout_length), seed=int(seed), threads=threads)  # fmt: skip
+    out = _core.value_error_state_values(env.core, policy.core, array, options)
     return StateValues(
-        out["value"], out["n_samples"], out["n_steps"], tuple(out["reason"]), int(rollout_length), float(value_range)
+        out["value"],
+        out["n_samples"],
+        out["n_steps"],
+        tuple(out["reason"]),
+        out["n_cut"],
+        int(rollout_length),
+        float(value_low),
+        float(value_range),
+        rule,
     )
+
+
+def return_bounds(env: Environment, rollout_length: int) -> tuple[float, float]:
+    """The lowest and highest return of 1 to ``rollout_length`` rewards within the reward bounds
+    (value units): min(lo, lo S) and max(hi, hi S) with S the discounted sum of ``rollout_length`` ones."""
+    lo, hi = env.reward_bounds
+    g = env.discount
+    weight = (1 - g**rollout_length) / (1 - g) if g < 1 else float(rollout_length)
+    return min(lo, lo * weight), max(hi, hi * weight)

@@ -40,6 +40,7 @@ pub mod trajectory;
 pub mod agents;
 pub mod envs;
 
+pub mod confidence;
 pub mod evaluators;
 
 pub use error::{BbrlError, Result};

@@ -11,7 +11,9 @@ use super::continuous_env::{states_from, PyFixedPolicy, PySparseFeatures, PyValu
 use super::{options, to_py};
 use bbrl_core::evaluators::value_error::catalog;
 use bbrl_core::evaluators::value_error::learners::TdSettings;
-use bbrl_core::evaluators::value_error::{self as ve, EbgStopConfig, Loss, ReferenceSettings, StateValuesOptions};
+use bbrl_core::evaluators::value_error::{
+    self as ve, EbgStopConfig, Loss, ReferenceSettings, StateValuesOptions, StopConfig,
+};
 
 fn loss_from(kind: &str, tau: f64, c: f64) -> PyResult<Loss> {
     Loss::from_name(kind, tau, c).map_err(to_py)
@@ -129,6 +131,20 @@ fn ebgstop_iterator<'py>(
     outcome_dict(py, &out)
 }
 
+/// A certified mean of a 1-D float64 array by either stopping rule (its length caps the
+/// samples); options: the keys of `StopConfig`.
+#[pyfunction]
+fn certify_array<'py>(
+    py: Python<'py>,
+    samples: PyReadonlyArray1<'_, f64>,
+    options: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let cfg: StopConfig = self::options(options)?;
+    let samples = samples.as_slice()?;
+    let out = py.detach(|| ve::certify_slice(&cfg, samples)).map_err(to_py)?;
+    outcome_dict(py, &out)
+}
+
 /// Algorithm 1's references at the given states (options: the keys of `ReferenceSettings`): a
 /// dict of arrays (value, n_samples, n_steps, reason) and the design (every derived parameter).
 #[pyfunction]
@@ -149,6 +165,7 @@ fn value_error_references<'py>(
     d.set_item("eps_bar", design.eps_bar)?;
     d.set_item("state_delta", design.state_delta)?;
     d.set_item("rollout_length", design.rollout_length)?;
+    d.set_item("value_low", design.value_low)?;
     d.set_item("value_range", design.value_range)?;
     d.set_item("discount", design.discount)?;
     d.set_item("guaranteed_error", design.guaranteed_error().map_err(to_py)?)?;
@@ -170,9 +187,7 @@ fn value_error_state_values<'py>(
     let states = states_from(states)?;
     let o: StateValuesOptions = self::options(options)?;
     let (env, policy) = (&env.inner, &policy.inner);
-    let values = py
-        .detach(|| catalog::state_values(env, policy, &states, &o.ebgstop, o.rollout_length, o.seed))
-        .map_err(to_py)?;
+    let values = py.detach(|| catalog::state_values(env, policy, &states, &o)).map_err(to_py)?;
     values_dict(py, &values)
 }
 
@@ -181,6 +196,7 @@ fn values_dict<'py>(py: Python<'py>, values: &[ve::ReferenceValue]) -> PyResult<
     d.set_item("value", values.iter().map(|v| v.value).collect::<Vec<_>>().into_pyarray(py))?;
     d.set_item("n_samples", values.iter().map(|v| v.n_samples).collect::<Vec<_>>().into_pyarray(py))?;
     d.set_item("n_steps", values.iter().map(|v| v.n_steps).collect::<Vec<_>>().into_pyarray(py))?;
+    d.set_item("n_cut", values.iter().map(|v| v.n_cut).collect::<Vec<_>>().into_pyarray(py))?;
     d.set_item("reason", values.iter().map(|v| v.reason.name()).collect::<Vec<_>>())?;
     Ok(d)
 }
@@ -240,5 +256,6 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(value_error_guaranteed_error, m)?)?;
     m.add_function(wrap_pyfunction!(ebgstop_array, m)?)?;
     m.add_function(wrap_pyfunction!(ebgstop_iterator, m)?)?;
+    m.add_function(wrap_pyfunction!(certify_array, m)?)?;
     Ok(())
 }

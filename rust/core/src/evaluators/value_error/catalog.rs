@@ -3,18 +3,19 @@
 //! features need a finite MDP of the same size). Dispatch happens once per call, so the loops
 //! inside stay monomorphic.
 
-use super::ebgstop::EbgStopConfig;
 use super::learners::{td_lambda, LearningCurve, TdSettings};
+use super::options::StateValuesOptions;
 use super::policy::{EnergyPumping, Policy, TabularPolicy, UniformPolicy};
 use super::references::{
     reference_values, rollout_values, state_stream, truncated_return, ReferenceDesign, ReferenceSettings,
-    ReferenceValue,
+    ReferenceValue, RolloutCount,
 };
 use super::tiles::{OneHot, TileCoder};
 pub use crate::envs::AnyEnv;
 use crate::envs::{Env, FiniteEnv, MountainCar, PuddleWorld};
 use crate::error::{index_range, Result};
 use crate::invalid;
+use crate::platform::threads;
 use crate::rng::{purpose, random_below, stream};
 
 #[derive(Clone, Debug)]
@@ -188,17 +189,19 @@ pub fn references(
     with_pair!(env, policy, |e, p| reference_values(e, p, StateKind::slice(states)?, settings))
 }
 
-/// Algorithm 2 at each state with explicit per-state parameters (the paper's sample-count study).
+/// Algorithm 2 at each state with explicit per-state parameters (the paper's sample-count study),
+/// on `options.threads` threads.
 pub fn state_values(
     env: &AnyEnv,
     policy: &AnyPolicy,
     states: &States,
-    config: &EbgStopConfig,
-    length: usize,
-    seed: u64,
+    options: &StateValuesOptions,
 ) -> Result<Vec<ReferenceValue>> {
     check_states(env, states)?;
-    with_pair!(env, policy, |e, p| rollout_values(e, p, StateKind::slice(states)?, config, length, seed))
+    let StateValuesOptions { stop, rollout_length, seed, threads } = *options;
+    threads::install(threads, || {
+        with_pair!(env, policy, |e, p| rollout_values(e, p, StateKind::slice(states)?, &stop, rollout_length, seed))
+    })?
 }
 
 /// `m` evaluation states drawn uniformly over the state space (Sajed et al.'s choice): the
@@ -236,11 +239,11 @@ pub fn sample_returns(
     }
     check_states(env, state)?;
     let mut rng = stream(seed, purpose::VALUE_ERROR_ROLLOUTS, 0);
-    let mut steps = 0u64;
+    let mut count = RolloutCount::default();
     with_pair!(env, policy, |e, p| {
         let start = &StateKind::slice(state)?[0];
-        let returns = (0..n).map(|_| truncated_return(e, p, start, length, &mut rng, &mut steps)).collect();
-        Ok((returns, steps))
+        let returns = (0..n).map(|_| truncated_return(e, p, start, length, &mut rng, &mut count)).collect();
+        Ok((returns, count.steps))
     })
 }
 

@@ -12,6 +12,7 @@
 //! | `sample_size` | Algorithm 1's accuracy split, its m, the guaranteed error |
 //! | `rollout_length` | Lemma 5's truncation length |
 //! | `ebgstop` | Algorithm 2: EBGStop with the τ rule, check-point or every-sample variant |
+//! | `stopping` | the stopping-rule seam: the betting confidence sequence (default) or EBGStop, one contract |
 //! | `policy` | fixed policies: uniform, Mountain Car's energy pumping, tabular |
 //! | `references` | Algorithm 1's references in parallel over states; CMAPVE with its bound |
 //! | `tiles` | sparse binary features: grid tile coding, one-hot |
@@ -28,6 +29,7 @@ pub mod policy;
 pub mod references;
 pub mod rollout_length;
 pub mod sample_size;
+pub mod stopping;
 pub mod tiles;
 
 pub use ebgstop::{ebgstop, ebgstop_slice, CheckVariant, EbgStopConfig, EbgStopOutcome, StopReason};
@@ -37,3 +39,4 @@ pub use policy::{EnergyPumping, Policy, TabularPolicy, UniformPolicy};
 pub use references::{cmapve, reference_values, CmapveReport, ReferenceDesign, ReferenceSettings, ReferenceValue};
 pub use rollout_length::rollout_length;
 pub use sample_size::{accuracies, guaranteed_error, sample_size, state_sampling_error, Accuracies, AccuracySplit};
+pub use stopping::{certified_estimate, certify, certify_slice, StopConfig, StoppingRule};

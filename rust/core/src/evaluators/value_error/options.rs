@@ -7,6 +7,7 @@ use super::ebgstop::{CheckVariant, EbgStopConfig};
 use super::learners::TdSettings;
 use super::references::ReferenceSettings;
 use super::sample_size::AccuracySplit;
+use super::stopping::{StopConfig, StoppingRule};
 use crate::error::Result;
 use crate::invalid;
 use crate::options::{unknown_key, Options, ParamValue};
@@ -56,10 +57,12 @@ impl Default for ReferenceSettings {
             c: f64::NAN,
             k: 1,
             split: AccuracySplit::Corrected,
+            rule: StoppingRule::Betting,
             variant: CheckVariant::Checkpoints,
             beta: ebgstop.beta,
             p: ebgstop.p,
             max_samples: ebgstop.max_samples,
+            value_range: None,
             seed: 0,
             threads: None,
         }
@@ -67,8 +70,22 @@ impl Default for ReferenceSettings {
 }
 
 impl Options for ReferenceSettings {
-    const KEYS: &'static [&'static str] =
-        &["epsilon", "delta", "tau", "c", "k", "split", "variant", "beta", "p", "max_samples", "seed", "threads"];
+    const KEYS: &'static [&'static str] = &[
+        "epsilon",
+        "delta",
+        "tau",
+        "c",
+        "k",
+        "split",
+        "rule",
+        "variant",
+        "beta",
+        "p",
+        "max_samples",
+        "value_range",
+        "seed",
+        "threads",
+    ];
     const REQUIRED: &'static [&'static str] = &["epsilon", "delta", "tau", "c"];
 
     fn set(&mut self, key: &str, value: &ParamValue) -> Result<()> {
@@ -79,10 +96,12 @@ impl Options for ReferenceSettings {
             "c" => self.c = value.as_f64(key)?,
             "k" => self.k = value.as_u64(key)?,
             "split" => self.split = value.parse(key)?,
+            "rule" => self.rule = value.parse(key)?,
             "variant" => self.variant = value.parse(key)?,
             "beta" => self.beta = value.as_f64(key)?,
             "p" => self.p = value.as_f64(key)?,
             "max_samples" => self.max_samples = value.as_u64(key)?,
+            "value_range" => self.value_range = Some(value.as_f64(key)?),
             "seed" => self.seed = value.as_u64(key)?,
             "threads" => self.threads = Some(value.as_u64(key)? as usize),
             _ => return Err(unknown_key(key, Self::KEYS)),
@@ -95,25 +114,81 @@ impl Options for ReferenceSettings {
     }
 }
 
-/// Algorithm 2 at given states with explicit parameters: EBGStop's, the rollout length and the
-/// seed (state `i` draws from stream `(seed, VALUE_ERROR_ROLLOUTS, i)`).
+/// The keys of one certified mean under either stopping rule.
+const STOP_KEYS: &[&str] =
+    &["rule", "epsilon", "delta", "tau", "value_low", "value_range", "variant", "beta", "p", "max_bet", "max_samples"];
+
+impl Default for StopConfig {
+    /// The betting rule; ε, δ, τ and the bounds have no default (NaN).
+    fn default() -> Self {
+        Self::new(f64::NAN, f64::NAN, f64::NAN, f64::NAN, f64::NAN)
+    }
+}
+
+impl Options for StopConfig {
+    const KEYS: &'static [&'static str] = STOP_KEYS;
+    const REQUIRED: &'static [&'static str] = &["epsilon", "delta", "tau", "value_low", "value_range"];
+
+    fn set(&mut self, key: &str, value: &ParamValue) -> Result<()> {
+        match key {
+            "rule" => self.rule = value.parse(key)?,
+            "epsilon" => self.epsilon = value.as_f64(key)?,
+            "delta" => self.delta = value.as_f64(key)?,
+            "tau" => self.tau = value.as_f64(key)?,
+            "value_low" => self.low = value.as_f64(key)?,
+            "value_range" => self.range = value.as_f64(key)?,
+            "variant" => self.variant = value.parse(key)?,
+            "beta" => self.beta = value.as_f64(key)?,
+            "p" => self.p = value.as_f64(key)?,
+            "max_bet" => self.betting.max_bet = value.as_f64(key)?,
+            "max_samples" => self.max_samples = value.as_u64(key)?,
+            _ => return Err(unknown_key(key, Self::KEYS)),
+        }
+        Ok(())
+    }
+
+    fn validate(&self) -> Result<()> {
+        StopConfig::validate(self)
+    }
+}
+
+/// Algorithm 2 at given states with explicit parameters: the stopping rule's, the rollout length
+/// and the seed (state `i` draws from stream `(seed, VALUE_ERROR_ROLLOUTS, i)`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StateValuesOptions {
-    pub ebgstop: EbgStopConfig,
+    pub stop: StopConfig,
     pub rollout_length: usize,
     pub seed: u64,
+    /// Threads over states (None: every core); the values never depend on it.
+    pub threads: Option<usize>,
 }
 
 impl Options for StateValuesOptions {
-    const KEYS: &'static [&'static str] =
-        &["epsilon", "delta", "tau", "value_range", "variant", "beta", "p", "max_samples", "rollout_length", "seed"];
-    const REQUIRED: &'static [&'static str] = &["epsilon", "delta", "tau", "value_range", "rollout_length"];
+    const KEYS: &'static [&'static str] = &[
+        "rule",
+        "epsilon",
+        "delta",
+        "tau",
+        "value_low",
+        "value_range",
+        "variant",
+        "beta",
+        "p",
+        "max_bet",
+        "max_samples",
+        "rollout_length",
+        "seed",
+        "threads",
+    ];
+    const REQUIRED: &'static [&'static str] =
+        &["epsilon", "delta", "tau", "value_low", "value_range", "rollout_length"];
 
     fn set(&mut self, key: &str, value: &ParamValue) -> Result<()> {
         match key {
             "rollout_length" => self.rollout_length = value.as_usize(key)?,
             "seed" => self.seed = value.as_u64(key)?,
-            _ if EBGSTOP_KEYS.contains(&key) => self.ebgstop.set(key, value)?,
+            "threads" => self.threads = Some(value.as_usize(key)?),
+            _ if STOP_KEYS.contains(&key) => self.stop.set(key, value)?,
             _ => return Err(unknown_key(key, Self::KEYS)),
         }
         Ok(())
@@ -123,7 +198,7 @@ impl Options for StateValuesOptions {
         if self.rollout_length == 0 {
             return Err(invalid!("the rollout length must be >= 1"));
         }
-        self.ebgstop.validate()
+        self.stop.validate()
     }
 }
 
@@ -208,12 +283,21 @@ mod tests {
 
     #[test]
     fn state_values_and_td_options_need_their_lengths() {
-        let mut pairs = vec![("epsilon", f(0.1)), ("delta", f(0.1)), ("tau", f(1.0)), ("value_range", f(1.0))];
+        let mut pairs = vec![
+            ("epsilon", f(0.1)),
+            ("delta", f(0.1)),
+            ("tau", f(1.0)),
+            ("value_low", f(-1.0)),
+            ("value_range", f(1.0)),
+        ];
         let e = read::<StateValuesOptions>(&pairs).unwrap_err().to_string();
         assert!(e.contains("missing option 'rollout_length'"), "{e}");
         pairs.push(("rollout_length", ParamValue::Int(0)));
         assert!(read::<StateValuesOptions>(&pairs).unwrap_err().to_string().contains("rollout length must be >= 1"));
-        pairs[4] = ("rollout_length", ParamValue::Int(30));
+        pairs[5] = ("rollout_length", ParamValue::Int(30));
+        assert_eq!(read::<StateValuesOptions>(&pairs).unwrap().stop.rule, StoppingRule::Betting);
+        pairs.push(("rule", ParamValue::Text("ebgstop".into())));
+        assert_eq!(read::<StateValuesOptions>(&pairs).unwrap().stop.rule, StoppingRule::Ebgstop);
         assert_eq!(read::<StateValuesOptions>(&pairs).unwrap().rollout_length, 30);
 
         let td = [

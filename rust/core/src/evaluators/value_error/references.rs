@@ -5,11 +5,12 @@
 
 use rayon::prelude::*;
 
-use super::ebgstop::{ebgstop, CheckVariant, EbgStopConfig, StopReason};
+use super::ebgstop::{CheckVariant, StopReason};
 use super::losses::{mean_loss, Loss};
 use super::policy::Policy;
 use super::rollout_length::rollout_length;
 use super::sample_size::{accuracies, guaranteed_error, AccuracySplit};
+use super::stopping::{certify, StopConfig, StoppingRule};
 use crate::envs::Env;
 use crate::error::Result;
 use crate::invalid;
@@ -30,11 +31,17 @@ pub struct ReferenceSettings {
     /// K: how many times the error will be queried.
     pub k: u64,
     pub split: AccuracySplit,
+    /// The confidence bound that stops each state's sampling (betting by default).
+    pub rule: StoppingRule,
+    /// EBGStop's check variant, growth and budget exponent (unused by the betting rule).
     pub variant: CheckVariant,
     pub beta: f64,
     pub p: f64,
     /// Per-state cap on sampled returns.
     pub max_samples: u64,
+    /// The width of the returns' range (the paper's V_max), anchored at the highest possible
+    /// return; None: the range the reward bounds give a return of the rollout length.
+    pub value_range: Option<f64>,
     pub seed: u64,
     /// Threads of the rollouts over states (None: every core); the values never depend on it.
     pub threads: Option<usize>,
@@ -66,7 +73,8 @@ pub struct ReferenceDesign {
     pub state_delta: f64,
     /// Steps per rollout at most (Lemma 5 with ε̄, or the time limit).
     pub rollout_length: usize,
-    /// The range of a truncated return (EBGStop's R).
+    /// The lowest possible truncated return, and the width R of their range (EBGStop's R).
+    pub value_low: f64,
     pub value_range: f64,
     pub discount: f64,
 }
@@ -104,7 +112,14 @@ impl ReferenceDesign {
             if gamma < 1.0 { (1.0 - gamma.powi(rollout_length as i32)) / (1.0 - gamma) } else { rollout_length as f64 };
         let lowest = lo.min(lo * horizon_weight);
         let highest = hi.max(hi * horizon_weight);
-        let value_range = (highest - lowest).max(f64::MIN_POSITIVE);
+        let value_range = match settings.value_range {
+            Some(r) if !(r.is_finite() && r > 0.0) => {
+                return Err(invalid!("value_range must be finite and > 0, got {r}"));
+            }
+            Some(r) => r,
+            None => (highest - lowest).max(f64::MIN_POSITIVE),
+        };
+        let lowest = highest - value_range;
         let design = Self {
             settings,
             m,
@@ -112,25 +127,25 @@ impl ReferenceDesign {
             eps_bar: acc.eps_bar,
             state_delta: settings.delta / (2.0 * m as f64),
             rollout_length,
+            value_low: lowest,
             value_range,
             discount: gamma,
         };
-        design.ebgstop_config().validate()?;
+        design.stop_config().validate()?;
         Ok(design)
     }
 
-    /// EBGStop's parameters for one state: (ε̄, δ/(2m), τ).
-    pub fn ebgstop_config(&self) -> EbgStopConfig {
+    /// The stopping rule's parameters for one state: (ε̄, δ/(2m), τ) on returns in
+    /// [value_low, value_low + value_range].
+    pub fn stop_config(&self) -> StopConfig {
         let s = &self.settings;
-        EbgStopConfig {
-            epsilon: self.eps_bar,
-            delta: self.state_delta,
-            tau: s.tau,
-            range: self.value_range,
+        StopConfig {
+            rule: s.rule,
             variant: s.variant,
             beta: s.beta,
             p: s.p,
             max_samples: s.max_samples,
+            ..StopConfig::new(self.eps_bar, self.state_delta, s.tau, self.value_low, self.value_range)
         }
     }
 
@@ -148,11 +163,21 @@ pub struct ReferenceValue {
     pub n_samples: u64,
     /// Environment steps simulated.
     pub n_steps: u64,
+    /// Rollouts that reached the rollout length before the episode ended (for an undiscounted
+    /// episodic task whose time limit is a cap, 0 means every return ran to termination).
+    pub n_cut: u64,
     pub reason: StopReason,
 }
 
+/// What the rollouts of one state cost: environment steps, and rollouts cut at the length.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RolloutCount {
+    pub steps: u64,
+    pub cut: u64,
+}
+
 /// One discounted return of at most `length` steps from `start` under `policy`; also counts the
-/// steps. Allocation-free (states are moved, not collected).
+/// steps and whether the length cut the episode. Allocation-free (states are moved, not collected).
 #[inline]
 pub fn truncated_return<E: Env, P: Policy<E::State> + ?Sized>(
     env: &E,
@@ -160,7 +185,7 @@ pub fn truncated_return<E: Env, P: Policy<E::State> + ?Sized>(
     start: &E::State,
     length: usize,
     rng: &mut Rng,
-    steps: &mut u64,
+    count: &mut RolloutCount,
 ) -> f64 {
     let gamma = env.discount();
     let (mut total, mut weight) = (0.0, 1.0);
@@ -168,14 +193,15 @@ pub fn truncated_return<E: Env, P: Policy<E::State> + ?Sized>(
     for _ in 0..length {
         let action = policy.draw(&state, rng);
         let step = env.step(&state, action, rng);
-        *steps += 1;
+        count.steps += 1;
         total += weight * step.reward;
         if step.terminal {
-            break;
+            return total;
         }
         weight *= gamma;
         state = step.next_state;
     }
+    count.cut += 1;
     total
 }
 
@@ -191,14 +217,14 @@ fn check_policy<E: Env, P: Policy<E::State> + ?Sized>(env: &E, policy: &P) -> Re
     Ok(())
 }
 
-/// Algorithm 2 at each state with the given EBGStop parameters and rollout length, in parallel
+/// Algorithm 2 at each state with the given stopping rule and rollout length, in parallel
 /// over states; state i uses stream (seed, VALUE_ERROR_ROLLOUTS, i), so the values do not depend
 /// on the thread count.
 pub fn rollout_values<E: Env, P: Policy<E::State> + ?Sized>(
     env: &E,
     policy: &P,
     states: &[E::State],
-    config: &EbgStopConfig,
+    config: &StopConfig,
     length: usize,
     seed: u64,
 ) -> Result<Vec<ReferenceValue>> {
@@ -212,9 +238,15 @@ pub fn rollout_values<E: Env, P: Policy<E::State> + ?Sized>(
         .enumerate()
         .map(|(i, state)| {
             let mut rng = stream(seed, purpose::VALUE_ERROR_ROLLOUTS, i as u64);
-            let mut steps = 0u64;
-            let out = ebgstop(config, || Some(truncated_return(env, policy, state, length, &mut rng, &mut steps)))?;
-            Ok(ReferenceValue { value: out.estimate, n_samples: out.n_samples, n_steps: steps, reason: out.reason })
+            let mut count = RolloutCount::default();
+            let out = certify(config, || Some(truncated_return(env, policy, state, length, &mut rng, &mut count)))?;
+            Ok(ReferenceValue {
+                value: out.estimate,
+                n_samples: out.n_samples,
+                n_steps: count.steps,
+                n_cut: count.cut,
+                reason: out.reason,
+            })
         })
         .collect()
 }
@@ -228,7 +260,7 @@ pub fn reference_values<E: Env, P: Policy<E::State> + ?Sized>(
 ) -> Result<(ReferenceDesign, Vec<ReferenceValue>)> {
     check_policy(env, policy)?;
     let design = ReferenceDesign::new(env, settings, states.len())?;
-    let config = design.ebgstop_config();
+    let config = design.stop_config();
     let values = threads::install(settings.threads, || {
         rollout_values(env, policy, states, &config, design.rollout_length, settings.seed)
     })??;
@@ -275,10 +307,12 @@ mod tests {
             c: 1.0,
             k: 1,
             split: AccuracySplit::Corrected,
+            rule: StoppingRule::Betting,
             variant: CheckVariant::Checkpoints,
             beta: 1.1,
             p: 1.1,
             max_samples: 1_000_000,
+            value_range: None,
             seed: 9,
             threads: None,
         }

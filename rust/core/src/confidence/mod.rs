@@ -1,0 +1,15 @@
+//! Anytime-valid confidence sequences for the mean of bounded samples: intervals [L_t, U_t] that
+//! contain the mean at every t at once with probability at least 1 − δ, so a caller may stop
+//! whenever it likes (after a chosen accuracy is reached, say) and keep the guarantee.
+//!
+//! | module | one job |
+//! |---|---|
+//! | `betting` | the hedged capital process with predictable plug-in bets (Waudby-Smith and Ramdas, JRSS-B 2024) and its running intersection |
+//!
+//! Evaluators use it through [`BettingSequence::push`] and [`BettingSequence::interval`]; the
+//! value-error estimator stops it by relative accuracy, and a paired-difference sequence (the
+//! difference of two bounded samples is bounded too) can race configurations on the same API.
+
+pub mod betting;
+
+pub use betting::{BettingOptions, BettingSequence};
