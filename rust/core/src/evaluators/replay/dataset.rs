@@ -344,6 +344,15 @@ impl Dataset {
     pub fn start_state(&self) -> Option<usize> {
         self.start_state
     }
+    /// The episode id and step counter `t` of every row.
+    pub fn episode_and_t(&self) -> (Vec<i64>, Vec<i64>) {
+        let (mut ids, mut t) = (Vec::with_capacity(self.steps.len()), Vec::with_capacity(self.steps.len()));
+        for (range, &id) in self.episodes.iter().zip(&self.episode_ids) {
+            ids.extend(std::iter::repeat_n(id, range.len()));
+            t.extend(0..range.len() as i64);
+        }
+        (ids, t)
+    }
     /// The start state of every logged episode (complete or not), in log order.
     pub fn logged_starts(&self) -> Vec<usize> {
         self.episodes.iter().map(|r| self.start_of(r)).collect()
