@@ -178,6 +178,18 @@ def evaluate(
     return results[0] if runs is None else ReplayRuns(results)
 
 
+def _environment_document(env: FiniteEnv) -> dict[str, Any]:
+    """The arguments that rebuild ``env`` in a worker process (the core object does not pickle)."""
+    return {
+        "transitions": env.transitions,
+        "rewards": env.rewards,
+        "start": env.start_law,
+        "discount": env.discount,
+        "time_limit": env.time_limit,
+        "name": env.name,
+    }
+
+
 def _python_trained(agent: Any) -> TrainedPythonAgent:
     """The trained Python agent behind ``agent`` (a trained agent or a stepper on one)."""
     return agent.trained if isinstance(agent, Stepper) else agent
@@ -283,7 +295,7 @@ def online_returns(
     rows = run_blocks(
         "online",
         _python_trained(agent),
-        FiniteEnv._wrap(core_env),
+        _environment_document(FiniteEnv._wrap(core_env)),
         options,
         threads,
         lambda o: list(_core.replay_online(handle, True, core_env, o)),

@@ -18,6 +18,7 @@ from typing import Any
 from .. import _core, stopping
 from ..agents import Stepper, TrainedPythonAgent
 from ..distributions import from_document
+from ..envs import FiniteEnv
 from ..protocol.workers import n_workers
 
 __all__ = ["run_blocks"]
@@ -38,8 +39,8 @@ def run_blocks(
     threads: int | None,
     local: Callable[[dict[str, Any]], Any],
 ) -> list[Any]:
-    """The core call ``call`` (``"evaluate"`` on a :class:`~bbrl.replay.Dataset` or ``"online"`` on an
-    environment ``target``) for ``options["runs"]`` runs of the Python agent ``trained``, spread in
+    """The core call ``call`` (``"evaluate"`` on a :class:`~bbrl.replay.Dataset`, or ``"online"`` on
+    the environment the arguments of :class:`bbrl.envs.FiniteEnv` in the dict ``target`` build) for ``options["runs"]`` runs of the Python agent ``trained``, spread in
     blocks over ``threads`` worker processes (default: one per core; this process alone when that is
     one). ``local(options)`` runs a block here. Returns one entry per run, in run order: the
     per-run results concatenated."""
@@ -56,6 +57,7 @@ def run_blocks(
         )
         target_payload = pickle.dumps(target, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as exc:
+        # (the environment and the log always pickle: a failure here is the agent's)
         if threads is None:
             # Not asked for: an agent that cannot travel runs here (same results, more time).
             return list(local(options))
@@ -104,4 +106,4 @@ def _worker_block(call: str, payload: bytes, target_payload: bytes, options: dic
     handle = Stepper(trained)._core
     if call == "evaluate":
         return list(_core.replay_evaluate(handle, True, target._core, options))
-    return list(_core.replay_online(handle, True, target, options))
+    return list(_core.replay_online(handle, True, FiniteEnv(**target)._core, options))
