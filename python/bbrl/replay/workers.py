@@ -39,11 +39,12 @@ def run_blocks(
     threads: int | None,
     local: Callable[[dict[str, Any]], Any],
 ) -> list[Any]:
-    """The core call ``call`` (``"evaluate"`` on a :class:`~bbrl.replay.Dataset`, or ``"online"`` on
-    the environment the arguments of :class:`bbrl.envs.FiniteEnv` in the dict ``target`` build) for ``options["runs"]`` runs of the Python agent ``trained``, spread in
-    blocks over ``threads`` worker processes (default: one per core; this process alone when that is
-    one). ``local(options)`` runs a block here. Returns one entry per run, in run order: the
-    per-run results concatenated."""
+    """The core call ``call`` for ``options["runs"]`` runs of the Python agent ``trained``:
+    ``"evaluate"`` on the :class:`~bbrl.replay.Dataset` ``target``, or ``"online"`` on the
+    environment that the :class:`bbrl.envs.FiniteEnv` arguments in the dict ``target`` build. The
+    runs are spread in blocks over ``threads`` worker processes (default: one per core; this
+    process alone when that is one); ``local(options)`` runs a block here. Returns one entry per
+    run, in run order."""
     runs = int(options["runs"])
     workers = n_workers(threads, runs)
     if workers == 1:
