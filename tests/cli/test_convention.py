@@ -25,9 +25,13 @@ SHARED: dict[str, dict[str, object]] = {
     "--param": {"dest": "param", "type": None, "default": []},
 }
 #: The subcommands that run work (experiments, evaluations, rollouts): each takes --threads.
-RUNS_WORK = {("run",), ("quick",), ("grid", "run"), ("paper",), ("replay",), ("value-error", "references")}
+RUNS_WORK = {
+    ("run",), ("quick",), ("grid", "run"), ("paper",), ("replay",), ("value-error", "references"), ("replay-study",),
+}  # fmt: skip
 #: Those whose randomness a seed chooses: each takes --seed (default 0). A grid's seeds are in its file.
-SEEDED = {("run",), ("quick",), ("paper",), ("replay",), ("value-error", "references"), ("formulas",)}
+SEEDED = {
+    ("run",), ("quick",), ("paper",), ("replay",), ("value-error", "references"), ("formulas",), ("replay-study",),
+}  # fmt: skip
 #: Old spellings kept one release, by subcommand: (old option, the new option's dest).
 DEPRECATED = {("run",): ("--csv", "csv"), ("value-error", "references"): ("--discount", "gamma")}
 
@@ -55,7 +59,7 @@ def test_the_walk_sees_every_subcommand() -> None:
     expected = {
         ("run",), ("quick",), ("grid", "run"), ("grid", "status"), ("grid", "plan"), ("grid", "submit"),
         ("grid", "task"), ("report",), ("paper",), ("formulas",), ("agents",), ("distributions",),
-        ("value-error", "references"), ("replay",), ("envs",),
+        ("value-error", "references"), ("replay",), ("envs",), ("replay-study",),
     }  # fmt: skip
     assert set(COMMANDS) == expected
 
