@@ -290,10 +290,10 @@ Seed {seed}; {machine}.
 
 ## Figure 2a: SixArms, PSRS and Queue against the model-based evaluator
 
-{figure_settings["agent"]} ({figure_settings["prior"]}, discount {figure_settings["gamma"]}); {figure_settings["logs"]}
+{figure_settings["agent"]} ({figure_settings["prior"]}, discount {config.gamma}); {config.six_arms_logs}
 logs of the first complete uniform episodes within {config.six_arms_samples} transitions (mean
-{figure_settings["samples_per_log"]["mean"]:.1f}); one evaluation of {figure_settings["episodes"]} episodes at most per log and
-evaluator. Truth: {figure_settings["truth"]} (largest 95% half-width
+{figure_settings["samples_per_log"]["mean"]:.1f}); one evaluation of {config.six_arms_episodes} episodes at most per
+log and evaluator. Truth: {figure_settings["truth"]} (largest 95% half-width
 {figure_settings["truth_ci95_half_width_max"]:.3g}). Seeds: {figure_settings["log_seeds"]}. The model-based
 evaluator's rule for untried pairs: {figure_settings["model_unvisited_rule"]}.
 
