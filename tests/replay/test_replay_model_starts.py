@@ -3,6 +3,8 @@ the paper's pop-first order, from Python."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import polars as pl
 import pytest
@@ -105,3 +107,19 @@ def test_psrs_in_the_papers_order_throws_the_last_row_of_a_stream_away():
     assert paper.settings["psrs_order"] == "paper" and check_first.settings["psrs_order"] == "check_first"
     with pytest.raises(ValueError, match="psrs_order must be 'check_first' or 'paper', got 'pop'"):
         replay.evaluate(agent, data, "psrs", psrs_order="pop")
+
+
+def test_the_cli_runs_the_model_and_logs_with_several_starts(tmp_path):
+    from bbrl.cli import main
+
+    log = replay.Dataset.collect("RiverSwim-Strehl", np.full((6, 2), 0.5), 60, seed=1, episode_end=10)
+    log.write_parquet(tmp_path / "log.parquet")
+    common = ["replay", str(tmp_path / "log.parquet"), "--agent", "random", "--episode-end", "10", "--runs", "3"]
+    assert (
+        main([*common, "--method", "model", "--max-episodes", "4", "--return-gamma", "1", "--out", str(tmp_path / "m")])
+        == 0
+    )
+    summary = json.loads((tmp_path / "m" / "summary.json").read_text())
+    assert summary["start_state"] == "logged" and summary["episodes_per_run"] == {"mean": 4.0, "min": 4, "max": 4}
+    assert main([*common, "--psrs-order", "paper", "--return-gamma", "1", "--out", str(tmp_path / "p")]) == 0
+    assert json.loads((tmp_path / "p" / "summary.json").read_text())["psrs_order"] == "paper"

@@ -30,6 +30,7 @@ from ..distributions import FDM
 from ..fileio import write_atomic
 from ..protocol.schema import host_line
 from .figures import save_figure
+from .tables import markdown_table
 
 __all__ = ["StudyConfig", "log_seed", "riverswim_table", "run_study", "six_arms_figure_2a"]
 
@@ -252,16 +253,15 @@ def _figure(table: pl.DataFrame, settings: dict) -> Any:
 
 
 def _markdown(frame: pl.DataFrame, digits: int = 4) -> str:
-    """A frame as a Markdown table, numbers to ``digits`` significant digits."""
+    """``frame`` through the one Markdown writer, numbers to ``digits`` significant digits, right-aligned."""
 
     def cell(value: Any) -> str:
         if isinstance(value, float):
             return "" if np.isnan(value) else f"{value:.{digits}g}"
         return "" if value is None else str(value)
 
-    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.iter_rows()]
-    return "\n".join(lines)
+    align = ["right" if dtype.is_numeric() else "left" for dtype in frame.dtypes]
+    return markdown_table(frame.columns, [[cell(v) for v in row] for row in frame.iter_rows()], align)
 
 
 def run_study(out: Path, config: StudyConfig, seed: int = 0, threads: int | None = None) -> Path:
