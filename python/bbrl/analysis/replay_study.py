@@ -57,7 +57,7 @@ class StudyConfig:
 
     @classmethod
     def quick(cls) -> StudyConfig:
-        """A few minutes on 2 cores: fewer logs, runs and truth runs."""
+        """Under a minute on 2 cores: fewer logs, episodes, runs and truth runs."""
         return cls(six_arms_logs=40, six_arms_episodes=12, truth_runs=1000, river_runs=20)
 
 
@@ -228,7 +228,7 @@ def _figure(table: pl.DataFrame, settings: dict) -> Any:
     styles = {"model": ("C3", "-"), "psrs": ("C0", "--"), "queue": ("C2", ":")}
     for method, (colour, line) in styles.items():
         rows = table.filter(pl.col("method") == method)
-        x = rows["episode"].to_numpy() + 1
+        x = rows["episode"].to_numpy()
         mse_ax.plot(x, rows["mse"].to_numpy(), color=colour, linestyle=line, marker="o", label=method)
         split_ax.plot(x, rows["bias"].to_numpy(), color=colour, linestyle=line, marker="o", label=f"{method} bias")
         sd = np.sqrt(rows["variance"].to_numpy())
@@ -248,7 +248,7 @@ def _figure(table: pl.DataFrame, settings: dict) -> Any:
     split_ax.legend(fontsize=7, ncol=3)
     reach_ax.set_ylim(0.0, 1.05)
     reach_ax.set_ylabel("share of logs\nreaching the episode")
-    reach_ax.set_xlabel("episode")
+    reach_ax.set_xlabel("episode (0 = the first)")
     return fig
 
 

@@ -19,10 +19,12 @@ def register(commands: Any) -> None:
         description="Figure 2a (SixArms: PSRS and Queue against the model-based evaluator, MSE against the online "
         "truth per episode with bias, variance and the share of runs reaching it) and the RiverSwim comparison "
         "(episodes evaluated by Queue, PSRS and PERS for logs of 200 and 1,000 episodes). Without --quick: the "
-        "paper's sizes (200 logs, 10,000 truth runs; tens of minutes on 2 cores). Writes README.md (the report), "
+        "paper's sizes (200 logs, 10,000 truth runs; minutes on 2 cores). Writes README.md (the report), "
         "figure2a.csv/.png/.svg, riverswim.csv and summary.json.",
     )
-    parser.add_argument("--quick", action="store_true", help="fewer logs, runs and truth runs (minutes on 2 cores)")
+    parser.add_argument(
+        "--quick", action="store_true", help="fewer logs, runs and truth runs (under a minute on 2 cores)"
+    )
     add_out(parser, "output folder (default bbrl-replay-study or bbrl-replay-study-quick)")
     add_seed(parser, "seed of every log, evaluation and online run (default 0)")
     add_threads(parser)
