@@ -333,7 +333,7 @@ def replay_collect(
     seed: int,
 ) -> ReplayDataset: ...
 
-# Options: n_episodes (required), episode_end, gamma, max_steps, seed, runs, threads.
+# Options: n_episodes (required), episode_end, gamma, max_steps, seed, runs, first_run, threads.
 def replay_online(
     stepper: Stepper, python_agent: bool, env: FiniteEnv, options: dict[str, Any]
 ) -> npt.NDArray[np.float64]: ...
