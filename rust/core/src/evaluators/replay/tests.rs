@@ -671,5 +671,43 @@ mod properties {
             }
             prop_assert!(left.iter().all(|&n| n >= 0));
         }
+
+        /// A log replayed from its own start states (every state a possible start): Queue and
+        /// PSRS start each emitted episode in a logged start state, each at most as often as
+        /// logged, and the model-based evaluator runs every requested episode.
+        #[test]
+        fn logged_starts_are_used_at_most_once_each(
+            n_states in 2usize..5,
+            n_actions in 1usize..4,
+            weights in proptest::collection::vec(0.0f64..3.0, 64),
+            n_episodes in 1usize..30,
+            horizon in 1usize..6,
+            seed in 0u64..1000,
+        ) {
+            let fixed = random_env(n_states, n_actions, &weights);
+            let start = vec![1.0 / n_states as f64; n_states];
+            let env = FiniteEnv::new("random", fixed.mdp().clone(), start, 0.9, None).unwrap();
+            let end = EpisodeEnd::Horizon(horizon);
+            let data = collect(&env, &uniform(n_states, n_actions), n_episodes, end, horizon, seed).unwrap();
+            let mut logged = vec![0i64; n_states];
+            for s in data.logged_starts() {
+                logged[s] += 1;
+            }
+            for method in [Method::Queue, Method::Psrs(PsrsOrder::CheckFirst)] {
+                let mut st = stepper("random", &[], &env, seed);
+                let out = run(&mut st, &data, &Config { trace: true, ..config(method, end) }, seed).unwrap();
+                prop_assert!(out.returns.len() <= n_episodes);
+                let mut left = logged.clone();
+                for (k, (episode, t)) in out.trace.iter().enumerate() {
+                    if k == 0 || out.trace[k - 1].0 != *episode {
+                        left[t.state] -= 1;
+                    }
+                }
+                prop_assert!(left.iter().all(|&n| n >= 0));
+            }
+            let mut st = stepper("random", &[], &env, seed);
+            let cfg = Config { max_episodes: Some(7), ..config(Method::Model { max_steps: 50 }, end) };
+            prop_assert_eq!(run(&mut st, &data, &cfg, seed).unwrap().returns.len(), 7);
+        }
     }
 }
