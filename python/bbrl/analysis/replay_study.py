@@ -133,6 +133,7 @@ def six_arms_figure_2a(config: StudyConfig, seed: int, threads: int | None = Non
         estimates["model"].append(model.returns)
     table = pl.concat([_episode_table(estimates[m], truth, m) for m in estimates])
     settings = {
+        "seed": seed,
         "environment": "SixArms (Strehl & Littman), episodes end on return to state 0",
         "agent": agent.label,
         "prior": prior.name,
@@ -239,7 +240,7 @@ def _figure(table: pl.DataFrame, settings: dict) -> Any:
     mse_ax.legend()
     mse_ax.set_title(
         f"SixArms, {settings['agent']}, {settings['logs']} logs of ~{settings['samples_per_log']['target']} "
-        f"uniform samples; truth: {settings['truth']}",
+        f"uniform samples, seed {settings['seed']}; truth: {settings['truth']}",
         fontsize=8,
     )
     split_ax.axhline(0.0, color="0.6", linewidth=0.8)
