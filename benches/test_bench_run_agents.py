@@ -18,4 +18,6 @@ def test_experiment(benchmark, problem, agent, n_mdps):
     experiment = bbrl.Experiment(problem, n_mdps=n_mdps, gamma=0.95, horizon=250, seed=0)
     run = benchmark.pedantic(experiment.run, args=(agent,), kwargs={"threads": 1}, rounds=3, iterations=1)
     assert run.returns.shape == (n_mdps,)
+    benchmark.extra_info["problem"] = problem
+    benchmark.extra_info["agent"] = agent.label
     benchmark.extra_info["us_per_decision"] = float(run.online_cpu_seconds.sum()) / (n_mdps * 250) * 1e6

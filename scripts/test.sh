@@ -33,3 +33,6 @@ echo "== Python: lints and tests against the installed wheel"
 # tests/stubtest-allowlist.txt, passed with --allowlist, with its reason).
 "$venv/bin/python" -m mypy.stubtest bbrl._core
 BBRL_REQUIRE_INSTALLED=1 "$venv/bin/python" -m pytest tests
+# The benchmark suite once, untimed (speed is measured with `pytest benches`, benches/README.md):
+# it must keep running against the package as it changes.
+BBRL_REQUIRE_INSTALLED=1 "$venv/bin/python" -m pytest benches --benchmark-disable -q

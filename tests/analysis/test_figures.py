@@ -21,7 +21,7 @@ from rich.console import Console
 
 from bbrl import grid
 from bbrl.analysis import report
-from bbrl.analysis.figures import ALGORITHM_ORDER, algorithm_colour, algorithm_marker
+from bbrl.analysis.figures import ALGORITHM_ORDER, algorithm_colour, algorithm_marker, is_python_agent
 from bbrl.analysis.formatting import format_duration
 from bbrl.protocol.results import load
 from bbrl.protocol.schema import Col
@@ -194,6 +194,10 @@ def test_every_algorithm_has_its_own_colour_and_marker_and_the_colours_survive_g
     assert min(b - a for a, b in itertools.pairwise(greys)) >= 0.04, greys
     # ... and none is so pale that it vanishes on white (OPPS-DS was a pale blue).
     assert max(greys) <= 0.72, greys
+    # A map cell has no marker: a Python agent never takes a built-in's colour (MyPSRL was Random's
+    # black), and maps hatch it.
+    assert not {algorithm_colour(a, others) for a in others} & set(registry)
+    assert all(is_python_agent(a) for a in others) and not any(is_python_agent(a) for a in ALGORITHM_ORDER)
 
 
 def test_the_readme_counts_the_figures_a_report_writes(tiny_grid: Path, tmp_path: Path) -> None:

@@ -6,6 +6,9 @@ that cannot run here (a cluster, the full study, a build) is preceded in its doc
 naming the reason, ``<!-- not run: REASON -->``, and is reported as skipped with that reason.
 A block the text asks the reader to save under a name (``<!-- file: my_psrl.py -->`` before it)
 runs under that name, and the later blocks of its document find the file beside them.
+A long block (the quick study, a pilot, thousands of rollouts) is preceded by
+``<!-- small: REASON -->`` and runs as written with ``BBRL_SMOKE=1`` in its environment, the setting
+of :mod:`bbrl.smoke` under which every study command runs at a tiny size.
 A ```bash block that runs holds only ``bbrl`` commands. Blocks in other languages (TOML, Rust,
 sample output) are not programs and are not collected. The sizes in the blocks are the ones a
 reader runs: they are chosen small enough for this test.
@@ -26,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\S*)\s*$")
 MARKER = re.compile(r"^<!--\s*not run:(.*?)-->\s*$")
+SMALL_MARKER = re.compile(r"^<!--\s*small:(.*?)-->\s*$")
 FILE_MARKER = re.compile(r"^<!--\s*file:\s*([\w.-]+\.py)\s*-->\s*$")
 RUNNABLE = ("python", "bash")
 # Documents whose blocks cannot run here, with the reason, for blocks that carry no marker of their own.
@@ -47,6 +51,7 @@ class Block:
     code: str
     skip_reason: str | None  # None: run; otherwise the marker's text (possibly empty)
     file_name: str | None = None  # the name the document gives the block, if any
+    small: str | None = None  # the reason it runs at smoke-test sizes, if it does
 
     @property
     def name(self) -> str:
@@ -59,7 +64,8 @@ def extract(document: Path) -> tuple[list[Block], list[int]]:
     lines = document.read_text(encoding="utf-8").splitlines()
     blocks: list[Block] = []
     stray: list[int] = []
-    pending: tuple[int, str] | None = None  # (line, reason) of the last marker not yet used
+    # The last marker not yet used: (line, "not run" or "small", reason).
+    pending: tuple[int, str, str] | None = None
     file_name: str | None = None
     i = 0
     while i < len(lines):
@@ -69,11 +75,12 @@ def extract(document: Path) -> tuple[list[Block], list[int]]:
             file_name = named.group(1)
             i += 1
             continue
-        marker = MARKER.match(text)
+        marker = MARKER.match(text) or SMALL_MARKER.match(text)
         if marker:
             if pending is not None:
                 stray.append(pending[0])
-            pending = (i + 1, marker.group(1).strip())
+            kind = "not run" if marker.re is MARKER else "small"
+            pending = (i + 1, kind, marker.group(1).strip())
             i += 1
             continue
         fence = FENCE.match(text)
@@ -86,9 +93,12 @@ def extract(document: Path) -> tuple[list[Block], list[int]]:
                 body.append(lines[i])
                 i += 1
             if language in RUNNABLE:
-                reason = pending[1] if pending is not None else DOCUMENT_REASONS.get(document.name)
+                kind, reason = (pending[1], pending[2]) if pending is not None else ("", "")
+                skip = reason if kind == "not run" else None if kind == "small" else DOCUMENT_REASONS.get(document.name)
                 name = file_name if language == "python" else None
-                blocks.append(Block(document, start + 1, language, "\n".join(body) + "\n", reason, name))
+                code = "\n".join(body) + "\n"
+                small = reason if kind == "small" else None
+                blocks.append(Block(document, start + 1, language, code, skip, name, small))
             elif pending is not None:
                 stray.append(pending[0])
             pending = None
@@ -110,8 +120,12 @@ def test_every_skipped_block_names_its_reason_and_every_marker_its_block() -> No
     marker left without a block, and runnable bash blocks made of bbrl commands only."""
     assert DOCUMENTS[0].name == "README.md" and len(DOCUMENTS) > 5
     run = [b for b in BLOCKS if b.skip_reason is None]
+    small = [b for b in run if b.small is not None]
     skipped = [b for b in BLOCKS if b.skip_reason is not None]
-    print(f"\n{len(BLOCKS)} code blocks: {len(run)} run, {len(skipped)} skipped")
+    print(f"\n{len(BLOCKS)} code blocks: {len(run)} run ({len(small)} at smoke-test sizes), {len(skipped)} skipped")
+    for block in small:
+        print(f"  small {block.name}: {block.small}")
+    assert [b.name for b in small if not b.small] == [], "a 'small' marker without a reason"
     for block in skipped:
         print(f"  skipped {block.name}: {block.skip_reason}")
     assert [b.name for b in skipped if not b.skip_reason] == [], "a 'not run' marker without a reason"
@@ -132,27 +146,33 @@ def test_every_skipped_block_names_its_reason_and_every_marker_its_block() -> No
 
 def test_extract_reads_markers_blocks_and_strays(tmp_path: Path) -> None:
     """The extractor on a small document: a marked block is skipped with its reason, an unmarked
-    one runs, other languages are not collected, and a marker before prose is reported."""
+    one runs, a "small" one runs with its reason, other languages are not collected, and a marker
+    before prose (or before nothing) is reported."""
     doc = tmp_path / "doc.md"
     doc.write_text(
         "text\n<!-- not run: needs a cluster -->\n```bash\nsbatch x\n```\n```python\nprint(1)\n```\n"
         "```toml\na = 1\n```\n<!-- not run: x -->\nprose\n```bash\nbbrl agents\n```\n"
-        "<!-- file: mine.py -->\n```python\nX = 1\n```\n```python\nfrom mine import X\n```\n<!-- not run: y -->\n",
+        "<!-- file: mine.py -->\n```python\nX = 1\n```\n```python\nfrom mine import X\n```\n<!-- not run: y -->\n"
+        "<!-- small: minutes -->\n```bash\nbbrl paper --quick\n```\n<!-- small: z -->\n",
         encoding="utf-8",
     )
     blocks, stray = extract(doc)
-    assert [(b.line, b.language, b.skip_reason, b.code, b.file_name) for b in blocks] == [
-        (3, "bash", "needs a cluster", "sbatch x\n", None),
-        (6, "python", None, "print(1)\n", None),
-        (14, "bash", None, "bbrl agents\n", None),
-        (18, "python", None, "X = 1\n", "mine.py"),
-        (21, "python", None, "from mine import X\n", None),
+    assert [(b.line, b.language, b.skip_reason, b.code, b.file_name, b.small) for b in blocks] == [
+        (3, "bash", "needs a cluster", "sbatch x\n", None, None),
+        (6, "python", None, "print(1)\n", None, None),
+        (14, "bash", None, "bbrl agents\n", None, None),
+        (18, "python", None, "X = 1\n", "mine.py", None),
+        (21, "python", None, "from mine import X\n", None, None),
+        (26, "bash", None, "bbrl paper --quick\n", None, "minutes"),
     ]
-    assert stray == [12, 24]
+    assert stray == [12, 24, 29]
 
 
-def _environment() -> dict[str, str]:
+def _environment(small: bool = False) -> dict[str, str]:
     env = dict(os.environ)
+    env.pop("BBRL_SMOKE", None)
+    if small:
+        env["BBRL_SMOKE"] = "1"
     # This interpreter's environment first, so `bbrl` is the installed command of the package under test.
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     env["MPLBACKEND"] = "Agg"
@@ -175,7 +195,13 @@ def test_block_runs_as_written(block: Block, tmp_path: Path) -> None:
         command = ["bash", "-euo", "pipefail", str(script)]
     script.write_text(block.code, encoding="utf-8")
     done = subprocess.run(
-        command, cwd=tmp_path, env=_environment(), capture_output=True, text=True, timeout=TIMEOUT, check=False
+        command,
+        cwd=tmp_path,
+        env=_environment(small=block.small is not None),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
     )
     report = (
         f"{block.name} exited {done.returncode}\n--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}"

@@ -89,6 +89,16 @@ def test_ids_do_not_depend_on_spelling_or_key_order() -> None:
     assert path == Path("out/cells/GC/GC/sboss/epsilon=0.1,delta=1.0,compat=false.parquet")
 
 
+def test_minus_zero_and_zero_are_one_cell() -> None:
+    from bbrl.grid.ids import format_value
+
+    assert format_value(-0.0) == format_value(0.0) == "0.0"
+    egreedy = '[[agent]]\nkind = "egreedy"\nepsilon = {}\n'
+    head = SMALL.split("[[agent]]")[0]
+    ids = [grid.parse_config(head + egreedy.format(v)).cells[0].id for v in ("-0.0", "0.0", "0")]
+    assert len(set(ids)) == 1, ids
+
+
 def _error(text: str) -> str:
     with pytest.raises(grid.ConfigError) as info:
         grid.parse_config(text, "grid.toml")

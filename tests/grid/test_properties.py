@@ -217,7 +217,7 @@ _CONSTANT = {
 }
 #: Columns whose range is set by the core, not by the schema: a seed is any 64-bit unsigned integer.
 _BY_NAME = {"seed": st.sampled_from([0, 2**63, 2**64 - 1]) | st.integers(0, 2**64 - 1)}
-_PER_MDP = ("return", "online_seconds", "online_cpu_seconds")
+_PER_MDP = tuple(c for c in schema.PER_MDP_COLUMNS if c != "mdp")
 
 
 @st.composite

@@ -71,6 +71,10 @@ def test_two_runs_share_every_score_and_declared_time(tmp_path: Path) -> None:
         assert cells["host_vector_extensions"].to_list() == [" ".join(host["vector_extensions"])] * cells.height
         cpu = loaded.returns["online_cpu_seconds"].to_numpy()
         assert np.all(np.isfinite(cpu)) and np.all(cpu >= 0.0)
+        # A cell's row carries no single MDP's value of a per-MDP column (it kept the first MDP's
+        # CPU time), only the summaries.
+        assert not set(schema.PER_MDP_COLUMNS) & set(cells.columns)
+        assert "online_cpu_seconds_per_trajectory" in cells.columns
 
 
 def test_the_host_line_names_the_machine_and_the_solvers_vector_path() -> None:

@@ -26,6 +26,7 @@ from .stats import BOUND_FACTOR
 
 __all__ = [
     "ALGORITHM_ORDER",
+    "OTHER_PALETTE",
     "PALETTE",
     "algorithm_colour",
     "algorithm_linestyle",
@@ -33,8 +34,10 @@ __all__ = [
     "bounds_figure",
     "ecdf_figure",
     "greyscale",
+    "is_python_agent",
     "normalized_figure",
     "pareto_front",
+    "plain_log_ticks",
     "save_figure",
     "score_figure",
     "time_unit",
@@ -60,6 +63,17 @@ PALETTE = (
     "#882255",  # Optimal (oracle): wine
     "#0B4F0B",  # Formula: dark green
     "#CC6677",  # OPPS-DS: rose
+)
+
+#: Python agents (not in the registry) take these in turn: none is a registry colour, so that a map
+#: cell, which has no marker, never shows a Python agent in a built-in's colour (maps also hatch
+#: them, which tells them apart in greyscale).
+OTHER_PALETTE = (
+    "#999933",  # olive
+    "#AA4499",  # purple
+    "#6699CC",  # steel blue
+    "#997700",  # ochre
+    "#BBBBBB",  # grey
 )
 
 #: As many markers as colours plus two, so that (colour, marker) pairs do not repeat for
@@ -92,7 +106,14 @@ def greyscale(colour: object) -> float:
 def algorithm_colour(algorithm: str, others: list[str]) -> tuple[float, ...]:
     import matplotlib.colors
 
-    return matplotlib.colors.to_rgba(PALETTE[_place(algorithm, others) % len(PALETTE)])
+    if algorithm in ALGORITHM_ORDER:
+        return matplotlib.colors.to_rgba(PALETTE[ALGORITHM_ORDER.index(algorithm) % len(PALETTE)])
+    return matplotlib.colors.to_rgba(OTHER_PALETTE[others.index(algorithm) % len(OTHER_PALETTE)])
+
+
+def is_python_agent(algorithm: str) -> bool:
+    """Whether an algorithm of a figure is outside the registry (a Python agent), drawn hatched in maps."""
+    return algorithm not in ALGORITHM_ORDER and algorithm != "none"
 
 
 def algorithm_marker(algorithm: str, others: list[str]) -> str:
@@ -113,6 +134,16 @@ def time_unit(seconds: object) -> tuple[str, float]:
     if values.size == 0:
         return "s", 1.0
     return duration_unit(float(np.median(values)))
+
+
+def plain_log_ticks(axis: object) -> None:
+    """Tick labels of a log axis as plain numbers in the axis's unit (``0.01``, ``5``, ``200``), the
+    way the tables print them, instead of powers of ten typeset one by one (slow to lay out: most of
+    a report's drawing time went to parsing them)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda value, _position: f"{value:g}"))  # type: ignore[attr-defined]
+    axis.set_minor_formatter(NullFormatter())  # type: ignore[attr-defined]
 
 
 def save_figure(fig: object, base: Path) -> dict[str, Path]:
@@ -287,6 +318,7 @@ def score_figure(
         none_ax.grid(True, axis="y", alpha=0.3)
     if ax is not None:
         ax.set_xscale("log")
+        plain_log_ticks(ax.xaxis)
         ax.set_xlabel(f"{quantity} ({unit}{per}, log scale)")
         ax.grid(True, which="major", alpha=0.3)
     panels[0].set_ylabel("mean discounted return (95% interval)")
@@ -342,11 +374,22 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
         for k, algorithm in enumerate(chosen):
             colour = (0.85, 0.85, 0.85, 1.0) if algorithm == "none" else algorithm_colour(algorithm, others)
             seen.setdefault(algorithm, colour)
+            hatch = "////" if is_python_agent(algorithm) else None
             ax.add_patch(
-                Rectangle((x0, edges[k]), x1 - x0, edges[k + 1] - edges[k], facecolor=colour, edgecolor="white", lw=0.4)
+                Rectangle(
+                    (x0, edges[k]),
+                    x1 - x0,
+                    edges[k + 1] - edges[k],
+                    facecolor=colour,
+                    edgecolor="white",
+                    lw=0.4,
+                    hatch=hatch,
+                )
             )
     ax.set_xscale("log")
     ax.set_yscale("log")
+    plain_log_ticks(ax.xaxis)
+    plain_log_ticks(ax.yaxis)
     ax.set_xlim(x_range[xs[0]][0] / x_size, x_range[xs[-1]][1] / x_size)
     low = zero_band[0] if 0.0 in ys else y_range[positive[0]][0]
     ax.set_ylim(low / y_size, (y_range[positive[-1]][1] if positive else zero_band[1]) / y_size)
@@ -367,7 +410,15 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
     ax.set_xlabel(f"online time budget ({x_unit} per decision, log scale; a cell spans the budgets from its left edge)")
     ax.set_ylabel(f"offline time budget ({y_unit}, log scale" + ("; bottom band: none)" if 0.0 in ys else ")"))
     ax.set_title(title + (f"\n{note}" if note else ""), fontsize=10)
-    handles = [Patch(facecolor=c, label=("no agent within the bounds" if a == "none" else a)) for a, c in seen.items()]
+    handles = [
+        Patch(
+            facecolor=c,
+            edgecolor="white",
+            hatch="////" if is_python_agent(a) else None,
+            label=("no agent within the bounds" if a == "none" else a),
+        )
+        for a, c in seen.items()
+    ]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="best algorithm(s)")
     return fig
 

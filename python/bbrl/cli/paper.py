@@ -26,21 +26,52 @@ def register(commands: Any) -> None:
         description="Runs the paper's grids and writes their reports. --quick runs the shipped quick.toml "
         "(every algorithm at a few settings on GC, GDL and Grid, accurate and inaccurate priors, N = 100, T = 250). "
         "Without --quick: paper-accurate.toml and paper-inaccurate.toml (198 settings x 3 problems each, N = 500): "
-        "days of computation; use --shard on several machines. Interrupted runs resume.",
+        "hundreds of core-hours. It first states its plan (a pilot of a few minutes, kept in each study's plan.json) "
+        "and starts only below --max-core-hours or with --yes; share it out with --shard, --scheduler or "
+        "`bbrl grid submit`. Interrupted runs resume.",
     )
     paper.add_argument("--quick", action="store_true", help="the small version (examples/quick.toml)")
     add_out(paper, "output folder (default bbrl-paper-quick or bbrl-paper)")
     paper.add_argument("--shard", default=None, metavar="K/N", help="run only shard K of N of each grid")
     add_seed(paper, "seed of every experiment (default 0, the paper's grids' own)")
     add_threads(paper)
+    paper.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="run the cells on a Dask cluster: its scheduler's address (tcp://HOST:PORT) or scheduler file",
+    )
+    paper.add_argument(
+        "--max-core-hours",
+        type=float,
+        default=DEFAULT_MAX_CORE_HOURS,
+        help="without --yes, stop after the plan when the unfinished cells need more core-hours "
+        f"(default {DEFAULT_MAX_CORE_HOURS:g})",
+    )
+    paper.add_argument("--yes", action="store_true", help="run even when the plan exceeds --max-core-hours")
     paper.set_defaults(handler=command, kept="finished cells are kept (each whole); the same command runs the rest")
 
 
 def command(args: argparse.Namespace, console: Console) -> int:
     """The ``paper`` subcommand."""
-    run_paper(quick=args.quick, out=args.out, shard=args.shard, threads=args.threads, console=console, seed=args.seed)
-    return 0
+    if not (args.max_core_hours > 0):
+        raise ValueError(f"--max-core-hours must be positive, got {args.max_core_hours}")
+    reports = run_paper(
+        quick=args.quick,
+        out=args.out,
+        shard=args.shard,
+        threads=args.threads,
+        console=console,
+        seed=args.seed,
+        scheduler=args.scheduler,
+        max_core_hours=None if args.yes else args.max_core_hours,
+    )
+    return 0 if reports is not None else 2
 
+
+#: Core-hours above which ``bbrl paper`` stops after its plan unless told ``--yes``: the quick study
+#: needs about a core-minute, the full one hundreds of core-hours.
+DEFAULT_MAX_CORE_HOURS = 2.0
 
 #: The line of the shipped configurations' ``[defaults]`` that sets every experiment's seed.
 _SEED_LINE = re.compile(r"^seed = \d+$", re.MULTILINE)
@@ -62,6 +93,51 @@ def _config(name: str, seed: int = 0) -> grid.GridConfig:
     return dataclasses.replace(grid.parse_config(text, str(path), path.resolve().parent), path=path)
 
 
+def plan_studies(
+    configs: list[tuple[grid.GridConfig, Path]],
+    shard: tuple[int, int] | None,
+    console: Any,
+) -> float:
+    """The predicted core-seconds of the unfinished cells of each study (of this shard), printed
+    with the wall time on this machine's cores. Each study's plan is the one kept in its folder
+    (``plan.json``, from an earlier run or ``bbrl grid plan --out``) or a new pilot, kept there (the
+    runners then take the longest cells first)."""
+    from ..grid.plan import lpt_makespan, pilot, read_plan, write_plan
+    from ..grid.shards import select_shard
+    from ..protocol.schema import describe_host
+
+    cores = int(describe_host()["logical_cores"]) or 1
+    total = 0.0
+    for config, folder in configs:
+        cells = select_shard(config.cells, shard)
+        kept = read_plan(folder)
+        if kept is None or not all(c.id in kept for c in cells):
+            console.print(f"{config.path.stem if config.path else 'grid'}: measuring its cost on a pilot first")
+            folder.mkdir(parents=True, exist_ok=True)
+            plan = pilot(config, console=console)
+            write_plan(folder, plan)
+            kept = plan.seconds
+        done = {cell.id for cell in grid.status(config, folder).done}
+        todo = [kept[c.id] for c in cells if c.id not in done]
+        seconds = float(sum(todo))
+        wall = lpt_makespan(todo, cores) if todo else 0.0
+        console.print(
+            f"  {len(todo)} of {len(cells)} cells to run into {folder}: {seconds / 3600:.3g} core-hours, "
+            f"about {_span(wall)} of wall time on this machine's {cores} cores (longest first)",
+            highlight=False,
+        )
+        total += seconds
+    return total
+
+
+def _span(seconds: float) -> str:
+    if seconds < 3600:
+        return f"{seconds / 60:.2g} minutes"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.3g} hours"
+    return f"{seconds / 86400:.3g} days"
+
+
 def run_paper(
     quick: bool,
     out: Path | None = None,
@@ -69,13 +145,20 @@ def run_paper(
     threads: int | None = None,
     console: Any = None,
     seed: int = 0,
-) -> list[Path]:
+    scheduler: str | None = None,
+    max_core_hours: float | None = DEFAULT_MAX_CORE_HOURS,
+) -> list[Path] | None:
     """Runs the paper's grids and writes their reports; returns the HTML reports.
 
     ``quick``: ``quick.toml`` into ``out`` (default ``bbrl-paper-quick``), report in ``out/report``.
     Otherwise ``paper-accurate.toml`` and ``paper-inaccurate.toml`` into ``out/accurate`` and
     ``out/inaccurate`` (default ``out`` = ``bbrl-paper``), each with its ``report``. Both resume.
-    ``seed``: the seed of every experiment (the shipped grids' is 0).
+    ``seed``: the seed of every experiment (the shipped grids' is 0). ``scheduler``: run the cells
+    on this Dask cluster (as ``bbrl grid run --scheduler``).
+
+    The full study first states its plan (:func:`plan_studies`: core-hours and wall time, from a
+    pilot of a few minutes); above ``max_core_hours`` it stops there and returns ``None``
+    (``None``: no limit). The quick study needs about a core-minute and has no pilot.
     """
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"--seed must be an integer >= 0, got {seed!r}")
@@ -87,11 +170,27 @@ def run_paper(
         base = out or Path("bbrl-paper")
         studies = [("paper-accurate", base / "accurate"), ("paper-inaccurate", base / "inaccurate")]
     configs = [(_config(name, seed), folder) for name, folder in studies]  # validate both before running either
+    if not quick:
+        core_seconds = plan_studies(configs, parsed_shard, console)
+        console.print(f"the study's plan: {core_seconds / 3600:.3g} core-hours in all", highlight=False)
+        if max_core_hours is not None and core_seconds > max_core_hours * 3600:
+            console.print(
+                f"more than --max-core-hours {max_core_hours:g}: nothing started. Pass --yes to run it here, or "
+                "share it out: --shard K/N on several machines, --scheduler ADDRESS (Dask), or "
+                "`bbrl grid submit paper-accurate --out DIR/accurate` and the same for paper-inaccurate (SLURM)",
+                highlight=False,
+            )
+            return None
     reports = []
     for (config, folder), (name, _) in zip(configs, studies, strict=True):
         started = time.perf_counter()
         console.print(f"[bold]{name}[/bold]: {len(config.cells)} cells into {folder}")
-        grid.run_grid(config, folder, shard=parsed_shard, threads=threads, console=console)
+        if scheduler is not None:
+            from ..grid.engines.dask_engine import run_on_dask
+
+            run_on_dask(config, folder, scheduler, shard=parsed_shard, threads=threads, console=console)
+        else:
+            grid.run_grid(config, folder, shard=parsed_shard, threads=threads, console=console)
         state = grid.status(config, folder)
         if state.missing:
             console.print(f"{len(state.missing)} cells of {name} remain (other shards); report of the finished ones")

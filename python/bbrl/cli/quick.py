@@ -10,7 +10,7 @@ from typing import Any
 import polars as pl
 from rich.console import Console
 
-from .. import agents
+from .. import agents, smoke
 from ..analysis.tables import print_table, summary_frame, summary_markdown
 from ..fileio import write_atomic
 from ..protocol import Experiment, Run
@@ -92,15 +92,14 @@ def run_quick(args: argparse.Namespace, console: Console) -> list[Run]:
     runs: list[Run] = []
     chosen = quick_agents()
     experiments: dict[str, Experiment] = {}
+    n_mdps, horizon = smoke.experiment_size(args.n_mdps, args.horizon)
     for test, prior in QUICK_CASES:
         if test not in experiments:
-            experiments[test] = Experiment(
-                test, n_mdps=args.n_mdps, gamma=args.gamma, horizon=args.horizon, seed=args.seed
-            )
+            experiments[test] = Experiment(test, n_mdps=n_mdps, gamma=args.gamma, horizon=horizon, seed=args.seed)
         for agent in chosen:
             runs.append(experiments[test].run(agent, prior=prior, threads=args.threads, progress=console.is_terminal))
     frame = summary_frame(runs)
-    print_table(frame, console, title=f"bbrl quick: N = {args.n_mdps} MDPs, gamma = {args.gamma}, seed = {args.seed}")
+    print_table(frame, console, title=f"bbrl quick: N = {n_mdps} MDPs, gamma = {args.gamma}, seed = {args.seed}")
     write_atomic(out / "summary.csv", frame.write_csv().encode())
     write_atomic(out / "table.md", summary_markdown(frame).encode())
     buffer = io.BytesIO()

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
+from .. import smoke
 from .options import DeprecatedAlias, add_env, add_gamma, add_out, add_seed, add_threads, output_file
 
 __all__ = ["REFERENCES_FILE", "register"]
@@ -84,7 +85,7 @@ def _command_references(args: argparse.Namespace, console: Console) -> int:
     refs = ve.reference_values(
         env,
         policy,
-        args.states,
+        smoke.value_error_states(args.states),
         epsilon=args.epsilon,
         delta=args.delta,
         tau=args.tau,

@@ -44,7 +44,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from .. import _core, agents, distributions
+from .. import _core, agents, distributions, smoke
 
 try:
     import tomllib
@@ -221,6 +221,7 @@ def parse_config(
         n_mdps = _check_int(checker, where["n_mdps"], "n_mdps", settings["n_mdps"], 2)
         horizon = _check_int(checker, where["horizon"], "horizon", settings["horizon"], 1)
         seed = _check_int(checker, where["seed"], "seed", settings["seed"], 0)
+        n_mdps, horizon = smoke.experiment_size(n_mdps, horizon)
         record_rewards = raw.get("record_rewards", defaults["record_rewards"])
         if not isinstance(record_rewards, bool):
             raise checker.error(

@@ -17,7 +17,8 @@ def format_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return repr(value)
+        # -0.0 is the same setting as 0.0 (every agent computes with it alike): one cell, one id.
+        return repr(value + 0.0)
     if isinstance(value, (tuple, list)):
         digest = hashlib.sha256("\n".join(map(str, value)).encode()).hexdigest()[:10]
         return f"{len(value)}formulas-{digest}"

@@ -11,14 +11,14 @@ import polars as pl
 
 from ..intervals import ci95_halfwidth
 from .schema import CELL_COLUMNS as FILE_COLUMNS
-from .schema import REWARDS_COLUMN, Col, rewards_array
+from .schema import PER_MDP_COLUMNS, REWARDS_COLUMN, Col, rewards_array
 
 __all__ = ["CELL_COLUMNS", "CellFileError", "Results", "check_cell_file", "load", "returns_matrix", "rewards_matrix"]
 
-#: Per-MDP columns of a cell file; every other column is constant within a cell.
-_PER_MDP = (Col.MDP, Col.RETURN, Col.ONLINE_SECONDS)
-#: Columns that are constant within a cell file (everything but the per-MDP ones).
-CELL_COLUMNS = tuple(c for c in FILE_COLUMNS if c not in _PER_MDP)
+#: Columns that are constant within a cell file (everything but the per-MDP ones): a cells frame
+#: has them once per cell, beside the per-MDP columns' summaries (a cell's first MDP's CPU time was
+#: kept there as if it were the cell's).
+CELL_COLUMNS = tuple(c for c in FILE_COLUMNS if c not in PER_MDP_COLUMNS)
 
 
 #: Columns every cell file has (the schema is :mod:`bbrl.protocol.schema`).

@@ -21,6 +21,7 @@ from .. import _core
 __all__ = [
     "CELL_COLUMNS",
     "CELL_EXTRA_COLUMNS",
+    "PER_MDP_COLUMNS",
     "REWARDS_COLUMN",
     "RUN_COLUMNS",
     "SCHEMA",
@@ -215,6 +216,9 @@ CELL_EXTRA_COLUMNS: tuple[str, ...] = (
 
 #: The columns of a grid cell file, in order.
 CELL_COLUMNS: tuple[str, ...] = CELL_EXTRA_COLUMNS[:1] + RUN_COLUMNS + CELL_EXTRA_COLUMNS[1:]
+#: The columns of a cell file that vary from one test MDP to the next; every other one is constant
+#: within a cell.
+PER_MDP_COLUMNS: tuple[str, ...] = (Col.MDP, Col.RETURN, Col.ONLINE_SECONDS, Col.ONLINE_CPU_SECONDS)
 
 
 def describe_host() -> dict[str, Any]:
