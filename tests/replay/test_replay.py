@@ -149,10 +149,14 @@ def test_runs_are_bit_identical_whatever_the_thread_count(six_arms_log, prior):
     single = replay.evaluate(agent, six_arms_log, "psrs", seed=4)
     np.testing.assert_array_equal(single.returns, one[0].returns)
     frame = one.to_polars()
-    assert frame.columns == ["run", "episode", "return", "length"]
+    assert frame.columns == ["run", "episode", "return", "length", "reach"]
     assert frame.height == int(one.n_episodes.sum())
     curve = one.curve()
     assert curve["runs"][0] == int(np.sum(one.n_episodes > 0))
+    # The share of runs reaching each episode, in every table of repeated runs.
+    np.testing.assert_array_equal(one.reach, curve["share"].to_numpy())
+    reach = frame.group_by("episode").agg(pl.col("reach").first()).sort("episode")["reach"].to_numpy()
+    np.testing.assert_array_equal(reach, one.reach)
 
 
 def test_support_violations_and_bad_arguments_are_clear_errors(prior):

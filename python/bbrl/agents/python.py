@@ -11,7 +11,12 @@ Randomness (the seed rule of :mod:`bbrl.seeds`, stream ``(seed, purpose, index)`
 * online: on test MDP ``i``, ``act`` gets ``seeds.generator(seed, "agent_online", i)``
   (``numpy.random.default_rng(k)``, ``k`` the first draw of the agent's online stream), one
   Generator per task, made by the core when the task starts;
-* the environment of MDP ``i`` uses the core's stream ``(seed, 2, i)``, as for every built-in agent.
+* the environment of MDP ``i`` uses the core's stream ``(seed, 2, i)``, as for every built-in agent;
+* per episode: an agent whose ``start_episode`` takes a second argument ``rng`` gets, at every episode
+  start, a new Generator ``numpy.random.default_rng(k)``, ``k`` the next 64-bit draw of the same
+  online stream (the handle's), for the episode's own draws (e.g. K posterior samples). Under
+  replay's ``runs=``, run ``i``'s stream is ``(seed, replay_agent, i)``: independent runs,
+  reproducible whatever the number of worker processes, and restored with a snapshot.
 
 Running them (in this process or on worker processes) is :mod:`bbrl.protocol.workers`.
 """
@@ -21,6 +26,7 @@ from __future__ import annotations
 import base64
 import copy
 import dataclasses
+import inspect
 import os
 import pickle
 import time
@@ -103,6 +109,9 @@ class Agent:
     kind: ClassVar[str] = "python"
     display: ClassVar[str] = "Python agent"
     learns_offline: ClassVar[bool] = True
+    #: Whether :meth:`start_episode` takes a Generator (``start_episode(self, state, rng)``): set
+    #: from the method's signature when the class is defined.
+    episode_rng: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -111,6 +120,8 @@ class Agent:
                 f"{cls.__name__}.reset() is now called start_task(): rename the method "
                 "(start_episode(state) is the new per-episode hook)"
             )
+        if "start_episode" in cls.__dict__:
+            cls.episode_rng = _takes_rng(cls.__dict__["start_episode"])
         if "kind" not in cls.__dict__:
             cls.kind = cls.__name__
         if "display" not in cls.__dict__:
@@ -147,7 +158,12 @@ class Agent:
 
     def start_episode(self, state: int) -> None:
         """A new episode of the same task, starting in ``state``: keep what was learned (e.g. draw
-        new posterior models here). The default does nothing."""
+        new posterior models here). The default does nothing.
+
+        An override may take a second argument, ``start_episode(self, state, rng)``: it then gets a
+        new ``numpy.random.Generator`` for every episode, drawn from the handle's stream (see the
+        module docstring), which makes per-episode draws reproducible and independent between
+        replay runs."""
 
     def act(self, state: int, rng: np.random.Generator) -> int:
         """The action to take in ``state``, an int in ``0..A``."""
@@ -197,6 +213,16 @@ class Agent:
             # declaration (as the built-in agents that learn nothing offline).
             seconds = cpu_seconds = 0.0
         return TrainedPythonAgent(spec, agent, prior_fdm, gamma, horizon, seed, seconds, cpu_seconds)
+
+
+def _takes_rng(method: Any) -> bool:
+    """Whether ``start_episode`` takes a second argument (after ``self`` and ``state``)."""
+    try:
+        parameters = list(inspect.signature(method).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 3 or any(p.kind is p.VAR_POSITIONAL for p in parameters)
 
 
 def _deepcopy(agent: Any, what: str) -> Any:

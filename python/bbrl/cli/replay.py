@@ -34,12 +34,22 @@ def register(commands: Any) -> None:
     )
     add_agent(parser)
     add_params(parser)
-    parser.add_argument("--method", choices=["queue", "psrs", "pers"], default="psrs", help="evaluator (default psrs)")
+    parser.add_argument(
+        "--method",
+        choices=["queue", "psrs", "pers", "model"],
+        default="psrs",
+        help="evaluator (default psrs; model: the log's maximum-likelihood MDP, needs --max-episodes)",
+    )
     parser.add_argument("--runs", type=int, default=100, help="independent evaluations (default 100)")
     add_out(parser, "output folder (created if missing)", required=True)
     parser.add_argument("--n-states", type=int, default=None, help="default: 1 + the largest state id in the log")
     parser.add_argument("--n-actions", type=int, default=None, help="default: the p_* columns, else 1 + largest action")
-    parser.add_argument("--start-state", type=int, default=None, help="default: the state of every t = 0 row")
+    parser.add_argument(
+        "--start-state",
+        type=int,
+        default=None,
+        help="default: the state of every t = 0 row when they agree, else the log's own start states",
+    )
     parser.add_argument("--logging-policy", type=Path, default=None, help="a .npy (S, A) table of the logging policy")
     parser.add_argument("--episode-end", default="start", help="'start' (default), 'terminal' or a horizon (steps)")
     add_gamma(parser, 0.95, "the agent's training discount, and the returns' unless --return-gamma (default 0.95)")
@@ -52,6 +62,8 @@ def register(commands: Any) -> None:
     parser.add_argument("--m", default=None, help="PERS: 'policy', 'per_step', 'logging' or a number")
     parser.add_argument("--max-length", type=int, default=None, help="PERS: the longest possible episode")
     parser.add_argument("--weighted", action="store_true", help="PERS: importance-weighted (unbiased) estimates")
+    parser.add_argument("--psrs-order", choices=["check_first", "paper"], default=None, help="PSRS: 'paper' pops first")
+    parser.add_argument("--max-episodes", type=int, default=None, help="episodes per run at most (required by model)")
     parser.add_argument("--truth", default=None, help="a named environment to plot the online truth against")
     add_seed(parser)
     add_threads(parser)
@@ -71,7 +83,7 @@ def _m(text: str | None) -> Any:
         return text
 
 
-def _infer_spaces(frame: pl.DataFrame, args: argparse.Namespace) -> tuple[int, int, int]:
+def _infer_spaces(frame: pl.DataFrame, args: argparse.Namespace) -> tuple[int, int, int | None]:
     for column in ("state", "action", "next_state", "t"):
         if column not in frame.columns:
             raise ValueError(f"the log lacks column {column!r}")
@@ -85,9 +97,8 @@ def _infer_spaces(frame: pl.DataFrame, args: argparse.Namespace) -> tuple[int, i
     start = args.start_state
     if start is None:
         starts = frame.filter(pl.col("t") == 0)["state"].unique().to_list()
-        if len(starts) != 1:
-            raise ValueError(f"episodes start in several states {sorted(starts)[:10]}: give --start-state")
-        start = int(starts[0])
+        # Several start states: replay from the log's own starts.
+        start = int(starts[0]) if len(starts) == 1 else None
     return n_states, n_actions, start
 
 
@@ -119,6 +130,8 @@ def run(args: argparse.Namespace, console: Any) -> int:
             m=_m(args.m),
             max_length=args.max_length,
             weighted=args.weighted,
+            psrs_order=args.psrs_order,
+            max_episodes=args.max_episodes,
         )
     for warning in caught:
         print(f"bbrl: warning: {_cli_spelling(str(warning.message))}", file=sys.stderr)
@@ -159,7 +172,9 @@ def run(args: argparse.Namespace, console: Any) -> int:
         "truth": None if truth is None else _truth_summary(args.truth, truth, settings["gamma"]),
         "n_states": n_states,
         "n_actions": n_actions,
-        "start_state": start,
+        "start_state": "logged" if start is None else start,
+        "psrs_order": settings["psrs_order"],
+        "max_episodes": args.max_episodes,
         "logged_transitions": data.n_rows,
         "logged_episodes": data.n_episodes,
         "episodes_per_run": {

@@ -16,16 +16,23 @@ Methods (see ``docs/replay.md`` for which estimate is unbiased and which is not)
 * ``"pers"``: per-episode rejection sampling; ``m=`` chooses M (``"policy"``, ``"per_step"``,
   ``"logging"`` or a fixed number), ``weighted=True`` adds the importance-weighted estimates that
   are unbiased for every episode index (fixed M only).
+* ``"model"``: the model-based baseline: the agent run online on the log's maximum-likelihood MDP
+  (:meth:`Dataset.mle_model`) for ``max_episodes`` episodes.
+
+A log whose episodes start in several states is replayed from its own start states
+(``Dataset(..., start_state=None)``).
 
 The evaluators run in the Rust core and drive the agent through its stepping handle
 (:class:`bbrl.Stepper`), so built-in and Python agents (``bbrl.agents.Agent`` subclasses, which must
 implement ``action_probabilities`` for PSRS and PERS) are evaluated alike. ``runs=`` repeats an
 evaluation with independent streams, in parallel for built-in agents (bit-identical whatever the
-thread count) and one after the other for Python agents, which hold the GIL.
+thread count), and on worker processes for Python agents, which hold the GIL (the same results
+whatever their number).
 
 One job per module: :mod:`~bbrl.replay.dataset` (reading and validating logs, collecting them),
-:mod:`~bbrl.replay.evaluate` (the evaluators and the online truth), :mod:`~bbrl.replay.results`
-(result types and learning curves), :mod:`~bbrl.replay.plots` (drawing the curves).
+:mod:`~bbrl.replay.evaluate` (the evaluators and the online truth), :mod:`~bbrl.replay.workers`
+(a Python agent's runs on worker processes), :mod:`~bbrl.replay.results` (result types, learning
+curves and the share of runs reaching each episode), :mod:`~bbrl.replay.plots` (drawing the curves).
 """
 
 from __future__ import annotations

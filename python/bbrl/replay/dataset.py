@@ -79,7 +79,11 @@ class Dataset:
             (0, 1, ... within an episode), ``state``, ``action``, ``reward``, ``next_state``, and
             optionally ``terminal`` (bool) and the per-row logging probabilities ``p_0``..``p_{A-1}``.
         n_states, n_actions: the sizes of the state and action spaces (ids are ``0..n-1``).
-        start_state: the state every episode starts in.
+        start_state: the state every episode starts in (checked), or ``None``: episodes start
+            where the log says, and replay starts its episodes in the logged start states, taken in
+            a random order, each once (Queue and PSRS stop when they are used up; PERS proposes
+            each episode from its own start and then needs a fixed M; the model-based evaluator
+            draws starts from their logged frequencies).
         logging_policy: the logging policy as an ``(n_states, n_actions)`` table of probabilities;
             ``None`` uses the ``p_*`` columns when present, else the policy is unknown (only the
             queue evaluator can then use the log).
@@ -100,12 +104,13 @@ class Dataset:
         data: Any,
         n_states: int,
         n_actions: int,
-        start_state: int = 0,
+        start_state: int | None = 0,
         logging_policy: Any = None,
         stationary: bool = True,
         discount: float | None = None,
     ) -> None:
         frame = read_log(data)
+        self._arguments = (n_states, n_actions, start_state, logging_policy, stationary, discount)
         if discount is not None and (
             isinstance(discount, bool) or not isinstance(discount, (int, float, np.number)) or not 0 <= discount <= 1
         ):
@@ -114,11 +119,10 @@ class Dataset:
         missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
         if missing:
             raise ValueError(f"the log lacks columns {missing} (needs {list(REQUIRED_COLUMNS)})")
-        for name, value, minimum in (
-            ("n_states", n_states, 1),
-            ("n_actions", n_actions, 1),
-            ("start_state", start_state, 0),
-        ):
+        checked = [("n_states", n_states, 1), ("n_actions", n_actions, 1)]
+        if start_state is not None:
+            checked.append(("start_state", start_state, 0))
+        for name, value, minimum in checked:
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
                 raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
         frame = frame.sort(["episode", "t"], maintain_order=True)
@@ -141,7 +145,7 @@ class Dataset:
         self._core = _core.ReplayDataset(
             int(n_states),
             int(n_actions),
-            int(start_state),
+            None if start_state is None else int(start_state),
             {
                 "episode": _int_column(frame, "episode"),
                 "t": _int_column(frame, "t"),
@@ -170,9 +174,11 @@ class Dataset:
         max_steps: int = 100_000,
     ) -> Dataset:
         """A log of ``n_episodes`` episodes of the stationary ``logging_policy`` ((S, A) table) on
-        ``env``, a ``bbrl.envs.FiniteEnv`` with a single start state or a name (``"SixArms"``,
-        ``"RiverSwim-Osband"``, ``"RiverSwim-Strehl"``, with ``discount``); the log carries the
-        policy as its table, a ``terminal`` column and the environment's discount."""
+        ``env``, a ``bbrl.envs.FiniteEnv`` or a name (``"SixArms"``, ``"RiverSwim-Osband"``,
+        ``"RiverSwim-Strehl"``, with ``discount``), each episode from a state drawn from the
+        environment's start law; the log carries the policy as its table, a ``terminal`` column and
+        the environment's discount. An environment with a single start state gives a log with that
+        fixed start; one with several (RiverSwim-Strehl) a log replayed from its own starts."""
         kind, horizon = episode_end_rule(episode_end)
         policy = np.ascontiguousarray(logging_policy, dtype=np.float64)
         if policy.ndim != 2:
@@ -187,11 +193,7 @@ class Dataset:
             _count(max_steps, "max_steps", 1),
             _count(seed, "seed", 0),
         )
-        columns = core.columns()
-        episode = np.zeros(core.n_rows, dtype=np.int64)
-        t = np.zeros(core.n_rows, dtype=np.int64)
-        _number_episodes(columns, core, kind, horizon, episode, t)
-        frame = pl.DataFrame({"episode": episode, "t": t, **{k: columns[k] for k in columns}})
+        frame = pl.DataFrame(core.columns())
         return cls(
             frame, core.n_states, core.n_actions, core.start_state, logging_policy=policy, discount=env_core.discount
         )
@@ -205,8 +207,32 @@ class Dataset:
         return int(self._core.n_actions)
 
     @property
-    def start_state(self) -> int:
-        return int(self._core.start_state)
+    def start_state(self) -> int | None:
+        """The fixed start state, or ``None`` (replay starts where the log's episodes start)."""
+        start = self._core.start_state
+        return None if start is None else int(start)
+
+    @property
+    def logged_starts(self) -> np.ndarray:
+        """The start state of every logged episode, in log order."""
+        return self._core.logged_starts()
+
+    def mle_model(self) -> envs.FiniteEnv:
+        """The maximum-likelihood model the ``"model"`` evaluator runs on: ``P(s' | s, a) = n(s, a,
+        s') / n(s, a)``, the reward of (s, a, s') the mean of its logged rewards, the start law the
+        fixed start or the logged starts' frequencies; a (state, action) the log never tried stays
+        in its state with reward 0. Discount: the log's when known, else 1 with a time limit of
+        1000 steps (an environment needs one or the other)."""
+        model = self._core.mle_model()
+        discount = 1.0 if self._discount is None else self._discount
+        limit = 1000 if discount == 1.0 else None
+        return envs.FiniteEnv(
+            model["transitions"], model["rewards"], model["start"], discount, limit, name="maximum-likelihood model"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Worker processes rebuild the log from its frame and arguments (the core object does not pickle).
+        return (Dataset, (self._frame, *self._arguments))
 
     @property
     def discount(self) -> float | None:
@@ -265,26 +291,8 @@ class Dataset:
     def __repr__(self) -> str:
         return (
             f"Dataset({self.n_rows} transitions, {self.n_episodes} episodes, S={self.n_states}, A={self.n_actions}, "
-            f"start={self.start_state}, logging={self._core.logging_kind})"
+            f"start={'logged' if self.start_state is None else self.start_state}, logging={self._core.logging_kind})"
         )
-
-
-def _number_episodes(
-    columns: dict[str, np.ndarray], core: Any, kind: str, horizon: int, episode: np.ndarray, t: np.ndarray
-) -> None:
-    """Episode ids and step counters of a collected log, from its episode-end rule (vectorised)."""
-    n = core.n_rows
-    steps = np.arange(n)
-    if kind == "horizon":
-        ends = (steps % horizon) == horizon - 1
-    elif kind == "terminal":
-        ends = columns["terminal"].astype(bool)
-    else:
-        ends = columns["next_state"] == core.start_state
-    starts = np.concatenate(([True], ends[:-1]))
-    episode[:] = np.cumsum(starts) - 1
-    first_row = np.flatnonzero(starts)
-    t[:] = steps - first_row[episode]
 
 
 def environment_core(env: Any, discount: float | None) -> Any:

@@ -13,15 +13,20 @@ import polars as pl
 from .. import _core
 from ..agents import Agent, AgentSpec, Stepper, TrainedAgent, TrainedPythonAgent
 from ..checks import count as _count
+from ..envs import FiniteEnv
 from .dataset import Dataset, environment_core, episode_end_rule
 from .results import ReplayResult, ReplayRuns, describe_m
+from .workers import run_blocks
 
-__all__ = ["binomial_survival", "evaluate", "online_returns", "stepping_handle"]
+__all__ = ["METHODS", "binomial_survival", "evaluate", "online_returns", "stepping_handle"]
+
+#: The evaluators by name: three replays of the log and the model-based baseline.
+METHODS = ("queue", "psrs", "pers", "model")
 
 
 def stepping_handle(agent: Any) -> tuple[Any, bool]:
     """The core stepping handle on a trained agent, and whether it is a Python agent (whose runs
-    go one after the other: it holds the GIL)."""
+    hold the GIL: one after the other in a process)."""
     if isinstance(agent, Stepper):
         return agent._core, isinstance(agent.trained, TrainedPythonAgent)
     if isinstance(agent, (AgentSpec, Agent)):
@@ -50,9 +55,12 @@ def evaluate(
     weighted: bool = False,
     max_episodes: int | None = None,
     trace: bool = False,
+    psrs_order: str | None = None,
+    max_steps: int | None = None,
 ) -> ReplayResult | ReplayRuns:
     """Replays ``data`` to ``agent`` (a trained agent) with ``method`` (``"queue"``, ``"psrs"``,
-    ``"pers"``).
+    ``"pers"``), or runs it on the log's maximum-likelihood model (``"model"``, the model-based
+    baseline: :meth:`Dataset.mle_model`, ``max_episodes`` episodes per run, never stopping).
 
     Args:
         episode_end: ``"start"`` (an episode ends when the walk returns to the start state),
@@ -62,7 +70,10 @@ def evaluate(
             or a log collected on an undiscounted environment such as RiverSwim-Osband) and that
             discount is below 1.
         runs: ``None`` for one :class:`ReplayResult`; an int for a :class:`ReplayRuns` of that many
-            independent evaluations run in parallel on ``threads`` workers (default every core).
+            independent evaluations run in parallel on ``threads`` workers (default every core):
+            threads for built-in agents, worker processes for a Python agent (which must then
+            pickle; by default, one that does not runs in this process), the same results whatever
+            their number.
         m: PERS only: ``"policy"`` (default; exact bound from the agent's policy at the start of each
             episode, for agents whose policy is fixed within an episode such as episodic PSRL),
             ``"per_step"`` (looser, same validity), ``"logging"`` (1 / min over episodes of the
@@ -73,13 +84,27 @@ def evaluate(
         max_length: PERS: the longest possible episode when episodes have no fixed horizon.
         weighted: PERS: also return the importance-weighted estimates (needs a fixed M).
         max_episodes: stop after this many emitted episodes.
-        trace: keep every transition fed to the agent (``result.trace``).
+        trace: keep every transition fed to the agent (``result.trace``; not for ``"model"``).
+        psrs_order: PSRS only: ``"check_first"`` (default: check that the state's stream is not
+            empty, then pop) or ``"paper"`` (the paper's listing: pop, then stop if the stream
+            became empty, throwing that row away; for comparison).
+        max_steps: ``"model"`` only: a simulated episode still running after this many steps is
+            cut there (default 1000).
     """
     handle, python_agent = stepping_handle(agent)
     if not isinstance(data, Dataset):
         raise TypeError(f"data must be a bbrl.replay.Dataset, got {type(data).__name__}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(repr(m) for m in METHODS)}, got {method!r}")
+    if psrs_order is not None and psrs_order not in ("check_first", "paper"):
+        raise ValueError(f"psrs_order must be 'check_first' or 'paper', got {psrs_order!r}")
+    if method == "model" and max_episodes is None:
+        raise ValueError("method 'model' never runs out of data: give max_episodes (episodes per run)")
     kind, horizon = episode_end_rule(episode_end)
-    complete, dropped_rows, dropped_id = data._core.complete_episodes(kind, horizon)
+    # The model uses every row; the replays need complete episodes under the episode end.
+    complete, dropped_rows, dropped_id = (
+        (data.n_episodes, 0, None) if method == "model" else data._core.complete_episodes(kind, horizon)
+    )
     if dropped_rows:
         warnings.warn(
             f"the log's last episode ({dropped_id}) is incomplete under episode_end={episode_end!r}: its "
@@ -100,25 +125,34 @@ def evaluate(
     m_defaulted = str(method) == "pers" and bool(weighted) and m is None
     if m_defaulted:
         m_rule = "logging"
-    outcomes = _core.replay_evaluate(
-        handle,
-        python_agent,
-        data._core,
-        {
-            "method": str(method),
-            "episode_end": kind if kind != "horizon" else horizon,
-            "gamma": None if gamma is None else float(gamma),
-            "seed": _count(seed, "seed", 0),
-            "runs": n_runs,
-            "threads": _count(threads, "threads", 1, optional=True),
-            "m_rule": m_rule,
-            "m_value": m_value,
-            "max_length": _count(max_length, "max_length", 1, optional=True),
-            "weighted": bool(weighted),
-            "max_episodes": _count(max_episodes, "max_episodes", 1, optional=True),
-            "trace": bool(trace),
-        },
-    )
+    options = {
+        "method": str(method),
+        "episode_end": kind if kind != "horizon" else horizon,
+        "gamma": None if gamma is None else float(gamma),
+        "seed": _count(seed, "seed", 0),
+        "runs": n_runs,
+        "threads": _count(threads, "threads", 1, optional=True),
+        "m_rule": m_rule,
+        "m_value": m_value,
+        "max_length": _count(max_length, "max_length", 1, optional=True),
+        "weighted": bool(weighted),
+        "max_episodes": _count(max_episodes, "max_episodes", 1, optional=True),
+        "trace": bool(trace),
+        "psrs_order": psrs_order,
+        "max_steps": _count(max_steps, "max_steps", 1, optional=True),
+    }
+    options = {k: v for k, v in options.items() if v is not None}
+    if python_agent:
+        outcomes = run_blocks(
+            "evaluate",
+            _python_trained(agent),
+            data,
+            options,
+            threads,
+            lambda o: _core.replay_evaluate(handle, True, data._core, o),
+        )
+    else:
+        outcomes = _core.replay_evaluate(handle, False, data._core, options)
     agent_gamma = float(handle.gamma)
     settings = {
         "method": str(method),
@@ -132,6 +166,9 @@ def evaluate(
         "weighted": bool(weighted),
         "max_episodes": max_episodes,
         "logged_episodes": int(complete),
+        "psrs_order": (psrs_order or "check_first") if str(method) == "psrs" else None,
+        "max_steps": (max_steps or 1000) if str(method) == "model" else None,
+        "start": "logged" if data.start_state is None else data.start_state,
     }
     results = [_outcome(str(method), int(seed), i, o, settings) for i, o in enumerate(outcomes)]
     if gamma is None:
@@ -139,6 +176,23 @@ def evaluate(
     if str(method) == "pers":
         _warn_m(results, m_defaulted)
     return results[0] if runs is None else ReplayRuns(results)
+
+
+def _environment_document(env: FiniteEnv) -> dict[str, Any]:
+    """The arguments that rebuild ``env`` in a worker process (the core object does not pickle)."""
+    return {
+        "transitions": env.transitions,
+        "rewards": env.rewards,
+        "start": env.start_law,
+        "discount": env.discount,
+        "time_limit": env.time_limit,
+        "name": env.name,
+    }
+
+
+def _python_trained(agent: Any) -> TrainedPythonAgent:
+    """The trained Python agent behind ``agent`` (a trained agent or a stepper on one)."""
+    return agent.trained if isinstance(agent, Stepper) else agent
 
 
 def _warn_discount(agent_gamma: float, data: Dataset, kind: str, horizon: int) -> None:
@@ -218,26 +272,35 @@ def online_returns(
     threads: int | None = None,
 ) -> np.ndarray:
     """The truth a replay estimates: ``runs`` independent online runs of ``agent`` on ``env`` (as
-    in :meth:`Dataset.collect`), ``n_episodes`` episodes each with the same episode end; a (runs, n_episodes)
-    array of discounted returns (discount ``gamma``, default the agent's). An episode still running
+    in :meth:`Dataset.collect`; each episode starts in a state drawn from the environment's start
+    law), ``n_episodes`` episodes each with the same episode end; a (runs, n_episodes) array of
+    discounted returns (discount ``gamma``, default the agent's). Run ``i`` uses the streams of run
+    ``i`` whatever the number of ``threads`` (worker processes for a Python agent). An episode still running
     after ``max_steps`` steps is cut there, which changes its return by at most
     ``gamma**max_steps * max|r| / (1 - gamma)``."""
     kind, horizon = episode_end_rule(episode_end)
     handle, python_agent = stepping_handle(agent)
-    return _core.replay_online(
-        handle,
-        python_agent,
-        environment_core(env, discount),
-        {
-            "n_episodes": _count(n_episodes, "n_episodes", 1),
-            "episode_end": kind if kind != "horizon" else horizon,
-            "gamma": None if gamma is None else float(gamma),
-            "max_steps": _count(max_steps, "max_steps", 1),
-            "seed": _count(seed, "seed", 0),
-            "runs": _count(runs, "runs", 1),
-            "threads": _count(threads, "threads", 1, optional=True),
-        },
+    core_env = environment_core(env, discount)
+    options = {
+        "n_episodes": _count(n_episodes, "n_episodes", 1),
+        "episode_end": kind if kind != "horizon" else horizon,
+        "gamma": None if gamma is None else float(gamma),
+        "max_steps": _count(max_steps, "max_steps", 1),
+        "seed": _count(seed, "seed", 0),
+        "runs": _count(runs, "runs", 1),
+        "threads": _count(threads, "threads", 1, optional=True),
+    }
+    if not python_agent:
+        return _core.replay_online(handle, False, core_env, options)
+    rows = run_blocks(
+        "online",
+        _python_trained(agent),
+        _environment_document(FiniteEnv._wrap(core_env)),
+        options,
+        threads,
+        lambda o: list(_core.replay_online(handle, True, core_env, o)),
     )
+    return np.vstack(rows) if rows else np.empty((0, options["n_episodes"]))
 
 
 def binomial_survival(n: int, p: float, t: Any) -> np.ndarray:

@@ -125,6 +125,15 @@ class ReplayRuns:
         """Emitted episodes per run."""
         return np.array([r.n_episodes for r in self.results], dtype=np.int64)
 
+    @property
+    def reach(self) -> np.ndarray:
+        """Per episode index 0, 1, ... up to the longest run: the share of runs that reached (emitted)
+        it, in [0, 1]. The runs averaged at a late episode are a selected sample; this is how
+        selected (1 everywhere for the model-based evaluator, which never stops)."""
+        counts = self.n_episodes
+        width = int(counts.max()) if counts.size else 0
+        return np.sum(counts[:, None] > np.arange(width)[None, :], axis=0) / max(len(self.results), 1)
+
     def curve(self, weighted: bool = False) -> pl.DataFrame:
         """Per episode index: the number of runs averaged (``runs``), the share of all runs that
         reached that episode (``share``: the runs that got there are a selected sample, and this
@@ -145,8 +154,10 @@ class ReplayRuns:
         return curve_frame(matrix, reached)
 
     def to_polars(self) -> pl.DataFrame:
-        """Every run's :meth:`ReplayResult.to_polars`, stacked."""
-        return pl.concat([r.to_polars() for r in self.results])
+        """Every run's :meth:`ReplayResult.to_polars`, stacked, with ``reach``: the share of all runs
+        that reached the row's episode (:attr:`reach`; null past the longest run, for weighted rows)."""
+        reach = pl.DataFrame({"episode": np.arange(len(self.reach), dtype=np.int64), "reach": self.reach})
+        return pl.concat([r.to_polars() for r in self.results]).join(reach, on="episode", how="left")
 
     def plot(
         self, truth: np.ndarray | None = None, ax: Any = None, weighted: bool = False, label: str = "replay"

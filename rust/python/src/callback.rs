@@ -7,7 +7,11 @@
 //! action, reward, next_state)`, `action_probabilities(state)` and `snapshot()`/`restore(s)` are
 //! called with the GIL held. `rng` is a NumPy `Generator` made at every task start as
 //! `numpy.random.default_rng(k)`, `k = bbrl_core::rng::foreign_seed` of the agent's online stream
-//! (for test MDP `i`, stream `(seed, AGENT_ONLINE, i)`). What `act` returns is converted here: an
+//! (for test MDP `i`, stream `(seed, AGENT_ONLINE, i)`). An agent whose `start_episode` takes an
+//! `rng` (its class's `episode_rng` is true) gets a new Generator at every episode start,
+//! `default_rng(k)`, `k` the next `foreign_seed` of the same stream, for the episode's own draws
+//! (e.g. K posterior samples): reproducible, independent between runs, and restored with the
+//! handle by a snapshot. What `act` returns is converted here: an
 //! int (or NumPy integer) in `0..A`; anything else, and any exception raised by the agent, fails
 //! the run with the agent's name, the MDP index and the step (the exception chained as the cause).
 
@@ -38,6 +42,8 @@ pub(super) struct PyCallbackAgent {
     observe: Py<PyAny>,
     /// The NumPy Generator handed to `act` during this task (None before the first task).
     rng: Py<PyAny>,
+    /// Whether `start_episode` takes a Generator (the class's `episode_rng`).
+    episode_rng: bool,
     /// `operator.index`, for NumPy integer actions.
     index: Py<PyAny>,
     /// The Python exception behind the last failure, re-raised as the cause of the run's error;
@@ -55,6 +61,10 @@ impl PyCallbackAgent {
     fn with_generator(object: &Bound<'_, PyAny>, name: String, n_actions: usize, rng: Py<PyAny>) -> PyResult<Self> {
         let py = object.py();
         let method = |name: &str| -> PyResult<Py<PyAny>> { Ok(object.getattr(name)?.unbind()) };
+        let episode_rng = match object.getattr(intern!(py, "episode_rng")) {
+            Ok(flag) => flag.is_truthy()?,
+            Err(_) => false,
+        };
         Ok(Self {
             name,
             n_actions,
@@ -63,8 +73,24 @@ impl PyCallbackAgent {
             act: method("act")?,
             observe: method("observe")?,
             rng,
+            episode_rng,
             index: py.import("operator")?.getattr("index")?.unbind(),
             error: Arc::default(),
+        })
+    }
+
+    /// `numpy.random.default_rng(k)`, `k` the next `foreign_seed` of the handle's stream `rng`.
+    fn generator(&mut self, rng: &mut Rng) -> Result<Py<PyAny>> {
+        let key = foreign_seed(rng);
+        Python::attach(|py| {
+            let generator = py
+                .import("numpy.random")
+                .and_then(|m| m.getattr("default_rng"))
+                .and_then(|default_rng| default_rng.call1((key,)));
+            match generator {
+                Ok(g) => Ok(g.unbind()),
+                Err(e) => Err(self.failed(py, "numpy.random.default_rng", e)),
+            }
         })
     }
 
@@ -124,28 +150,24 @@ impl Agent for PyCallbackAgent {
     }
 
     fn start_task(&mut self, _context: &TaskContext<'_>, rng: &mut Rng) -> Result<()> {
-        let key = foreign_seed(rng);
-        Python::attach(|py| {
-            let generator = py
-                .import("numpy.random")
-                .and_then(|m| m.getattr("default_rng"))
-                .and_then(|default_rng| default_rng.call1((key,)));
-            self.rng = match generator {
-                Ok(g) => g.unbind(),
-                Err(e) => return Err(self.failed(py, "numpy.random.default_rng", e)),
-            };
-            Ok(())
-        })?;
+        self.rng = self.generator(rng)?;
         Python::attach(|py| match self.start_task.call0(py) {
             Ok(_) => Ok(()),
             Err(e) => Err(self.failed(py, "", e)),
         })
     }
 
-    fn start_episode(&mut self, state: usize, _rng: &mut Rng) -> Result<()> {
-        Python::attach(|py| match self.object.call_method1(py, intern!(py, "start_episode"), (state,)) {
-            Ok(_) => Ok(()),
-            Err(e) => Err(self.failed(py, "start_episode", e)),
+    fn start_episode(&mut self, state: usize, rng: &mut Rng) -> Result<()> {
+        let generator = if self.episode_rng { Some(self.generator(rng)?) } else { None };
+        Python::attach(|py| {
+            let called = match generator {
+                Some(g) => self.object.call_method1(py, intern!(py, "start_episode"), (state, g)),
+                None => self.object.call_method1(py, intern!(py, "start_episode"), (state,)),
+            };
+            match called {
+                Ok(_) => Ok(()),
+                Err(e) => Err(self.failed(py, "start_episode", e)),
+            }
         })
     }
 

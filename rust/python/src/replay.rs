@@ -45,8 +45,10 @@ fn vec<T: numpy::Element + Copy, D: numpy::ndarray::Dimension>(a: &numpy::PyRead
 
 #[pymethods]
 impl PyDataset {
+    /// `start_state` None: episodes start where the log says (replay uses the logged starts).
     #[new]
-    fn new(n_states: usize, n_actions: usize, start_state: usize, log: Log<'_>) -> PyResult<Self> {
+    #[pyo3(signature = (n_states, n_actions, start_state, log))]
+    fn new(n_states: usize, n_actions: usize, start_state: Option<usize>, log: Log<'_>) -> PyResult<Self> {
         let (episode, t, state, action, next_state) =
             (vec(&log.episode), vec(&log.t), vec(&log.state), vec(&log.action), vec(&log.next_state));
         let (reward, terminal) = (vec(&log.reward), log.terminal.as_ref().map(vec));
@@ -73,9 +75,29 @@ impl PyDataset {
     fn n_actions(&self) -> usize {
         self.inner.n_actions()
     }
+    /// The fixed start state, or None (the log's own start states).
     #[getter]
-    fn start_state(&self) -> usize {
+    fn start_state(&self) -> Option<usize> {
         self.inner.start_state()
+    }
+
+    /// The start state of every logged episode, in log order.
+    fn logged_starts<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        self.inner.logged_starts().iter().map(|&s| s as i64).collect::<Vec<_>>().into_pyarray(py)
+    }
+
+    /// The log's maximum-likelihood model (`replay::mle_model`): `transitions` and `rewards` (S, A,
+    /// S), `start` (S,), and `unvisited`, the rule for pairs the log never tried.
+    fn mle_model<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (s, a) = (self.inner.n_states(), self.inner.n_actions());
+        let env = replay::mle_model(&self.inner, 1.0, 1).map_err(to_py)?;
+        let out = PyDict::new(py);
+        let table = |v: &[f64]| v.to_vec().into_pyarray(py).reshape([s, a, s]);
+        out.set_item("transitions", table(env.mdp().transitions())?)?;
+        out.set_item("rewards", table(env.mdp().rewards())?)?;
+        out.set_item("start", env.start_law().to_vec().into_pyarray(py))?;
+        out.set_item("unvisited", replay::UNVISITED_RULE)?;
+        Ok(out)
     }
     #[getter]
     fn n_rows(&self) -> usize {
@@ -101,10 +123,13 @@ impl PyDataset {
         }
     }
 
-    /// The rows as columns: (state, action, reward, next_state, terminal).
+    /// The rows as columns: (episode, t, state, action, reward, next_state, terminal).
     fn columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let steps = self.inner.steps();
         let out = PyDict::new(py);
+        let (episode, t) = self.inner.episode_and_t();
+        out.set_item("episode", episode.into_pyarray(py))?;
+        out.set_item("t", t.into_pyarray(py))?;
         out.set_item("state", steps.iter().map(|s| s.state as i64).collect::<Vec<_>>().into_pyarray(py))?;
         out.set_item("action", steps.iter().map(|s| s.action as i64).collect::<Vec<_>>().into_pyarray(py))?;
         out.set_item("reward", steps.iter().map(|s| s.reward).collect::<Vec<_>>().into_pyarray(py))?;
@@ -147,7 +172,7 @@ fn outcome_dict<'py>(py: Python<'py>, o: Outcome) -> PyResult<Bound<'py, PyDict>
 
 /// `runs` evaluations of the agent behind `stepper` on `data` (`replay::evaluate_with`; options: the
 /// keys of `ReplayOptions`), one dict per run, in order. A Python agent (`python_agent`) keeps the
-/// GIL, so its runs go one after the other.
+/// GIL, so its runs go one after the other (worker processes each run a block, `first_run`).
 #[pyfunction]
 fn replay_evaluate<'py>(
     py: Python<'py>,

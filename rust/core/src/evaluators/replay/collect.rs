@@ -27,8 +27,10 @@ pub(super) fn draw(row: &[f64], u: f64) -> usize {
     last
 }
 
-/// `n_episodes` episodes of the stationary `policy` ((S, A), rows summing to 1) on `env`, which
-/// must start in a single state; an episode ends by `end` and must do so within `max_steps`.
+/// `n_episodes` episodes of the stationary `policy` ((S, A), rows summing to 1) on `env`, each
+/// from a state drawn from the environment's start law; an episode ends by `end` and must do so
+/// within `max_steps`. A log of an environment with a single start state has it as its fixed
+/// start; otherwise the log is replayed from its own start states.
 /// Streams: `(seed, REPLAY_COLLECT_ENV, 0)` for the environment, `(seed, REPLAY_COLLECT_POLICY,
 /// 0)` for the actions. The log carries the policy as its table.
 pub fn collect(
@@ -47,12 +49,9 @@ pub fn collect(
         check_row(row, &|| format!("logging policy, state {s}"))?;
     }
     let starts: Vec<usize> = (0..s_count).filter(|&s| env.start_law()[s] > 0.0).collect();
-    let [start] = starts[..] else {
-        return Err(invalid!(
-            "collect needs an environment with a single start state, {} has {}",
-            env.name(),
-            starts.len()
-        ));
+    let fixed_start = match starts[..] {
+        [start] => Some(start),
+        _ => None,
     };
     if n_episodes == 0 {
         return Err(invalid!("n_episodes must be >= 1"));
@@ -62,6 +61,8 @@ pub fn collect(
     let (mut episode, mut t, mut state, mut action, mut reward, mut next, mut terminal) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for e in 0..n_episodes {
+        // A single start state costs no draw.
+        let start = env.reset(&mut env_rng);
         let mut s = start;
         for step in 0.. {
             if step == max_steps {
@@ -92,5 +93,5 @@ pub fn collect(
         next_state: &next,
         terminal: Some(&terminal),
     };
-    Dataset::new(s_count, a_count, start, columns, LoggingInput::Table(policy))
+    Dataset::new(s_count, a_count, fixed_start, columns, LoggingInput::Table(policy))
 }

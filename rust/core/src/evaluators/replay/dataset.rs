@@ -34,7 +34,8 @@ pub enum EpisodeEnd {
 }
 
 impl EpisodeEnd {
-    /// Whether the episode ends after its `steps_done`-th step, which led to `next_state`.
+    /// Whether the episode that started in `start` ends after its `steps_done`-th step, which led
+    /// to `next_state`.
     #[inline]
     pub fn ends(self, steps_done: usize, next_state: usize, terminal: bool, start: usize) -> bool {
         match self {
@@ -124,7 +125,8 @@ pub struct LogColumns<'a> {
 pub struct Dataset {
     n_states: usize,
     n_actions: usize,
-    start_state: usize,
+    /// The one start state every episode must start in, or `None`: the log's own start states.
+    start_state: Option<usize>,
     steps: Vec<LoggedStep>,
     /// Row ranges of the logged episodes, in log order.
     episodes: Vec<Range<usize>>,
@@ -174,20 +176,21 @@ pub(super) fn check_row(row: &[f64], what: &dyn Fn() -> String) -> Result<()> {
 
 impl Dataset {
     /// Validates a log: ids in range, episodes contiguous with t = 0, 1, ... and each step
-    /// starting where the previous one ended, every episode starting in `start_state`, and the
+    /// starting where the previous one ended, every episode starting in `start_state` when one is
+    /// given (`None`: episodes start where the log says, and replay uses those starts), and the
     /// logging policy (probabilities in [0, 1] summing to 1, the logged action possible under it,
     /// the rows of a stationary log agreeing state by state).
     pub fn new(
         n_states: usize,
         n_actions: usize,
-        start_state: usize,
+        start_state: Option<usize>,
         columns: LogColumns<'_>,
         logging: LoggingInput<'_>,
     ) -> Result<Self> {
         if n_states == 0 || n_actions == 0 {
             return Err(invalid!("n_states and n_actions must be >= 1, got {n_states} and {n_actions}"));
         }
-        if start_state >= n_states {
+        if let Some(start_state) = start_state.filter(|&s| s >= n_states) {
             return Err(invalid!("start_state {start_state} is out of range: allowed {}", index_range(n_states)));
         }
         let n = columns.episode.len();
@@ -218,8 +221,11 @@ impl Dataset {
                 if !seen.insert(e) {
                     return Err(invalid!("the rows of episode {e} are not contiguous: sort the log by episode and t"));
                 }
-                if state != start_state {
-                    return Err(invalid!("episode {e} starts in state {state}, not in the start state {start_state}"));
+                if let Some(start) = start_state.filter(|&s| s != state) {
+                    return Err(invalid!(
+                        "episode {e} starts in state {state}, not in the start state {start} (give no start state to \
+                         replay from the log's own start states)"
+                    ));
                 }
                 episodes.push(i..i + 1);
                 episode_ids.push(e);
@@ -334,8 +340,27 @@ impl Dataset {
     pub fn n_actions(&self) -> usize {
         self.n_actions
     }
-    pub fn start_state(&self) -> usize {
+    /// The fixed start state, or `None` when replay starts where the log's episodes start.
+    pub fn start_state(&self) -> Option<usize> {
         self.start_state
+    }
+    /// The episode id and step counter `t` of every row.
+    pub fn episode_and_t(&self) -> (Vec<i64>, Vec<i64>) {
+        let (mut ids, mut t) = (Vec::with_capacity(self.steps.len()), Vec::with_capacity(self.steps.len()));
+        for (range, &id) in self.episodes.iter().zip(&self.episode_ids) {
+            ids.extend(std::iter::repeat_n(id, range.len()));
+            t.extend(0..range.len() as i64);
+        }
+        (ids, t)
+    }
+    /// The start state of every logged episode (complete or not), in log order.
+    pub fn logged_starts(&self) -> Vec<usize> {
+        self.episodes.iter().map(|r| self.start_of(r)).collect()
+    }
+    /// The state the episode of rows `range` starts in.
+    #[inline]
+    pub fn start_of(&self, range: &Range<usize>) -> usize {
+        self.steps[range.start].state
     }
     pub fn steps(&self) -> &[LoggedStep] {
         &self.steps
@@ -376,7 +401,7 @@ impl Dataset {
         let last = self.episodes.len() - 1;
         for (k, range) in self.episodes.iter().enumerate() {
             let id = self.episode_ids[k];
-            let mut ended = false;
+            let (mut ended, start) = (false, self.start_of(range));
             for (t, step) in self.steps[range.clone()].iter().enumerate() {
                 if ended {
                     return Err(invalid!(
@@ -385,7 +410,7 @@ impl Dataset {
                         end.describe()
                     ));
                 }
-                ended = end.ends(t + 1, step.next_state, step.terminal, self.start_state);
+                ended = end.ends(t + 1, step.next_state, step.terminal, start);
             }
             if ended {
                 out.ranges.push(range.clone());
@@ -425,7 +450,7 @@ mod tests {
             next_state: &ns,
             terminal: None,
         };
-        Dataset::new(s, a, 0, columns, logging)
+        Dataset::new(s, a, Some(0), columns, logging)
     }
 
     #[test]

@@ -12,6 +12,12 @@
 //! - [`Method::Pers`]: whole logged episodes, rejection-sampled at the episode level; a rejected
 //!   episode rolls the agent back ([`Stepper::restore`]). With a fixed M the number of accepted
 //!   episodes is Binomial(N, 1/M) and the importance-weighted estimate is unbiased.
+//! - [`Method::Model`]: the model-based baseline the paper argues against: the maximum-likelihood
+//!   MDP of the log, on which the agent runs online for a given number of episodes. It never
+//!   stops for want of data, and nothing guarantees its transitions have the online law.
+//!
+//! Episodes start in the log's fixed start state, or, for a log whose episodes start in several
+//! states, in the logged start states taken in a random order ([`starts`]).
 //!
 //! Randomness: the evaluator's own stream (shuffles, uniforms) is separate from the agent's, so
 //! the same seed gives the same run whatever the thread count.
@@ -20,17 +26,20 @@ mod binomial;
 mod collect;
 mod dataset;
 mod episode_m;
+mod model;
 mod online;
 mod options;
 mod pers;
 mod psrs;
 mod queue;
 mod runs;
+mod starts;
 
 pub use binomial::{binomial_sf, binomial_survival, ln_factorial};
 pub use collect::collect;
 pub use dataset::{Dataset, EpisodeEnd, Episodes, LogColumns, LoggedStep, LoggingInput, LoggingPolicy};
 pub use episode_m::{episode_bound, MBound};
+pub use model::{mle_model, UNVISITED_RULE};
 pub use online::online_returns;
 pub use options::{evaluate_with, online_with, OnlineOptions, ReplayOptions};
 pub use runs::{evaluate_runs, online_runs, Schedule};
@@ -48,6 +57,7 @@ pub enum MethodKind {
     Queue,
     Psrs,
     Pers,
+    Model,
 }
 
 impl MethodKind {
@@ -56,6 +66,7 @@ impl MethodKind {
             MethodKind::Queue => "queue",
             MethodKind::Psrs => "psrs",
             MethodKind::Pers => "pers",
+            MethodKind::Model => "model",
         }
     }
 }
@@ -63,50 +74,99 @@ impl MethodKind {
 impl std::str::FromStr for MethodKind {
     type Err = crate::error::BbrlError;
 
-    /// `"queue"`, `"psrs"` or `"pers"`.
+    /// `"queue"`, `"psrs"`, `"pers"` or `"model"`.
     fn from_str(name: &str) -> Result<Self> {
         match name {
             "queue" => Ok(MethodKind::Queue),
             "psrs" => Ok(MethodKind::Psrs),
             "pers" => Ok(MethodKind::Pers),
-            other => Err(invalid!("method must be 'queue', 'psrs' or 'pers', got '{other}'")),
+            "model" => Ok(MethodKind::Model),
+            other => Err(invalid!("method must be 'queue', 'psrs', 'pers' or 'model', got '{other}'")),
         }
     }
 }
 
+/// The order of PSRS's two steps at a state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PsrsOrder {
+    /// Check that the stream is not empty, then pop (every logged row can be used).
+    #[default]
+    CheckFirst,
+    /// The paper's listing (Algorithm 2, lines 9 and 10): pop, then stop if the stream became
+    /// empty, throwing the popped row away. Kept to compare with the paper.
+    Paper,
+}
+
+impl std::str::FromStr for PsrsOrder {
+    type Err = crate::error::BbrlError;
+
+    /// `"check_first"` or `"paper"`.
+    fn from_str(name: &str) -> Result<Self> {
+        match name {
+            "check_first" => Ok(PsrsOrder::CheckFirst),
+            "paper" => Ok(PsrsOrder::Paper),
+            other => Err(invalid!("psrs_order must be 'check_first' or 'paper', got '{other}'")),
+        }
+    }
+}
+
+/// The options of every method before they are checked against the method.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MethodOptions {
+    /// PERS: M by a rule.
+    pub bound: Option<MBound>,
+    /// PERS: a fixed M.
+    pub m_value: Option<f64>,
+    /// PERS: the longest possible episode.
+    pub max_length: Option<usize>,
+    /// PERS: the importance-weighted estimates.
+    pub weighted: bool,
+    /// PSRS: the order of the emptiness check and the pop.
+    pub psrs_order: Option<PsrsOrder>,
+    /// Model: the longest simulated episode (steps).
+    pub max_steps: Option<usize>,
+}
+
 impl Method {
-    /// The method `kind`; for PERS, M from `bound` (a rule) or the fixed `m_value`, with
-    /// `max_length` and `weighted` (options of PERS only).
-    pub fn from_options(
-        kind: MethodKind,
-        bound: Option<MBound>,
-        m_value: Option<f64>,
-        max_length: Option<usize>,
-        weighted: bool,
-    ) -> Result<Self> {
-        let pers_only = bound.is_some() || m_value.is_some() || max_length.is_some() || weighted;
+    /// The method `kind` with its `options`; an option of another method is an error.
+    pub fn from_options(kind: MethodKind, options: MethodOptions) -> Result<Self> {
+        let o = options;
+        let pers_only = o.bound.is_some() || o.m_value.is_some() || o.max_length.is_some() || o.weighted;
+        if pers_only && kind != MethodKind::Pers {
+            return Err(invalid!("m, max_length and weighted are options of method 'pers', not '{}'", kind.name()));
+        }
+        if o.psrs_order.is_some() && kind != MethodKind::Psrs {
+            return Err(invalid!("psrs_order is an option of method 'psrs', not '{}'", kind.name()));
+        }
+        if o.max_steps.is_some() && kind != MethodKind::Model {
+            return Err(invalid!("max_steps is an option of method 'model', not '{}'", kind.name()));
+        }
         match kind {
-            MethodKind::Queue | MethodKind::Psrs if pers_only => {
-                Err(invalid!("m, max_length and weighted are options of method 'pers', not '{}'", kind.name()))
-            }
             MethodKind::Queue => Ok(Method::Queue),
-            MethodKind::Psrs => Ok(Method::Psrs),
+            MethodKind::Psrs => Ok(Method::Psrs(o.psrs_order.unwrap_or_default())),
+            MethodKind::Model => match o.max_steps {
+                Some(0) => Err(invalid!("max_steps must be >= 1 step")),
+                steps => Ok(Method::Model { max_steps: steps.unwrap_or(DEFAULT_MAX_STEPS) }),
+            },
             MethodKind::Pers => {
-                let bound = match (bound, m_value) {
+                let bound = match (o.bound, o.m_value) {
                     (Some(_), Some(_)) => return Err(invalid!("give M either as a rule or as a number, not both")),
                     (_, Some(m)) => MBound::Fixed(m),
                     (Some(rule), None) => rule,
-                    (None, None) if weighted => MBound::Logging,
+                    (None, None) if o.weighted => MBound::Logging,
                     (None, None) => MBound::Policy,
                 };
-                if max_length == Some(0) {
+                if o.max_length == Some(0) {
                     return Err(invalid!("max_length must be >= 1 step"));
                 }
-                Ok(Method::Pers(PersOptions { bound, max_length, weighted }))
+                Ok(Method::Pers(PersOptions { bound, max_length: o.max_length, weighted: o.weighted }))
             }
         }
     }
 }
+
+/// The longest episode of an online run (and of the model-based evaluator) by default, in steps.
+pub const DEFAULT_MAX_STEPS: usize = 1000;
 
 /// Options of per-episode rejection sampling.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -124,8 +184,13 @@ pub struct PersOptions {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Method {
     Queue,
-    Psrs,
+    Psrs(PsrsOrder),
     Pers(PersOptions),
+    /// The maximum-likelihood model of the log, run online; an episode still running after
+    /// `max_steps` steps is cut there.
+    Model {
+        max_steps: usize,
+    },
 }
 
 /// What an evaluation needs besides the agent and the data.
@@ -135,7 +200,7 @@ pub struct Config {
     pub end: EpisodeEnd,
     /// The discount of the reported returns.
     pub gamma: f64,
-    /// Stop after this many emitted episodes.
+    /// Stop after this many emitted episodes (required by the model-based evaluator).
     pub max_episodes: Option<usize>,
     /// Record every transition fed to the agent in emitted episodes.
     pub trace: bool,
@@ -152,16 +217,20 @@ pub enum StopReason {
     DataExhausted,
     /// The requested number of episodes was emitted.
     MaxEpisodes,
+    /// Queue, PSRS: every logged start state was used (logs replayed from their own starts).
+    StartsExhausted,
 }
 
 impl StopReason {
-    /// A short tag (`empty_queue`, `empty_stream`, `data_exhausted`, `max_episodes`).
+    /// A short tag (`empty_queue`, `empty_stream`, `data_exhausted`, `max_episodes`,
+    /// `starts_exhausted`).
     pub fn tag(&self) -> &'static str {
         match self {
             StopReason::EmptyQueue { .. } => "empty_queue",
             StopReason::EmptyStream { .. } => "empty_stream",
             StopReason::DataExhausted => "data_exhausted",
             StopReason::MaxEpisodes => "max_episodes",
+            StopReason::StartsExhausted => "starts_exhausted",
         }
     }
 
@@ -174,6 +243,7 @@ impl StopReason {
             StopReason::EmptyStream { state } => format!("the stream of state {state} was empty"),
             StopReason::DataExhausted => "every logged episode was proposed".into(),
             StopReason::MaxEpisodes => "the requested number of episodes was reached".into(),
+            StopReason::StartsExhausted => "every logged start state was used".into(),
         }
     }
 }
@@ -240,17 +310,26 @@ pub fn evaluate(
     if config.max_episodes == Some(0) {
         return Err(invalid!("max_episodes must be >= 1 (or None), got 0"));
     }
-    if episodes.ranges.is_empty() {
+    let model = matches!(config.method, Method::Model { .. });
+    if model && config.max_episodes.is_none() {
+        return Err(invalid!("method 'model' never runs out of data: give max_episodes"));
+    }
+    // The model uses every logged row, complete episode or not.
+    if !model && episodes.ranges.is_empty() {
         return Err(invalid!("the log has no complete episode under the chosen episode end"));
     }
-    if config.method != Method::Queue && *data.logging() == LoggingPolicy::Unknown {
-        return Err(invalid!("PSRS and PERS need the logging policy's probabilities; only 'queue' works without"));
+    let needs_policy = matches!(config.method, Method::Psrs(_) | Method::Pers(_));
+    if needs_policy && *data.logging() == LoggingPolicy::Unknown {
+        return Err(invalid!(
+            "PSRS and PERS need the logging policy's probabilities; only 'queue' and 'model' work without"
+        ));
     }
     stepper.start_task()?;
     match config.method {
         Method::Queue => queue::run(stepper, data, episodes, config, rng),
-        Method::Psrs => psrs::run(stepper, data, episodes, config, rng),
+        Method::Psrs(order) => psrs::run(stepper, data, episodes, config, order, rng),
         Method::Pers(options) => pers::run(stepper, data, episodes, config, &options, rng),
+        Method::Model { max_steps } => model::run(stepper, data, config, max_steps, rng),
     }
 }
 

@@ -1,7 +1,10 @@
 //! The options of a replay evaluation and of its online truth, as keyword options
 //! ([`crate::options::Options`]), and the evaluations they drive.
 
-use super::{evaluate_runs, online_runs, Config, Dataset, EpisodeEnd, MBound, Method, MethodKind, Outcome, Schedule};
+use super::{
+    evaluate_runs, online_runs, Config, Dataset, EpisodeEnd, MBound, Method, MethodKind, MethodOptions, Outcome,
+    PsrsOrder, Schedule, DEFAULT_MAX_STEPS,
+};
 use crate::envs::FiniteEnv;
 use crate::error::Result;
 use crate::invalid;
@@ -31,8 +34,14 @@ pub struct ReplayOptions {
     pub gamma: Option<f64>,
     pub seed: u64,
     pub runs: usize,
+    /// The index of the first run (a worker process running a block of runs).
+    pub first_run: usize,
     /// Worker threads (`None`: one per core).
     pub threads: Option<usize>,
+    /// PSRS: the order of the emptiness check and the pop.
+    pub psrs_order: Option<PsrsOrder>,
+    /// Model: the longest simulated episode.
+    pub max_steps: Option<usize>,
     /// PERS: M by a rule.
     pub m_rule: Option<MBound>,
     /// PERS: a fixed M.
@@ -51,7 +60,10 @@ impl Default for ReplayOptions {
             gamma: None,
             seed: 0,
             runs: 1,
+            first_run: 0,
             threads: None,
+            psrs_order: None,
+            max_steps: None,
             m_rule: None,
             m_value: None,
             max_length: None,
@@ -65,7 +77,15 @@ impl Default for ReplayOptions {
 impl ReplayOptions {
     /// The evaluator with its PERS options.
     pub fn method(&self) -> Result<Method> {
-        Method::from_options(self.method, self.m_rule, self.m_value, self.max_length, self.weighted)
+        let options = MethodOptions {
+            bound: self.m_rule,
+            m_value: self.m_value,
+            max_length: self.max_length,
+            weighted: self.weighted,
+            psrs_order: self.psrs_order,
+            max_steps: self.max_steps,
+        };
+        Method::from_options(self.method, options)
     }
 }
 
@@ -76,7 +96,10 @@ impl Options for ReplayOptions {
         "gamma",
         "seed",
         "runs",
+        "first_run",
         "threads",
+        "psrs_order",
+        "max_steps",
         "m_rule",
         "m_value",
         "max_length",
@@ -92,7 +115,10 @@ impl Options for ReplayOptions {
             "gamma" => self.gamma = Some(value.as_f64(key)?),
             "seed" => self.seed = value.as_u64(key)?,
             "runs" => self.runs = value.as_usize(key)?,
+            "first_run" => self.first_run = value.as_usize(key)?,
             "threads" => self.threads = count(key, value)?,
+            "psrs_order" => self.psrs_order = Some(value.parse(key)?),
+            "max_steps" => self.max_steps = count(key, value)?,
             "m_rule" => self.m_rule = Some(value.parse(key)?),
             "m_value" => self.m_value = Some(value.as_f64(key)?),
             "max_length" => self.max_length = count(key, value)?,
@@ -127,9 +153,13 @@ pub fn evaluate_with(
         max_episodes: options.max_episodes,
         trace: options.trace,
     };
-    let episodes = data.episodes(config.end)?;
+    // The model uses every logged row, whatever the episode end (which applies to its own episodes).
+    let episodes = match config.method {
+        Method::Model { .. } => super::Episodes { ranges: Vec::new(), dropped_rows: 0, dropped_episode: None },
+        _ => data.episodes(config.end)?,
+    };
     let schedule = Schedule::new(sequential, options.threads);
-    evaluate_runs(stepper, data, &episodes, &config, options.seed, options.runs, schedule)
+    evaluate_runs(stepper, data, &episodes, &config, options.seed, options.first_run, options.runs, schedule)
 }
 
 /// The options of [`online_with`].
@@ -144,6 +174,8 @@ pub struct OnlineOptions {
     pub max_steps: usize,
     pub seed: u64,
     pub runs: usize,
+    /// The index of the first run (a worker process running a block of runs).
+    pub first_run: usize,
     pub threads: Option<usize>,
 }
 
@@ -153,9 +185,10 @@ impl Default for OnlineOptions {
             n_episodes: 0,
             episode_end: EpisodeEnd::ReturnToStart,
             gamma: None,
-            max_steps: 1000,
+            max_steps: DEFAULT_MAX_STEPS,
             seed: 0,
             runs: 1,
+            first_run: 0,
             threads: None,
         }
     }
@@ -163,7 +196,7 @@ impl Default for OnlineOptions {
 
 impl Options for OnlineOptions {
     const KEYS: &'static [&'static str] =
-        &["n_episodes", "episode_end", "gamma", "max_steps", "seed", "runs", "threads"];
+        &["n_episodes", "episode_end", "gamma", "max_steps", "seed", "runs", "first_run", "threads"];
     const REQUIRED: &'static [&'static str] = &["n_episodes"];
 
     fn set(&mut self, key: &str, value: &ParamValue) -> Result<()> {
@@ -174,6 +207,7 @@ impl Options for OnlineOptions {
             "max_steps" => self.max_steps = value.as_usize(key)?,
             "seed" => self.seed = value.as_u64(key)?,
             "runs" => self.runs = value.as_usize(key)?,
+            "first_run" => self.first_run = value.as_usize(key)?,
             "threads" => self.threads = count(key, value)?,
             _ => return Err(unknown_key(key, Self::KEYS)),
         }
@@ -188,22 +222,20 @@ impl Options for OnlineOptions {
     }
 }
 
-/// `options.runs` online runs of the agent behind `stepper` on `env` ([`online_runs`]), which
-/// must have a single start state: one row of `options.n_episodes` returns per run.
+/// `options.runs` online runs of the agent behind `stepper` on `env` ([`online_runs`]), each
+/// episode from a start state drawn from the environment's start law: one row of
+/// `options.n_episodes` returns per run.
 pub fn online_with(
     stepper: &Stepper,
     env: &FiniteEnv,
     options: &OnlineOptions,
     sequential: bool,
 ) -> Result<Vec<Vec<f64>>> {
-    let starts: Vec<usize> = (0..env.start_law().len()).filter(|&s| env.start_law()[s] > 0.0).collect();
-    let [start] = starts[..] else {
-        return Err(invalid!("the online curve needs an environment with a single start state"));
-    };
     let o = options;
     let gamma = o.gamma.unwrap_or(stepper.setting().gamma);
     let schedule = Schedule::new(sequential, o.threads);
-    online_runs(stepper, env, start, o.n_episodes, o.episode_end, gamma, o.max_steps, o.seed, o.runs, schedule)
+    let (end, first) = (o.episode_end, o.first_run);
+    online_runs(stepper, env, o.n_episodes, end, gamma, o.max_steps, o.seed, first, o.runs, schedule)
 }
 
 #[cfg(test)]
@@ -236,7 +268,7 @@ mod tests {
             ReplayOptions::from_pairs(pairs.iter().map(|(k, v)| (*k, v))).unwrap_err().to_string()
         };
         let e = err(&[("method", text("fifo"))]);
-        assert!(e.contains("'queue', 'psrs' or 'pers'") && e.contains("fifo"), "{e}");
+        assert!(e.contains("'queue', 'psrs', 'pers' or 'model'") && e.contains("fifo"), "{e}");
         let e = err(&[("method", text("queue")), ("weighted", ParamValue::Bool(true))]);
         assert!(e.contains("options of method 'pers', not 'queue'"), "{e}");
         let e = err(&[("method", text("pers")), ("m_rule", text("x"))]);
@@ -247,6 +279,12 @@ mod tests {
         assert!(e.contains("episode_end must be 'start', 'terminal' or a horizon"), "{e}");
         let e = err(&[("episode_end", ParamValue::Int(0))]);
         assert!(e.contains("horizon must be >= 1"), "{e}");
+        let e = err(&[("psrs_order", text("paper"))]);
+        assert!(e.contains("psrs_order is an option of method 'psrs', not 'queue'"), "{e}");
+        let e = err(&[("method", text("psrs")), ("psrs_order", text("pop_first"))]);
+        assert!(e.contains("'check_first' or 'paper'"), "{e}");
+        let e = err(&[("method", text("psrs")), ("max_steps", ParamValue::Int(5))]);
+        assert!(e.contains("max_steps is an option of method 'model', not 'psrs'"), "{e}");
         let e = err(&[("runs", ParamValue::Int(0))]);
         assert!(e.contains("runs must be >= 1"), "{e}");
         let e = err(&[("metod", text("queue"))]);
@@ -264,7 +302,7 @@ mod tests {
 
     #[test]
     fn method_kinds_parse_by_name() {
-        for kind in [MethodKind::Queue, MethodKind::Psrs, MethodKind::Pers] {
+        for kind in [MethodKind::Queue, MethodKind::Psrs, MethodKind::Pers, MethodKind::Model] {
             assert_eq!(kind.name().parse::<MethodKind>().unwrap(), kind);
         }
         assert!("Queue".parse::<MethodKind>().is_err());

@@ -13,6 +13,11 @@
 //! With a fixed M, each proposal is accepted with probability exactly 1/M whatever the history,
 //! so the number of accepted episodes is Binomial(N, 1/M) and R(T) / P(Binomial(N, 1/M) >= T)
 //! (0 past the last accepted episode) is an unbiased estimate of the online R(T), T = 1..N.
+//!
+//! A log replayed from its own start states: the start is part of the proposal, so the agent
+//! starts its episode only once the proposal is known, and what it draws then depends on that
+//! start. Keeping those draws across rejections is then impossible, so they are drawn anew for
+//! every proposal, which is valid only with an M that does not depend on them: a fixed M.
 
 use rand::seq::SliceRandom;
 use rand::Rng as _;
@@ -94,7 +99,11 @@ impl<'a> Bounder<'a> {
                     }
                     self.state_max[s] = row.iter().filter(|&&p| p > 0.0).fold(0.0, |m: f64, &p| m.max(1.0 / p));
                 }
-                episode_bound(&self.state_max, self.data.start_state(), self.end, self.horizon, &mut self.work)
+                let mut m: f64 = 0.0;
+                for start in self.starts() {
+                    m = m.max(episode_bound(&self.state_max, start, self.end, self.horizon, &mut self.work));
+                }
+                m
             }
             MBound::Policy | MBound::PerStep => {
                 let table = self.table.expect("checked in new");
@@ -108,8 +117,9 @@ impl<'a> Bounder<'a> {
                     // must still cover it.
                     self.state_max[s] = ratio_bound(pb, pe, s)?;
                 }
+                let start = self.data.start_state().expect("policy bounds need a fixed start (checked in run)");
                 if self.bound == MBound::Policy {
-                    episode_bound(&self.state_max, self.data.start_state(), self.end, self.horizon, &mut self.work)
+                    episode_bound(&self.state_max, start, self.end, self.horizon, &mut self.work)
                 } else {
                     let step_max = self.state_max.iter().fold(0.0, |m: f64, &r| m.max(r));
                     step_max.powi(self.horizon as i32)
@@ -123,6 +133,20 @@ impl<'a> Bounder<'a> {
             ));
         }
         Ok(m)
+    }
+
+    /// The states an episode may start in: the fixed start, or every logged start state.
+    fn starts(&self) -> Vec<usize> {
+        match self.data.start_state() {
+            Some(start) => vec![start],
+            None => {
+                let mut seen = vec![false; self.data.n_states()];
+                for step in self.data.steps() {
+                    seen[step.state] = true;
+                }
+                (0..seen.len()).filter(|&s| seen[s]).collect()
+            }
+        }
     }
 
     /// For the policy bounds: the agent's policy at `state` must be the one M was computed from.
@@ -172,8 +196,15 @@ pub(super) fn run(
     if options.weighted && !options.bound.is_fixed() {
         return Err(invalid!("the importance-weighted estimate needs a fixed M: m='logging' or a number"));
     }
+    let fixed_start = data.start_state();
+    if fixed_start.is_none() && !options.bound.is_fixed() {
+        return Err(invalid!(
+            "PERS on a log replayed from its own start states needs a fixed M (m='logging' or a number): the \
+             agent's per-episode draws depend on the proposal's start, so they cannot be kept across rejections"
+        ));
+    }
     let mut bounder = Bounder::new(options.bound, data, config.end, horizon)?;
-    let (start, steps) = (data.start_state(), data.steps());
+    let steps = data.steps();
     let mut order: Vec<usize> = (0..episodes.ranges.len()).collect();
     order.shuffle(rng);
     let mut pb = vec![0.0; data.n_actions()];
@@ -181,7 +212,11 @@ pub(super) fn run(
     out.m_values.reserve(order.len());
     let mut trace = Vec::with_capacity(if config.trace { longest } else { 0 });
 
-    stepper.start_episode(start)?;
+    // With a fixed start the agent starts its episode before the proposal and keeps its draws
+    // across rejections; from logged starts it starts each proposal anew (a fixed M).
+    if let Some(start) = fixed_start {
+        stepper.start_episode(start)?;
+    }
     let mut stored = stepper.snapshot()?;
     let mut m = bounder.compute(stepper)?;
     for &k in &order {
@@ -190,6 +225,9 @@ pub(super) fn run(
             break;
         }
         let range = episodes.ranges[k].clone();
+        if fixed_start.is_none() {
+            stepper.start_episode(data.start_of(&range))?;
+        }
         let mut ratio = 1.0;
         let mut episode = EpisodeReturn::new();
         trace.clear();
@@ -228,7 +266,9 @@ pub(super) fn run(
             }
             out.returns.push(episode.total);
             out.lengths.push(episode.steps);
-            stepper.start_episode(start)?;
+            if let Some(start) = fixed_start {
+                stepper.start_episode(start)?;
+            }
             stored = stepper.snapshot()?;
             if !options.bound.is_fixed() {
                 m = bounder.compute(stepper)?;

@@ -6,13 +6,18 @@
 //! popping: the paper's listing pops first and stops when the stream became empty, which throws
 //! away the last row of every stream and can end a run that still had data for the walk.
 //!
+//! [`PsrsOrder::Paper`] runs the listing's order instead (pop, then stop if the stream became
+//! empty), for comparison.
+//!
 //! With a per-row (history-dependent) logging policy, M is the popped row's own bound, computed
 //! after the pop from that row's probabilities: the accepted action still has law pi_b, and the
 //! row's outcome is independent of its logging probabilities given (state, action).
 
 use super::queue::Buckets;
+use super::starts::Starts;
 use super::{
-    check_candidate, ratio_bound, Config, Dataset, EpisodeReturn, Episodes, LoggingPolicy, Outcome, StopReason,
+    check_candidate, ratio_bound, Config, Dataset, EpisodeReturn, Episodes, LoggingPolicy, Outcome, PsrsOrder,
+    StopReason,
 };
 use crate::agent::Transition;
 use crate::error::Result;
@@ -25,11 +30,12 @@ pub(super) fn run(
     data: &Dataset,
     episodes: &Episodes,
     config: &Config,
+    order: PsrsOrder,
     rng: &mut Rng,
 ) -> Result<Outcome> {
-    let start = data.start_state();
     let steps = data.steps();
     let streams = Buckets::new(episodes, data.n_states(), |row| steps[row].state, rng);
+    let mut starts = Starts::new(data, episodes, rng);
     let mut cursor = streams.offsets.clone();
     let per_row = matches!(data.logging(), LoggingPolicy::PerRow(_));
     let mut pb = vec![0.0; data.n_actions()];
@@ -42,6 +48,10 @@ pub(super) fn run(
             out.stop = StopReason::MaxEpisodes;
             return Ok(out);
         }
+        let Some(start) = starts.pop() else {
+            out.stop = StopReason::StartsExhausted;
+            return Ok(out);
+        };
         let first_traced = out.trace.len();
         stepper.start_episode(start)?;
         let mut state = start;
@@ -65,6 +75,13 @@ pub(super) fn run(
                 cursor[state] += 1;
                 out.tuples_used += 1;
                 out.proposals += 1;
+                if order == PsrsOrder::Paper && cursor[state] == streams.offsets[state + 1] {
+                    // The listing's order: the pop emptied the stream, so the run ends and the
+                    // popped row is thrown away.
+                    out.trace.truncate(first_traced);
+                    out.stop = StopReason::EmptyStream { state };
+                    return Ok(out);
+                }
                 let pe = data.logging_row(row).expect("known policy");
                 let m = if per_row { ratio_bound(&pb, pe, state)? } else { state_m };
                 let a = steps[row].action;

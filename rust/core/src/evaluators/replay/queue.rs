@@ -5,6 +5,7 @@
 
 use rand::seq::SliceRandom;
 
+use super::starts::Starts;
 use super::{Config, Dataset, EpisodeReturn, Episodes, Outcome, StopReason};
 use crate::agent::Transition;
 use crate::error::Result;
@@ -53,7 +54,7 @@ pub(super) fn run(
     config: &Config,
     rng: &mut Rng,
 ) -> Result<Outcome> {
-    let (n_actions, start) = (data.n_actions(), data.start_state());
+    let n_actions = data.n_actions();
     let steps = data.steps();
     let queues = Buckets::new(
         episodes,
@@ -61,6 +62,7 @@ pub(super) fn run(
         |row| steps[row].state * n_actions + steps[row].action,
         rng,
     );
+    let mut starts = Starts::new(data, episodes, rng);
     let mut cursor = queues.offsets.clone();
     let mut out = Outcome::new(StopReason::MaxEpisodes);
     if config.trace {
@@ -72,6 +74,10 @@ pub(super) fn run(
             out.stop = StopReason::MaxEpisodes;
             return Ok(out);
         }
+        let Some(start) = starts.pop() else {
+            out.stop = StopReason::StartsExhausted;
+            return Ok(out);
+        };
         let first_traced = trace_start(&out);
         stepper.start_episode(start)?;
         let mut state = start;

@@ -1,11 +1,17 @@
 //! Repeated evaluations with different streams, in parallel: run `i` uses the evaluator stream
 //! `(seed, REPLAY_EVALUATOR, i)` and a fork of the agent's handle with the stream `(seed,
-//! REPLAY_AGENT, i)`, so the results do not depend on the thread count. Agents that call back into
-//! Python run their runs one after the other ([`Schedule::Sequential`]): they hold the GIL.
+//! REPLAY_AGENT, i)`, so the results do not depend on the thread count. The model-based evaluator
+//! is an online run on the log's model: its environment stream is the online truth's, `(seed,
+//! REPLAY_ONLINE_ENV, i)`, so where the model equals the environment it gives the online returns
+//! exactly, and otherwise the two differ by the model's error only (common random numbers).
+//!
+//! Agents that call back into Python run their runs one after the other on the calling thread
+//! ([`Schedule::Sequential`]): they hold the GIL. To spread them over worker processes, each
+//! process runs a block of run indices (`first_run..first_run + runs`) with the same streams.
 
 use rayon::prelude::*;
 
-use super::{evaluate, online_returns, Config, Dataset, EpisodeEnd, Episodes, Outcome};
+use super::{evaluate, online_returns, Config, Dataset, EpisodeEnd, Episodes, Method, Outcome};
 use crate::envs::FiniteEnv;
 use crate::error::Result;
 use crate::invalid;
@@ -44,8 +50,8 @@ fn spread<T: Send>(runs: usize, schedule: Schedule, f: impl Fn(usize) -> Result<
     threads::install(threads, work)?
 }
 
-/// `runs` evaluations of the agent behind `stepper`, run `i` on a fork of it with the stream
-/// `(seed, REPLAY_AGENT, i)`.
+/// Evaluations `first_run..first_run + runs` of the agent behind `stepper`, run `i` on a fork of
+/// it with the stream `(seed, REPLAY_AGENT, i)`.
 #[allow(clippy::too_many_arguments)]
 pub fn evaluate_runs(
     stepper: &Stepper,
@@ -53,40 +59,47 @@ pub fn evaluate_runs(
     episodes: &Episodes,
     config: &Config,
     seed: u64,
+    first_run: usize,
     runs: usize,
     schedule: Schedule,
 ) -> Result<Vec<Outcome>> {
     if runs == 0 {
         return Err(invalid!("runs must be >= 1"));
     }
-    spread(runs, schedule, |i| {
-        let mut stepper = stepper.fork(stream(seed, purpose::REPLAY_AGENT, i as u64))?;
-        evaluate(&mut stepper, data, episodes, config, &mut stream(seed, purpose::REPLAY_EVALUATOR, i as u64))
+    let evaluator = match config.method {
+        Method::Model { .. } => purpose::REPLAY_ONLINE_ENV,
+        _ => purpose::REPLAY_EVALUATOR,
+    };
+    spread(runs, schedule, |k| {
+        let i = (first_run + k) as u64;
+        let mut stepper = stepper.fork(stream(seed, purpose::REPLAY_AGENT, i))?;
+        evaluate(&mut stepper, data, episodes, config, &mut stream(seed, evaluator, i))
     })
 }
 
-/// `runs` online runs of `n_episodes` episodes each on `env` (environment stream `(seed,
-/// REPLAY_ONLINE_ENV, i)`, agent a fork of `stepper` with `(seed, REPLAY_AGENT, i)`), for the
-/// learning curve a replay estimates.
+/// Online runs `first_run..first_run + runs` of `n_episodes` episodes each on `env` (environment
+/// stream `(seed, REPLAY_ONLINE_ENV, i)`, agent a fork of `stepper` with `(seed, REPLAY_AGENT,
+/// i)`), for the learning curve a replay estimates.
 #[allow(clippy::too_many_arguments)]
 pub fn online_runs(
     stepper: &Stepper,
     env: &FiniteEnv,
-    start: usize,
     n_episodes: usize,
     end: EpisodeEnd,
     gamma: f64,
     max_steps: usize,
     seed: u64,
+    first_run: usize,
     runs: usize,
     schedule: Schedule,
 ) -> Result<Vec<Vec<f64>>> {
     if runs == 0 {
         return Err(invalid!("runs must be >= 1"));
     }
-    spread(runs, schedule, |i| {
-        let mut stepper = stepper.fork(stream(seed, purpose::REPLAY_AGENT, i as u64))?;
-        let mut env_rng = stream(seed, purpose::REPLAY_ONLINE_ENV, i as u64);
-        online_returns(&mut stepper, env, start, n_episodes, end, gamma, max_steps, &mut env_rng)
+    spread(runs, schedule, |k| {
+        let i = (first_run + k) as u64;
+        let mut stepper = stepper.fork(stream(seed, purpose::REPLAY_AGENT, i))?;
+        let mut env_rng = stream(seed, purpose::REPLAY_ONLINE_ENV, i);
+        online_returns(&mut stepper, env, n_episodes, end, gamma, max_steps, &mut env_rng)
     })
 }

@@ -72,7 +72,7 @@ fn queue_and_psrs_feed_the_environment_law() {
     let env = river_swim(RiverSwimVariant::Osband, 1.0).unwrap();
     let end = EpisodeEnd::Horizon(20);
     let data = collect(&env, &uniform(6, 2), 6000, end, 20, 1).unwrap();
-    for method in [Method::Queue, Method::Psrs] {
+    for method in [Method::Queue, Method::Psrs(PsrsOrder::CheckFirst)] {
         let mut st = stepper("egreedy", &[("epsilon", ParamValue::Float(0.5))], &env, 2);
         let cfg = Config { trace: true, ..config(method, end) };
         let out = run(&mut st, &data, &cfg, 3).unwrap();
@@ -108,7 +108,7 @@ fn psrs_accepts_each_pop_with_probability_one_over_m() {
     let n = 30_000;
     let data = collect(&env, &[0.5, 0.3, 0.2], n, EpisodeEnd::ReturnToStart, 10, 4).unwrap();
     let mut st = stepper("random", &[], &env, 5);
-    let cfg = Config { trace: true, ..config(Method::Psrs, EpisodeEnd::ReturnToStart) };
+    let cfg = Config { trace: true, ..config(Method::Psrs(PsrsOrder::CheckFirst), EpisodeEnd::ReturnToStart) };
     let out = run(&mut st, &data, &cfg, 6).unwrap();
     assert_eq!((out.proposals, out.tuples_used), (n, n));
     assert_eq!(out.stop, StopReason::EmptyStream { state: 0 });
@@ -130,7 +130,8 @@ fn psrs_with_the_logging_policy_emits_every_complete_episode() {
     let data = collect(&env, &uniform(7, 6), 300, EpisodeEnd::ReturnToStart, 10_000, 7).unwrap();
     for seed in 0..20 {
         let mut st = stepper("random", &[], &env, seed);
-        let out = run(&mut st, &data, &config(Method::Psrs, EpisodeEnd::ReturnToStart), seed).unwrap();
+        let out =
+            run(&mut st, &data, &config(Method::Psrs(PsrsOrder::CheckFirst), EpisodeEnd::ReturnToStart), seed).unwrap();
         assert_eq!(out.returns.len(), 300, "seed {seed}");
         assert_eq!(out.accepted, out.proposals);
         assert_eq!(out.stop, StopReason::EmptyStream { state: 0 });
@@ -151,7 +152,7 @@ fn psrs_checks_the_stream_before_popping() {
     let a = [0i64; 5];
     let r = [0.0; 5];
     let columns = LogColumns { episode: &e, t: &t, state: &s, action: &a, reward: &r, next_state: &y, terminal: None };
-    let data = Dataset::new(2, 1, 0, columns, LoggingInput::Table(&[1.0, 1.0])).unwrap();
+    let data = Dataset::new(2, 1, Some(0), columns, LoggingInput::Table(&[1.0, 1.0])).unwrap();
     let env = FiniteEnv::new(
         "two",
         Mdp::new(2, 1, vec![0.0, 1.0, 0.5, 0.5], vec![0.0; 4], Some(0)).unwrap(),
@@ -164,12 +165,140 @@ fn psrs_checks_the_stream_before_popping() {
     let mut all_used = 0;
     for seed in 0..runs {
         let mut st = stepper("random", &[], &env, seed);
-        let out = run(&mut st, &data, &config(Method::Psrs, EpisodeEnd::ReturnToStart), seed).unwrap();
+        let out =
+            run(&mut st, &data, &config(Method::Psrs(PsrsOrder::CheckFirst), EpisodeEnd::ReturnToStart), seed).unwrap();
         assert_eq!(out.returns.len(), 2);
         all_used += usize::from(out.tuples_used == 5);
     }
     let p = 2.0 / 3.0;
     within(all_used as f64 / runs as f64, p, (p * (1.0 - p) / runs as f64).sqrt(), "P(all data used)");
+    // The paper's order: the first episode always ends (state 1's first two pops hold a return to
+    // 0 and neither empties its stream); the second starts by popping state 0's last row, which
+    // empties the stream and ends the run. Exactly one episode, never all data.
+    for seed in 0..200 {
+        let mut st = stepper("random", &[], &env, seed);
+        let out =
+            run(&mut st, &data, &config(Method::Psrs(PsrsOrder::Paper), EpisodeEnd::ReturnToStart), seed).unwrap();
+        assert_eq!((out.returns.len(), out.stop), (1, StopReason::EmptyStream { state: 0 }));
+        assert!(out.tuples_used < 5);
+    }
+}
+
+/// A two-state, two-action environment with dyadic probabilities (exact in binary) and rewards
+/// that depend on (s, a, s'), starting in either state with probability 1/2.
+fn dyadic_env() -> FiniteEnv {
+    #[rustfmt::skip]
+    let p = vec![
+        0.5, 0.5,   0.25, 0.75,
+        0.75, 0.25, 0.0, 1.0,
+    ];
+    // The impossible transition (1, 1) -> 0 has reward 0, as in a model that never sees it.
+    let r = vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 0.0, 7.0];
+    FiniteEnv::new("dyadic", Mdp::new(2, 2, p, r, None).unwrap(), vec![0.5, 0.5], 0.9, None).unwrap()
+}
+
+/// A log of one-step episodes holding every transition of `dyadic_env` with its exact frequency
+/// (4 rows per (state, action)), so that each state starts half of the episodes.
+fn exact_log() -> Dataset {
+    let env = dyadic_env();
+    let (p, r) = (env.mdp().transitions(), env.mdp().rewards());
+    let (mut s, mut a, mut y, mut rw) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for i in 0..8 {
+        for _ in 0..(p[i] * 4.0) as usize {
+            s.push((i / 4) as i64);
+            a.push((i / 2 % 2) as i64);
+            y.push((i % 2) as i64);
+            rw.push(r[i]);
+        }
+    }
+    let e: Vec<i64> = (0..s.len() as i64).collect();
+    let t = vec![0i64; s.len()];
+    let columns = LogColumns { episode: &e, t: &t, state: &s, action: &a, reward: &rw, next_state: &y, terminal: None };
+    Dataset::new(2, 2, None, columns, LoggingInput::Unknown).unwrap()
+}
+
+#[test]
+fn the_model_of_an_exact_log_is_the_environment_and_its_evaluation_the_online_run() {
+    let env = dyadic_env();
+    let data = exact_log();
+    let model = mle_model(&data, 0.9, 50).unwrap();
+    assert_eq!(model.mdp().transitions(), env.mdp().transitions());
+    assert_eq!(model.mdp().rewards(), env.mdp().rewards());
+    assert_eq!(model.start_law(), env.start_law());
+    // Same streams (the model's environment stream is the online truth's): identical returns.
+    let cfg = Config { max_episodes: Some(30), ..config(Method::Model { max_steps: 40 }, EpisodeEnd::Horizon(5)) };
+    let base = stepper("psrl", &[("k", ParamValue::Int(3))], &env, 0);
+    let episodes = data.episodes(EpisodeEnd::Horizon(1)).unwrap();
+    let model_runs = evaluate_runs(&base, &data, &episodes, &cfg, 7, 0, 4, Schedule::Sequential).unwrap();
+    let online = online_runs(&base, &env, 30, cfg.end, 1.0, 40, 7, 0, 4, Schedule::Sequential).unwrap();
+    for (m, o) in model_runs.iter().zip(&online) {
+        assert_eq!(&m.returns, o);
+        assert_eq!(m.lengths, vec![5; 30]);
+        assert_eq!(m.stop, StopReason::MaxEpisodes);
+    }
+    assert!(online.windows(2).any(|w| w[0] != w[1]));
+}
+
+#[test]
+fn the_model_sends_untried_pairs_nowhere_and_needs_a_number_of_episodes() {
+    // Only (0, 0) -> 1 is logged: every other pair stays in its state with reward 0.
+    let (e, t, s, a, y, r) = ([0i64], [0i64], [0i64], [0i64], [1i64], [2.5]);
+    let columns = LogColumns { episode: &e, t: &t, state: &s, action: &a, reward: &r, next_state: &y, terminal: None };
+    let data = Dataset::new(3, 2, Some(0), columns, LoggingInput::Unknown).unwrap();
+    let model = mle_model(&data, 0.9, 10).unwrap();
+    let p = model.mdp().transitions();
+    assert_eq!(&p[0..3], &[0.0, 1.0, 0.0]);
+    assert_eq!(model.mdp().rewards()[1], 2.5);
+    for (state, action) in [(0, 1), (1, 0), (1, 1), (2, 0), (2, 1)] {
+        let row = (state * 2 + action) * 3;
+        assert_eq!(p[row + state], 1.0, "({state}, {action})");
+    }
+    let mut st3 = Stepper::new(build("random", &Params::new()).unwrap(), 3, 2, SETTING, stream(0, 0, 0));
+    let err = run(&mut st3, &data, &config(Method::Model { max_steps: 10 }, EpisodeEnd::Horizon(3)), 0).unwrap_err();
+    assert!(err.to_string().contains("give max_episodes"), "{err}");
+}
+
+#[test]
+fn logs_replayed_from_their_own_start_states() {
+    // RiverSwim (Strehl) starts in state 1 or 2 with probability 1/2: the log keeps both.
+    let env = river_swim(RiverSwimVariant::Strehl, 0.95).unwrap();
+    let end = EpisodeEnd::Horizon(10);
+    let data = collect(&env, &uniform(6, 2), 400, end, 10, 3).unwrap();
+    assert_eq!(data.start_state(), None);
+    let starts = data.logged_starts();
+    assert!(starts.iter().all(|&s| s == 1 || s == 2) && starts.contains(&1) && starts.contains(&2));
+    // With the logging policy as candidate, every pop is accepted and a horizon episode never
+    // gets stuck before its end: PSRS emits one episode per logged start, starts in the logged
+    // proportions, and stops when the starts are used up (or a stream is empty).
+    let mut ones = 0usize;
+    let mut total = 0usize;
+    for seed in 0..40 {
+        let mut st = stepper("random", &[], &env, seed);
+        let cfg = Config { trace: true, ..config(Method::Psrs(PsrsOrder::CheckFirst), end) };
+        let out = run(&mut st, &data, &cfg, seed).unwrap();
+        assert!(out.returns.len() <= 400);
+        assert!(matches!(out.stop, StopReason::StartsExhausted | StopReason::EmptyStream { .. }));
+        for (k, (episode, tr)) in out.trace.iter().enumerate() {
+            if k == 0 || out.trace[k - 1].0 != *episode {
+                ones += usize::from(tr.state == 1);
+                total += 1;
+            }
+        }
+        let q = run(&mut st, &data, &config(Method::Queue, end), seed).unwrap();
+        assert!(q.returns.len() <= 400);
+    }
+    let logged = starts.iter().filter(|&&s| s == 1).count() as f64 / starts.len() as f64;
+    // Each run draws starts from the same log without replacement: the share is the log's.
+    within(ones as f64 / total as f64, logged, (logged * (1.0 - logged) / total as f64).sqrt(), "share of start 1");
+    // PERS: the candidate is the logging policy, so M = 1 accepts every episode; a bound from the
+    // agent's policy is refused (its draws cannot be kept across rejections).
+    let mut st = stepper("random", &[], &env, 0);
+    let out = run(&mut st, &data, &config(pers(MBound::Fixed(1.0), None, false), end), 0).unwrap();
+    assert_eq!(out.accepted, 400);
+    let err = run(&mut st, &data, &config(pers(MBound::Policy, None, false), end), 0).unwrap_err();
+    assert!(err.to_string().contains("needs a fixed M"), "{err}");
+    let out = run(&mut st, &data, &config(pers(MBound::Logging, None, false), end), 0).unwrap();
+    assert_eq!(out.m_values[0], 1024.0);
 }
 
 #[test]
@@ -188,7 +317,7 @@ fn queue_is_biased_conditionally_on_reaching_an_episode() {
     let (s, a, y) = ([0i64; 4], [0i64, 1, 1, 1], [1i64, 2, 2, 2]);
     let r = [0.0, 1.0, 1.0, 1.0];
     let columns = LogColumns { episode: &e, t: &t, state: &s, action: &a, reward: &r, next_state: &y, terminal: None };
-    let data = Dataset::new(3, 2, 0, columns, LoggingInput::Unknown).unwrap();
+    let data = Dataset::new(3, 2, Some(0), columns, LoggingInput::Unknown).unwrap();
     let runs = 20_000;
     let (mut reached, mut second) = (0usize, 0.0);
     for seed in 0..runs {
@@ -440,7 +569,9 @@ fn support_violations_and_bad_options_are_clear_errors() {
     let env = bandit(&[0.0, 1.0]);
     let data = collect(&env, &[1.0, 0.0], 50, EpisodeEnd::Horizon(1), 10, 12).unwrap();
     let mut st = stepper("random", &[], &env, 0);
-    let err = run(&mut st, &data, &config(Method::Psrs, EpisodeEnd::Horizon(1)), 0).unwrap_err().to_string();
+    let err = run(&mut st, &data, &config(Method::Psrs(PsrsOrder::CheckFirst), EpisodeEnd::Horizon(1)), 0)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("support violation"), "{err}");
     let cfg = config(pers(MBound::Policy, None, false), EpisodeEnd::Horizon(1));
     assert!(run(&mut st, &data, &cfg, 0).unwrap_err().to_string().contains("support violation"));
@@ -465,14 +596,17 @@ fn support_violations_and_bad_options_are_clear_errors() {
 fn runs_are_identical_whatever_the_thread_count() {
     let env = six_arms(0.95).unwrap();
     let data = collect(&env, &uniform(7, 6), 300, EpisodeEnd::ReturnToStart, 10_000, 13).unwrap();
-    let cfg = config(Method::Psrs, EpisodeEnd::ReturnToStart);
+    let cfg = config(Method::Psrs(PsrsOrder::CheckFirst), EpisodeEnd::ReturnToStart);
     let episodes = data.episodes(cfg.end).unwrap();
     let base = stepper("psrl", &[("k", ParamValue::Int(2))], &env, 0);
-    let one = evaluate_runs(&base, &data, &episodes, &cfg, 5, 6, Schedule::Parallel { threads: Some(1) }).unwrap();
-    let two = evaluate_runs(&base, &data, &episodes, &cfg, 5, 6, Schedule::Parallel { threads: Some(2) }).unwrap();
-    let three = evaluate_runs(&base, &data, &episodes, &cfg, 5, 6, Schedule::Sequential).unwrap();
+    let one = evaluate_runs(&base, &data, &episodes, &cfg, 5, 0, 6, Schedule::Parallel { threads: Some(1) }).unwrap();
+    let two = evaluate_runs(&base, &data, &episodes, &cfg, 5, 0, 6, Schedule::Parallel { threads: Some(2) }).unwrap();
+    let three = evaluate_runs(&base, &data, &episodes, &cfg, 5, 0, 6, Schedule::Sequential).unwrap();
     assert_eq!(one, two);
     assert_eq!(one, three);
+    // A block of runs (a worker process's share) is the same runs.
+    let tail = evaluate_runs(&base, &data, &episodes, &cfg, 5, 4, 2, Schedule::Sequential).unwrap();
+    assert_eq!(tail[..], one[4..]);
     // The runs use different streams: they differ.
     assert!(one.windows(2).any(|w| w[0] != w[1]));
 }
@@ -518,7 +652,7 @@ mod properties {
             let end = EpisodeEnd::ReturnToStart;
             let data = collect(&env, &uniform(n_states, n_actions), n_episodes, end, 100_000, seed).unwrap();
             let mut st = stepper("random", &[], &env, seed);
-            let out = run(&mut st, &data, &config(Method::Psrs, end), seed).unwrap();
+            let out = run(&mut st, &data, &config(Method::Psrs(PsrsOrder::CheckFirst), end), seed).unwrap();
             prop_assert_eq!(out.returns.len(), n_episodes);
             prop_assert_eq!(out.accepted, out.proposals);
             let cfg = config(pers(MBound::Policy, Some(data.steps().len()), false), end);
@@ -536,6 +670,44 @@ mod properties {
                 left[key(t.state, t.action, t.next_state)] -= 1;
             }
             prop_assert!(left.iter().all(|&n| n >= 0));
+        }
+
+        /// A log replayed from its own start states (every state a possible start): Queue and
+        /// PSRS start each emitted episode in a logged start state, each at most as often as
+        /// logged, and the model-based evaluator runs every requested episode.
+        #[test]
+        fn logged_starts_are_used_at_most_once_each(
+            n_states in 2usize..5,
+            n_actions in 1usize..4,
+            weights in proptest::collection::vec(0.0f64..3.0, 64),
+            n_episodes in 1usize..30,
+            horizon in 1usize..6,
+            seed in 0u64..1000,
+        ) {
+            let fixed = random_env(n_states, n_actions, &weights);
+            let start = vec![1.0 / n_states as f64; n_states];
+            let env = FiniteEnv::new("random", fixed.mdp().clone(), start, 0.9, None).unwrap();
+            let end = EpisodeEnd::Horizon(horizon);
+            let data = collect(&env, &uniform(n_states, n_actions), n_episodes, end, horizon, seed).unwrap();
+            let mut logged = vec![0i64; n_states];
+            for s in data.logged_starts() {
+                logged[s] += 1;
+            }
+            for method in [Method::Queue, Method::Psrs(PsrsOrder::CheckFirst)] {
+                let mut st = stepper("random", &[], &env, seed);
+                let out = run(&mut st, &data, &Config { trace: true, ..config(method, end) }, seed).unwrap();
+                prop_assert!(out.returns.len() <= n_episodes);
+                let mut left = logged.clone();
+                for (k, (episode, t)) in out.trace.iter().enumerate() {
+                    if k == 0 || out.trace[k - 1].0 != *episode {
+                        left[t.state] -= 1;
+                    }
+                }
+                prop_assert!(left.iter().all(|&n| n >= 0));
+            }
+            let mut st = stepper("random", &[], &env, seed);
+            let cfg = Config { max_episodes: Some(7), ..config(Method::Model { max_steps: 50 }, end) };
+            prop_assert_eq!(run(&mut st, &data, &cfg, seed).unwrap().returns.len(), 7);
         }
     }
 }
