@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -199,3 +200,19 @@ def test_maps_from_one_calibration_are_identical_and_name_the_cost_model(
     assert {"boundary", "algorithms_if_slower", "algorithms_if_faster"} <= set(bounds.columns)
     for b in bounds["online_bound_seconds"].unique().to_list():
         assert f"{b:.0e}"[0] in "125" and math.isclose(float(f"{b:.0e}"), b)
+
+
+def test_results_without_work_counts_are_drawn_from_measured_times(two_runs: tuple[Path, Path], tmp_path: Path) -> None:
+    old = tmp_path / "old"
+    shutil.copytree(two_runs[0], old)
+    (old / "calibration.json").unlink()
+    for file in (old / "cells").rglob("*.parquet"):
+        pl.read_parquet(file).drop(Col.ONLINE_WORK, Col.OFFLINE_WORK).write_parquet(file)
+    cells = results.load(old).cells
+    assert cells[Col.ONLINE_WORK_PER_TRAJECTORY].null_count() == cells.height
+    text = write_report(old, tmp_path / "report").read_text()
+    assert "no work counts" in text and not (old / "calibration.json").exists()
+    bounds = pl.read_csv(tmp_path / "report" / "GC-UGC-bounds.csv")
+    assert bounds.height > 0
+    with pytest.raises(ValueError, match="no work counts to fit a calibration on"):
+        write_report(old, tmp_path / "own", machine="own")

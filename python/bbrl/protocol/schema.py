@@ -27,6 +27,7 @@ __all__ = [
     "WORK_DTYPE",
     "WORK_UNITS",
     "Col",
+    "csv_columns",
     "describe_host",
     "host_columns",
     "host_line",
@@ -316,6 +317,20 @@ def _work_series(name: str, value: Any, n_mdps: int) -> pl.Series:
     if counts.shape != (n_mdps, len(WORK_UNITS)):
         raise ValueError(f"column {name!r} has shape {counts.shape}, expected ({n_mdps}, {len(WORK_UNITS)})")
     return pl.DataFrame({u: counts[:, i] for i, u in enumerate(WORK_UNITS)}).to_struct(name)
+
+
+def csv_columns(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with each work column spread into one column per unit, ``<column>_<unit>``
+    (e.g. ``online_work_decisions``): CSV holds no nested values."""
+    spread = [
+        pl.col(c).struct.field(u).alias(f"{c}_{u}")
+        for c in frame.columns
+        if frame[c].dtype == WORK_DTYPE
+        for u in WORK_UNITS
+    ]
+    if not spread:
+        return frame
+    return frame.with_columns(spread).drop([c for c in frame.columns if frame[c].dtype == WORK_DTYPE])
 
 
 def work_array(column: pl.Series) -> np.ndarray:
