@@ -55,6 +55,7 @@ __all__ = [
     "value_error_state_values",
     "value_error_uniform_states",
     "value_iteration",
+    "work_units",
 ]
 
 __version__: str
@@ -77,7 +78,9 @@ class Agent:
     def name(self) -> str: ...
     @property
     def is_oracle(self) -> bool: ...
-    def learn_offline(self, prior: Distribution, gamma: float, horizon: int, seed: int) -> tuple[float, float]: ...
+    def learn_offline(
+        self, prior: Distribution, gamma: float, horizon: int, seed: int
+    ) -> tuple[float, float, list[int]]: ...
     @property
     def details(self) -> dict[str, str]: ...
     def saved_text(self) -> str | None: ...
@@ -167,7 +170,7 @@ class Experiment:
     @property
     def n_mdps(self) -> int: ...
     def transitions(self, index: int) -> npt.NDArray[np.float64]: ...
-    def learn_offline(self, agent: Agent, prior: Distribution) -> tuple[float, float]: ...
+    def learn_offline(self, agent: Agent, prior: Distribution) -> tuple[float, float, list[int]]: ...
     def run(
         self,
         agent: Agent,
@@ -175,9 +178,14 @@ class Experiment:
         progress: Progress | None = None,
         record_rewards: bool = False,
     ) -> tuple[
-        npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64] | None
+        npt.NDArray[np.float64],
+        npt.NDArray[np.float64],
+        npt.NDArray[np.float64],
+        npt.NDArray[np.float64] | None,
+        npt.NDArray[np.uint64],
     ]:
-        """Returns, online wall and CPU seconds per MDP (N,), and the (N, T) rewards per step when recorded."""
+        """Returns, online wall and CPU seconds per MDP (N,), the (N, T) rewards per step when recorded,
+        and the (N, units) work counts (columns in the order of work_units())."""
 
 def host() -> dict[str, Any]:
     """cpu_model, vector_extensions (list), logical_cores, load_average (1 minute),
@@ -190,8 +198,15 @@ def sample_transitions(counts: npt.NDArray[np.float64], seed: int) -> npt.NDArra
 def run_python_agent(
     experiment: Experiment, agent: Any, name: str, indices: list[int], record_rewards: bool = False
 ) -> tuple[
-    npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64] | None
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.uint64],
 ]: ...
+def work_units() -> list[str]:
+    """The names of the core's work units, in the order of the columns of every work array."""
+
 def first_draw(seed: int, purpose: int, index: int) -> int: ...
 def sample_dirichlet(alpha: npt.NDArray[np.float64], seed: int) -> npt.NDArray[np.float64]: ...
 def q_iteration(

@@ -227,9 +227,14 @@ def cell_values(draw: st.DrawFn, cell_id: str, cell_index: int) -> tuple[dict[st
     n = draw(st.integers(1, 5))
     values: dict[str, Any] = {}
     for name in schema.CELL_COLUMNS:
-        if name in _PER_MDP:  # what the loader averages: finite, or NaN for an unknown CPU time
+        if name in _PER_MDP and schema.SCHEMA[name] == pl.Float64:  # averaged: finite, or NaN for unknown CPU
             per_mdp = st.floats(-1e12, 1e12) | (st.just(math.nan) if name == "online_cpu_seconds" else st.nothing())
             values[name] = np.array(draw(st.lists(per_mdp, min_size=n, max_size=n)), dtype=np.float64)
+        elif schema.SCHEMA[name] == schema.WORK_DTYPE:  # counts per unit, per MDP or for the cell; or unknown
+            shape = (n, len(schema.WORK_UNITS)) if name == "online_work" else (len(schema.WORK_UNITS),)
+            counts = st.lists(st.integers(0, 2**64 - 1), min_size=math.prod(shape), max_size=math.prod(shape))
+            drawn = draw(st.none() | counts)
+            values[name] = None if drawn is None else np.array(drawn, dtype=np.uint64).reshape(shape)
         else:
             values[name] = draw(_BY_NAME[name] if name in _BY_NAME else _CONSTANT[schema.SCHEMA[name]])
     values.update(cell_id=cell_id, cell_index=cell_index, mdp=np.arange(n, dtype=np.int64), n_mdps=n)

@@ -8,9 +8,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .. import _core
 from ..fileio import write_atomic
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "jsonable", "write_agent_file"]
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "jsonable", "recorded_work", "work_document", "write_agent_file"]
 
 FORMAT_NAME = "bbrl-agent"
 FORMAT_VERSION = 1
@@ -31,11 +32,31 @@ def write_agent_file(trained: Any, path: str | os.PathLike[str], **extra: Any) -
         "seed": trained.seed,
         "offline_seconds": trained.offline_seconds,
         "offline_cpu_seconds": None if math.isnan(trained.offline_cpu_seconds) else trained.offline_cpu_seconds,
+        "offline_work": work_document(trained.offline_work),
         "details": trained.details,
         "prior": trained.prior.to_document(),
         **extra,
     }
     return write_atomic(path, (json.dumps(document, indent=1) + "\n").encode())
+
+
+def work_document(work: Any) -> dict[str, int] | None:
+    """Offline work counts for the file: ``{unit: count}`` (None: unknown)."""
+    if work is None:
+        return None
+    return {unit: int(n) for unit, n in zip(_core.work_units(), work, strict=True)}
+
+
+def recorded_work(document: dict[str, Any]) -> list[int] | None:
+    """The offline work counts an agent file records, in the core's unit order (absent, or a
+    unit missing: None, unknown)."""
+    value = document.get("offline_work")
+    if not isinstance(value, dict):
+        return None
+    try:
+        return [int(value[unit]) for unit in _core.work_units()]
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def jsonable(params: dict[str, Any]) -> dict[str, Any]:

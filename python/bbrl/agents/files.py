@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import _core
 from ..distributions import from_document
-from .file_format import FORMAT_NAME, FORMAT_VERSION
+from .file_format import FORMAT_NAME, FORMAT_VERSION, recorded_work
 from .python import TrainedPythonAgent
 from .registry import create
 from .trained import TrainedAgent
@@ -54,7 +54,8 @@ def load(path: str | os.PathLike[str]) -> TrainedAgent:
         return retrained
     core = _core.Agent.load(state, prior.n_states, prior.n_actions, gamma, horizon)
     offline = float(document.get("offline_seconds", 0.0))
-    return TrainedAgent(spec, core, prior, gamma, horizon, seed, offline, _recorded_cpu(document, math.nan))
+    cpu = _recorded_cpu(document, math.nan)
+    return TrainedAgent(spec, core, prior, gamma, horizon, seed, offline, cpu, recorded_work(document))
 
 
 def _recorded_cpu(document: dict[str, Any], default: float) -> float:

@@ -30,6 +30,7 @@ import inspect
 import os
 import pickle
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -37,6 +38,7 @@ import numpy as np
 
 from .. import _core
 from ..seeds import generator
+from .file_format import recorded_work
 from .trained import TrainedAgent, training_arguments
 
 if TYPE_CHECKING:
@@ -208,11 +210,14 @@ class Agent:
         except Exception as exc:
             raise AgentError(f"agent '{self.label}' failed in learn_offline: {type(exc).__name__}: {exc}") from exc
         seconds, cpu_seconds = time.perf_counter() - start, time.thread_time() - cpu_start
+        # Python code's work is not counted in the core's units: unknown unless nothing is learned.
+        work: list[int] | None = None
         if type(agent).learn_offline is Agent.learn_offline or not type(agent).learns_offline:
             # The base method only keeps the prior and the setting: nothing learned, time zero by
             # declaration (as the built-in agents that learn nothing offline).
             seconds = cpu_seconds = 0.0
-        return TrainedPythonAgent(spec, agent, prior_fdm, gamma, horizon, seed, seconds, cpu_seconds)
+            work = [0] * len(_core.work_units())
+        return TrainedPythonAgent(spec, agent, prior_fdm, gamma, horizon, seed, seconds, cpu_seconds, work)
 
 
 def _takes_rng(method: Any) -> bool:
@@ -256,6 +261,7 @@ class TrainedPythonAgent(TrainedAgent):
         seed: int,
         offline_seconds: float,
         offline_cpu_seconds: float = float("nan"),
+        offline_work: Sequence[int] | None = None,
     ) -> None:
         # No core agent: the trained Python object itself runs (methods using it are overridden).
         super().__init__(
@@ -267,6 +273,7 @@ class TrainedPythonAgent(TrainedAgent):
             seed,
             offline_seconds,
             offline_cpu_seconds,
+            offline_work,
         )
         self.agent = agent
 
@@ -317,6 +324,7 @@ class TrainedPythonAgent(TrainedAgent):
             int(document["seed"]),
             float(document.get("offline_seconds", 0.0)),
             float("nan") if document.get("offline_cpu_seconds") is None else float(document["offline_cpu_seconds"]),
+            recorded_work(document),
         )
 
     def __repr__(self) -> str:

@@ -67,8 +67,8 @@ class AgentSpec:
         """
         prior_fdm, gamma, horizon, seed = training_arguments(prior, gamma, horizon, seed)
         core = self.build_core()
-        seconds, cpu_seconds = core.learn_offline(prior_fdm._core, gamma, horizon, seed)
-        return TrainedAgent(self, core, prior_fdm, gamma, horizon, seed, seconds, cpu_seconds)
+        seconds, cpu_seconds, work = core.learn_offline(prior_fdm._core, gamma, horizon, seed)
+        return TrainedAgent(self, core, prior_fdm, gamma, horizon, seed, seconds, cpu_seconds, work)
 
 
 @dataclass(frozen=True)

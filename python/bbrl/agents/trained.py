@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,9 @@ class TrainedAgent:
         offline_cpu_seconds: CPU time of offline learning (every thread of the process), in
             seconds; NaN when unknown (an agent file written before it was recorded). Both times
             are exactly 0 for agents that learn nothing offline.
+        offline_work: the work of offline learning in machine-independent units, one count per
+            unit of :data:`bbrl.protocol.schema.WORK_UNITS` (zeros for agents that learn nothing
+            offline); None when unknown (an agent file written before it was recorded).
     """
 
     def __init__(
@@ -49,6 +53,7 @@ class TrainedAgent:
         seed: int,
         offline_seconds: float,
         offline_cpu_seconds: float = math.nan,
+        offline_work: Sequence[int] | None = None,
     ) -> None:
         self.spec = spec
         self._core = core
@@ -58,6 +63,7 @@ class TrainedAgent:
         self.seed = seed
         self.offline_seconds = offline_seconds
         self.offline_cpu_seconds = offline_cpu_seconds
+        self.offline_work = None if offline_work is None else [int(n) for n in offline_work]
 
     @property
     def label(self) -> str:

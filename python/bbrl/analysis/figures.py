@@ -66,7 +66,7 @@ PALETTE = (
 )
 
 #: Python agents (not in the registry) take these in turn: none is a registry colour, so that a map
-#: cell, which has no marker, never shows a Python agent in a built-in's colour (maps also hatch
+#: cell, which has no marker, never shows a Python agent in a built-in's colour (maps also dot
 #: them, which tells them apart in greyscale).
 OTHER_PALETTE = (
     "#999933",  # olive
@@ -75,6 +75,9 @@ OTHER_PALETTE = (
     "#997700",  # ochre
     "#BBBBBB",  # grey
 )
+
+#: How a map marks a Python agent's share of a cell (white dots; black stripes mark boundary cells).
+PYTHON_AGENT_HATCH = ".."
 
 #: As many markers as colours plus two, so that (colour, marker) pairs do not repeat for
 #: len(PALETTE) * len(_MARKERS) algorithms.
@@ -112,7 +115,7 @@ def algorithm_colour(algorithm: str, others: list[str]) -> tuple[float, ...]:
 
 
 def is_python_agent(algorithm: str) -> bool:
-    """Whether an algorithm of a figure is outside the registry (a Python agent), drawn hatched in maps."""
+    """Whether an algorithm of a figure is outside the registry (a Python agent), drawn dotted in maps."""
     return algorithm not in ALGORITHM_ORDER and algorithm != "none"
 
 
@@ -344,7 +347,12 @@ def _edges(bounds: list[float], factor: float) -> list[tuple[float, float]]:
     return [(b, bounds[k + 1] if k + 1 < len(bounds) else b * factor) for k, b in enumerate(bounds)]
 
 
-def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str = ""):
+def _last_ratio(bounds: list[float]) -> float:
+    """The ratio of the last two bounds (the lattice's step there), for the last cell's width."""
+    return bounds[-1] / bounds[-2] if len(bounds) >= 2 and bounds[-2] > 0 else BOUND_FACTOR
+
+
+def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str = "", quantity: str = "time"):
     """The best algorithms for each pair of budgets, each cell drawn over the range of budgets it
     stands for (edges at the bounds). A bound of 0 offline (agents that learn nothing offline only)
     is drawn as the band below the first positive bound."""
@@ -359,12 +367,13 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
     ys = sorted(set(bounds["offline_bound_seconds"].to_list()))
     positive = [y for y in ys if y > 0.0]
     zero_band = (positive[0] / BOUND_FACTOR if positive else 1e-3, positive[0] if positive else 1e-2)
-    x_range = dict(zip(xs, _edges(xs, BOUND_FACTOR), strict=True))
-    y_range = dict(zip(positive, _edges(positive, BOUND_FACTOR), strict=True))
+    x_range = dict(zip(xs, _edges(xs, _last_ratio(xs)), strict=True))
+    y_range = dict(zip(positive, _edges(positive, _last_ratio(positive)), strict=True))
     y_range[0.0] = zero_band
     x_unit, x_size = time_unit(xs)
     y_unit, y_size = time_unit(positive)
     seen: dict[str, tuple[float, ...]] = {}
+    any_boundary = False
     for row in bounds.iter_rows(named=True):
         x0, x1 = (v / x_size for v in x_range[row["online_bound_seconds_per_step"]])
         y0, y1 = (v / y_size for v in y_range[row["offline_bound_seconds"]])
@@ -374,7 +383,7 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
         for k, algorithm in enumerate(chosen):
             colour = (0.85, 0.85, 0.85, 1.0) if algorithm == "none" else algorithm_colour(algorithm, others)
             seen.setdefault(algorithm, colour)
-            hatch = "////" if is_python_agent(algorithm) else None
+            hatch = PYTHON_AGENT_HATCH if is_python_agent(algorithm) else None
             ax.add_patch(
                 Rectangle(
                     (x0, edges[k]),
@@ -386,6 +395,10 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
                     hatch=hatch,
                 )
             )
+        if row.get("boundary"):
+            # The answer depends on which side of a bound a cost falls within its uncertainty.
+            any_boundary = True
+            ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, hatch="///", edgecolor="black", lw=0.0))
     ax.set_xscale("log")
     ax.set_yscale("log")
     plain_log_ticks(ax.xaxis)
@@ -407,18 +420,29 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
             fontsize=7,
             bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
         )
-    ax.set_xlabel(f"online time budget ({x_unit} per decision, log scale; a cell spans the budgets from its left edge)")
-    ax.set_ylabel(f"offline time budget ({y_unit}, log scale" + ("; bottom band: none)" if 0.0 in ys else ")"))
+    ax.set_xlabel(
+        f"online {quantity} budget ({x_unit} per decision, log scale; a cell spans the budgets from its left edge)"
+    )
+    ax.set_ylabel(f"offline {quantity} budget ({y_unit}, log scale" + ("; bottom band: none)" if 0.0 in ys else ")"))
     ax.set_title(title + (f"\n{note}" if note else ""), fontsize=10)
     handles = [
         Patch(
             facecolor=c,
             edgecolor="white",
-            hatch="////" if is_python_agent(a) else None,
+            hatch=PYTHON_AGENT_HATCH if is_python_agent(a) else None,
             label=("no agent within the bounds" if a == "none" else a),
         )
         for a, c in seen.items()
     ]
+    if any_boundary:
+        handles.append(
+            Patch(
+                facecolor="white",
+                edgecolor="black",
+                hatch="///",
+                label="boundary: depends on a cost\nwithin its uncertainty",
+            )
+        )
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="best algorithm(s)")
     return fig
 

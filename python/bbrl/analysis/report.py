@@ -28,6 +28,7 @@ from ..fileio import write_atomic
 from ..protocol.results import Results, load, returns_matrix
 from ..protocol.schema import Col
 from ..version import __version__
+from .cost import REFERENCE, Calibration, cell_costs, fit_calibration, load_calibration
 from .figures import (
     ALGORITHM_ORDER,
     algorithm_colour,
@@ -43,7 +44,24 @@ from .scores import ORACLE_KINDS, NormalizedSummary, normalized_summary, regret_
 from .stats import best_per_algorithm, best_under_bounds
 from .tables import clock_resolution, table_csv, table_html, table_latex, table_markdown
 
-__all__ = ["FIGURES", "REGRET_FIGURE", "ExperimentReport", "write_experiment", "write_report"]
+__all__ = [
+    "CALIBRATION_FILE",
+    "FIGURES",
+    "MEASURED",
+    "OWN",
+    "REGRET_FIGURE",
+    "ExperimentReport",
+    "resolve_calibration",
+    "write_experiment",
+    "write_report",
+]
+
+#: The calibration fitted on a results folder's own cells, cached in that folder.
+CALIBRATION_FILE = "calibration.json"
+#: ``--machine`` value: the folder's own calibration (:data:`CALIBRATION_FILE`).
+OWN = "own"
+#: ``--machine`` value: no cost model, the measured CPU times (the rule before work was counted).
+MEASURED = "measured"
 
 #: Figure kinds, their file suffix and caption (the original's captions).
 FIGURES = (
@@ -87,11 +105,14 @@ def write_experiment(
     others: list[str] | None = None,
     correction: str | None = None,
     missing: int = 0,
+    calibration: Calibration | None = None,
 ) -> ExperimentReport:
     """Writes the figures and tables of one experiment (the rows of ``cells``) into ``out``.
 
     ``missing``: cells of this experiment's configuration without a result (not run, failed or
-    damaged); the map then says that it is incomplete.
+    damaged); the map then says that it is incomplete. ``calibration``: the map compares each
+    cell's work times its seconds per unit (:mod:`bbrl.analysis.cost`) on the fixed 1-2-5 lattice;
+    None: the measured CPU times.
     """
     first = cells.row(0, named=True)
     key = f"{first[Col.EXPERIMENT]}/{first[Col.PRIOR]}"
@@ -138,18 +159,22 @@ def write_experiment(
     if competing.height == 0:
         competing = cells
     ids = competing[Col.CELL_ID].to_list()
+    costs = cell_costs(competing, calibration)
+    # Measured times tie within the clock's resolution; costs from work counts are exact numbers.
     resolution = max([clock_resolution(r) for r in competing.iter_rows(named=True)] or [0.0])
     bounds = best_under_bounds(
         competing[Col.ALGORITHM].to_list(),
         competing[Col.MEAN].to_list(),
-        competing[Col.OFFLINE_TIME].to_list(),
-        competing[Col.ONLINE_TIME_PER_TRAJECTORY].to_list(),
+        costs.offline.tolist(),
+        costs.online.tolist(),
         returns_matrix(results, ids),
         horizon,
         one_sided=one_sided,
-        online_halfwidths=competing[Col.ONLINE_CPU_CI95_PER_TRAJECTORY].fill_null(0.0).to_list(),
-        resolution=resolution,
+        resolution=0.0 if "measured" not in costs.basis else resolution,
         correction=correction,
+        online_uncertainty=costs.online_uncertainty.tolist(),
+        offline_uncertainty=costs.offline_uncertainty.tolist(),
+        lattice="1-2-5",
     )
     best = best_per_algorithm(cells)
     by_algorithm = {
@@ -172,9 +197,19 @@ def write_experiment(
             "least one other cell of this experiment with recorded rewards."
         )
     note = f"incomplete: {missing} cells of this experiment have no result" if missing else ""
-    figures["bounds"] = save_figure(bounds_figure(bounds, title, others, note), out / f"{slug}-bounds")
+    if calibration is not None:
+        quantity = "cost"
+        note = "; ".join(filter(None, [note, f"cost = work x calibration '{calibration.name}'; hatched: boundary"]))
+        if "measured" in costs.basis:
+            note += f" ({costs.basis.count('measured')} cells without work counts: measured CPU time)"
+    else:
+        quantity = "CPU time"
+        note = "; ".join(filter(None, [note, "measured CPU times; hatched: boundary"]))
+    figures["bounds"] = save_figure(bounds_figure(bounds, title, others, note, quantity), out / f"{slug}-bounds")
+    lists = ("algorithms", "algorithms_if_slower", "algorithms_if_faster")
     write_atomic(
-        out / f"{slug}-bounds.csv", bounds.with_columns(pl.col("algorithms").list.join(" ")).write_csv().encode()
+        out / f"{slug}-bounds.csv",
+        bounds.with_columns(pl.col(c).list.join(" ") for c in lists).write_csv().encode(),
     )
     tables = {
         "md": write_atomic(out / f"{slug}-table.md", table_markdown(cells).encode()),
@@ -207,6 +242,73 @@ def _host_summary(cells: pl.DataFrame) -> str:
         "process), wall times are kept in the CSV tables. Agents that learn nothing offline have offline "
         "time 0 by declaration."
     )
+
+
+def _own_calibration(results_dir: str | os.PathLike[str], cells: pl.DataFrame) -> Calibration | None:
+    """The calibration fitted on the results' own cells, written to ``calibration.json`` in the
+    results folder; None when no cell has work counts (results of an older bbrl)."""
+    try:
+        own = fit_calibration(cells, name=f"{Path(results_dir).name} (own cells)", source=str(results_dir))
+    except ValueError:
+        return None
+    own.save(Path(results_dir) / CALIBRATION_FILE)
+    return own
+
+
+def resolve_calibration(machine: str | os.PathLike[str], own: Calibration | None) -> Calibration | None:
+    """The calibration ``machine`` names: ``"reference"``, ``"own"`` (``own``, the results' own
+    fit), ``"measured"`` (None: measured CPU times), or a calibration file's path.
+
+    Raises:
+        ValueError: ``"own"`` for results without work counts, or a file that is not a calibration.
+        FileNotFoundError: no such file.
+    """
+    if str(machine) == MEASURED:
+        return None
+    if str(machine) == OWN:
+        if own is None:
+            raise ValueError("--machine own: these results have no work counts to fit a calibration on")
+        return own
+    return load_calibration(machine)
+
+
+def _calibration_html(calibration: Calibration | None, own: Calibration | None) -> str:
+    """What the maps' costs are, and how well this machine's counts predict its CPU times."""
+    if calibration is None:
+        used = (
+            "<p><b>Cost model:</b> none. The maps compare the measured CPU times (which vary from run to run "
+            "and from machine to machine).</p>"
+        )
+    else:
+        used = (
+            "<p><b>Cost model:</b> each cell's work, counted in machine-independent units (value-iteration rows "
+            "and entries times sweeps, tree nodes and edges, simulated steps, Gamma variates, formula tokens, "
+            "decisions, calls into Python agents), times the seconds per unit of the calibration "
+            f"<code>{html.escape(calibration.name)}</code> (machine: {html.escape(calibration.machine)}). The same "
+            "results give the same maps bit for bit with this calibration, whatever the run, thread count or CPU. "
+            "A hatched cell is a boundary: its answer changes when an agent's cost moves within its "
+            "uncertainty (the calibration's RMS relative error for that algorithm). Measured times stay in "
+            "the tables and the other figures.</p>"
+        )
+    if own is None:
+        return used + "<p>These results have no work counts (an older bbrl): no calibration of their own.</p>"
+    rows = "".join(
+        f"<tr><td>{html.escape(str(r[Col.ALGORITHM]))}</td><td>{r['cells']}</td><td>{_number(r['r2'])}</td>"
+        f"<td>{100 * r['max_relative_error']:.1f}%</td><td>{100 * r['rms_relative_error']:.1f}%</td></tr>"
+        for r in own.fit_table().iter_rows(named=True)
+    )
+    return (
+        used + "<p>How well the work counts predict the CPU times measured here (the calibration fitted on these "
+        f"results' own cells, <code>{CALIBRATION_FILE}</code> in the results folder; fit table "
+        '<a href="calibration-fit.csv">CSV</a>): R² of predicted against measured seconds, and the relative '
+        "error |predicted / measured - 1| over each algorithm's cells (online time per trajectory, and "
+        "offline time where an agent learns offline).</p><table><thead><tr><th>Algorithm</th><th>Rows</th>"
+        f"<th>R²</th><th>Largest rel. error</th><th>RMS rel. error</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def _number(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.3f}"
 
 
 def _probability(value: float) -> str:
@@ -243,6 +345,7 @@ def write_report(
     one_sided: bool = False,
     correction: str | None = None,
     missing: Mapping[str, int] | None = None,
+    machine: str | os.PathLike[str] = REFERENCE,
 ) -> Path:
     """Writes the report of the grid results in ``results_dir`` into ``out``; returns ``report.html``.
 
@@ -250,18 +353,30 @@ def write_report(
     (:func:`bbrl.analysis.stats.holm`). ``missing``: per experiment key (``name/prior``), the cells
     of the grid without a usable result (:func:`bbrl.grid.missing_by_experiment`); the report then
     says that the grid is incomplete.
+
+    ``machine``: the calibration the maps' costs use (:func:`resolve_calibration`): ``"reference"``
+    (the shipped reference machine, the default), ``"own"`` (fitted on these results), a calibration
+    file, or ``"measured"`` (the measured CPU times, no cost model). Whatever the choice, the
+    calibration of these results' own cells is fitted, cached in ``results_dir/calibration.json``
+    and its fit per algorithm is reported (``calibration-fit.csv``).
     """
     results = load(results_dir)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     cells = results.cells
+    own = _own_calibration(results_dir, cells)
+    calibration = resolve_calibration(machine, own)
+    if own is not None:
+        write_atomic(folder / "calibration-fit.csv", own.fit_table().write_csv().encode())
     missing = dict(missing or {})
     algorithms = list(dict.fromkeys(cells[Col.ALGORITHM].to_list()))
     others = [a for a in algorithms if a not in ALGORITHM_ORDER]
     reports = []
     for _key, sub in cells.group_by([Col.EXPERIMENT, Col.PRIOR], maintain_order=True):
         key = f"{sub[Col.EXPERIMENT][0]}/{sub[Col.PRIOR][0]}"
-        reports.append(write_experiment(results, sub, folder, one_sided, others, correction, missing.get(key, 0)))
+        reports.append(
+            write_experiment(results, sub, folder, one_sided, others, correction, missing.get(key, 0), calibration)
+        )
     summary = normalized_summary(results, cells)
     normalized_part = _normalized_html(summary)
     if summary.aggregate.height:
@@ -309,10 +424,10 @@ def write_report(
         "from the agents' scores. Bold rows: each algorithm's best "
         "setting. The map of best algorithms keeps, under each pair of time budgets, the best algorithm and those "
         f"not significantly different from it (paired Z-test, {test}); grey: no agent within the budgets. A cell "
-        "spans the budgets from its lower edge (the bound) to the next bound. Agents whose online times are not "
-        "distinguishable (overlapping 95% intervals of their mean time per trajectory, or closer than the clock's "
-        f"resolution) count as equally fast. {multiplicity}</p>",
+        "spans the budgets from its lower edge (the bound) to the next bound; bounds lie on the fixed series 1, 2, "
+        f"5 x 10^k seconds. {multiplicity}</p>",
         f"<p>{_host_summary(cells)}</p>",
+        _calibration_html(calibration, own),
         "<ul>" + "".join(f'<li><a href="#{r.slug}">{html.escape(r.key)}</a></li>' for r in reports) + "</ul>",
         "<h2>Across experiments: normalised scores</h2>",
         "<p>Each algorithm's best setting per experiment, its per-MDP returns normalised as "

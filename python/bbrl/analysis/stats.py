@@ -21,6 +21,7 @@ __all__ = [
     "BOUND_FACTOR",
     "BOUND_START_SECONDS",
     "MIN_PAIRS_FOR_Z",
+    "SERIES_125",
     "Z_95_ONE_SIDED",
     "Z_95_TWO_SIDED",
     "PairedZTest",
@@ -37,6 +38,7 @@ __all__ = [
     "paired_z",
     "paired_z_test",
     "probability_of_improvement",
+    "series_grid",
     "stratified_bootstrap_ci",
     "tied_times",
 ]
@@ -240,6 +242,36 @@ def bound_grid(
     return bounds
 
 
+#: The mantissas of the budgets' fixed lattice: 1, 2 and 5 times a power of ten, in seconds.
+SERIES_125 = (1, 2, 5)
+
+
+def series_grid(maximum: float, minimum: float | None = None) -> list[float]:
+    """Bounds on the fixed 1-2-5 series (1, 2 and 5 times 10**k seconds, k any integer) from the
+    first one ``>= minimum`` (the first that admits the cheapest agent) to the first one
+    ``>= maximum`` (the first that admits every agent).
+
+    The values are fixed (each is parsed from its decimal text, so the same bound is the same float
+    everywhere); with costs that do not depend on the run, every run of a grid gets the same bounds.
+    ``minimum`` <= 0 or None starts at the series value just below ``maximum``'s decade.
+    """
+    if not (math.isfinite(maximum) and maximum > 0.0):
+        raise ValueError(f"maximum must be finite and > 0, got {maximum}")
+    low = minimum if minimum is not None and math.isfinite(minimum) and minimum > 0.0 else maximum
+
+    def value(j: int) -> float:  # position j on the series: mantissa SERIES_125[j % 3], exponent j // 3
+        return float(f"{SERIES_125[j % 3]}e{j // 3}")
+
+    j = 3 * math.floor(math.log10(low)) - 3
+    while value(j) < low * (1 - 1e-12):
+        j += 1
+    bounds = [value(j)]
+    while bounds[-1] < maximum * (1 - 1e-12):
+        j += 1
+        bounds.append(value(j))
+    return bounds
+
+
 def tied_times(
     times: Sequence[float], halfwidths: Sequence[float] | None = None, resolution: float = 0.0
 ) -> np.ndarray:
@@ -282,6 +314,9 @@ def best_under_bounds(
     online_halfwidths: Sequence[float] | None = None,
     resolution: float = 0.0,
     correction: str | None = None,
+    online_uncertainty: Sequence[float] | None = None,
+    offline_uncertainty: Sequence[float] | None = None,
+    lattice: str = "original",
 ) -> pl.DataFrame:
     """The best algorithms under an offline and an online time bound.
 
@@ -297,10 +332,19 @@ def best_under_bounds(
        the best (paired Z-test, :func:`not_different_from_best`, optionally Holm-corrected),
        stopping at the first significant one.
 
-    The default grids are the original's lattice ``1e-5 s * 5**k`` from the first bound that
-    admits the cheapest agent to the first that admits every agent (:func:`bound_grid`). The
-    offline grid also has a bound 0 when some agents learn nothing offline (their offline time is
-    0 by declaration): the row of budgets too small for any offline learning.
+    The default grids (``lattice="original"``) are the original's lattice ``1e-5 s * 5**k`` from
+    the first bound that admits the cheapest agent to the first that admits every agent
+    (:func:`bound_grid`); ``lattice="1-2-5"`` takes the fixed series of :func:`series_grid`
+    instead. The offline grid also has a bound 0 when some agents learn nothing offline (their
+    offline time is 0 by declaration): the row of budgets too small for any offline learning.
+
+    **Boundaries.** With ``online_uncertainty`` (and ``offline_uncertainty``), each agent's time
+    ``t`` is known within a relative ``u`` only: the point is also chosen once with every agent
+    whose time could lie within the bound (``t (1 - u) <= x``) and once with only those surely
+    within it (``t (1 + u) <= x``). Where the two choices differ, the answer depends on which side
+    of a bound an agent's time falls, and the row is marked ``boundary`` (its ``algorithms`` are
+    still the choice at the times themselves; ``algorithms_if_slower`` and
+    ``algorithms_if_faster`` give the two others).
 
     Two bugs of the original are fixed here: a point where no agent meets the bounds is reported
     as ``["none"]`` (the original added it to its first algorithm), and the online bound per
@@ -311,32 +355,53 @@ def best_under_bounds(
             ``online_seconds`` is the mean online time per trajectory.
         returns: one array of per-MDP returns per agent, over the same MDPs (paired).
         horizon: T, the decisions per trajectory, to express the online bound per decision.
-        online_halfwidths: half-widths of the 95% intervals of ``online_seconds``.
+        online_halfwidths: half-widths of the 95% intervals of ``online_seconds`` (ties times).
         resolution: the clock's resolution, in seconds.
         correction: ``None`` or ``"holm"`` (see :func:`not_different_from_best`).
+        online_uncertainty, offline_uncertainty: relative uncertainty of each agent's times (see
+            Boundaries); None: exact.
+        lattice: ``"original"`` or ``"1-2-5"``, the default grids' lattice.
 
     Returns:
         One row per grid point: ``online_bound_seconds`` (per trajectory),
         ``online_bound_seconds_per_step``, ``offline_bound_seconds``, ``algorithms`` (the chosen
-        algorithms, best first, or ``["none"]``), ``best`` the first of them, and ``comparisons``
-        (the paired tests made for that point: the maps' multiplicity).
+        algorithms, best first, or ``["none"]``), ``best`` the first of them, ``comparisons``
+        (the paired tests made for that point: the maps' multiplicity), ``boundary`` and the
+        alternatives ``algorithms_if_slower`` / ``algorithms_if_faster``.
     """
     n = len(algorithms)
     if not (len(means) == len(offline_seconds) == len(online_seconds) == len(returns) == n):
         raise ValueError("algorithms, means, offline_seconds, online_seconds and returns must have equal lengths")
+    if lattice not in ("original", "1-2-5"):
+        raise ValueError(f"lattice must be 'original' or '1-2-5', got {lattice!r}")
     means_a = np.asarray(means, dtype=np.float64)
     offline = tied_times(offline_seconds, None, resolution)
     online = tied_times(online_seconds, online_halfwidths, resolution)
+    u_on = np.zeros(n) if online_uncertainty is None else np.asarray(online_uncertainty, dtype=np.float64)
+    u_off = np.zeros(n) if offline_uncertainty is None else np.asarray(offline_uncertainty, dtype=np.float64)
+    grid = bound_grid if lattice == "original" else series_grid
     if online_bounds is None:
-        online_bounds = bound_grid(float(online.max()) if n else 0.0, minimum=float(online.min()) if n else None)
+        online_bounds = grid(float(online.max()) if n else 0.0, minimum=float(online.min()) if n else None)
     if offline_bounds is None:
         positive = offline[offline > 0.0]
         if positive.size:
-            offline_bounds = bound_grid(float(positive.max()), minimum=float(positive.min()))
+            offline_bounds = grid(float(positive.max()), minimum=float(positive.min()))
             if (offline <= 0.0).any():
                 offline_bounds = [0.0, *offline_bounds]
         else:
             offline_bounds = [0.0]
+
+    def choose(admitted: np.ndarray) -> tuple[list[str], int]:
+        best_of: dict[str, int] = {}
+        for i in admitted:  # ascending order: the first agent wins a tie
+            name = algorithms[i]
+            if name not in best_of or means_a[i] > means_a[best_of[name]]:
+                best_of[name] = int(i)
+        # Stable sort: equal means keep the order of first appearance.
+        ranked = sorted(best_of.values(), key=lambda i: (-means_a[i], i))
+        kept = not_different_from_best([returns[i] for i in ranked], one_sided, correction)
+        return [algorithms[i] for i in ranked[:kept]] or ["none"], max(0, len(ranked) - 1)
+
     rows: dict[str, list] = {
         "online_bound_seconds": [],
         "online_bound_seconds_per_step": [],
@@ -344,30 +409,32 @@ def best_under_bounds(
         "algorithms": [],
         "best": [],
         "comparisons": [],
+        "boundary": [],
+        "algorithms_if_slower": [],
+        "algorithms_if_faster": [],
     }
     for x in online_bounds:
         for y in offline_bounds:
-            admitted = np.flatnonzero((online <= x) & (offline <= y))
-            best_of: dict[str, int] = {}
-            for i in admitted:  # ascending order: the first agent wins a tie
-                name = algorithms[i]
-                if name not in best_of or means_a[i] > means_a[best_of[name]]:
-                    best_of[name] = int(i)
-            # Stable sort: equal means keep the order of first appearance.
-            ranked = sorted(best_of.values(), key=lambda i: (-means_a[i], i))
-            kept = not_different_from_best([returns[i] for i in ranked], one_sided, correction)
-            chosen = [algorithms[i] for i in ranked[:kept]] or ["none"]
+            chosen, comparisons = choose(np.flatnonzero((online <= x) & (offline <= y)))
+            slower, _ = choose(np.flatnonzero((online * (1 + u_on) <= x) & (offline * (1 + u_off) <= y)))
+            faster, _ = choose(np.flatnonzero((online * (1 - u_on) <= x) & (offline * (1 - u_off) <= y)))
             rows["online_bound_seconds"].append(float(x))
             rows["online_bound_seconds_per_step"].append(float(x) / horizon)
             rows["offline_bound_seconds"].append(float(y))
             rows["algorithms"].append(chosen)
             rows["best"].append(chosen[0])
-            rows["comparisons"].append(max(0, len(ranked) - 1))
+            rows["comparisons"].append(comparisons)
+            rows["boundary"].append(not (slower == chosen == faster))
+            rows["algorithms_if_slower"].append(slower)
+            rows["algorithms_if_faster"].append(faster)
     schema = {
         **{k: pl.Float64 for k in list(rows)[:3]},
         "algorithms": pl.List(pl.String),
         "best": pl.String,
         "comparisons": pl.Int64,
+        "boundary": pl.Boolean,
+        "algorithms_if_slower": pl.List(pl.String),
+        "algorithms_if_faster": pl.List(pl.String),
     }
     return pl.DataFrame(rows, schema=schema)
 
@@ -376,12 +443,16 @@ def map_agreement(a: pl.DataFrame, b: pl.DataFrame) -> tuple[int, int]:
     """How many cells two best-algorithm maps share: ``(identical, total)``.
 
     Cells are matched by their bounds; a cell in one map only counts as different. Two cells are
-    identical when they name the same algorithms in the same order.
+    identical when they name the same algorithms in the same order and, where the maps mark
+    boundaries (a ``boundary`` column), both are marked or neither.
     """
 
-    def cells(frame: pl.DataFrame) -> dict[tuple[float, float], tuple[str, ...]]:
+    def cells(frame: pl.DataFrame) -> dict[tuple[float, float], tuple[object, ...]]:
         return {
-            (round(r["online_bound_seconds"], 15), round(r["offline_bound_seconds"], 15)): tuple(r["algorithms"])
+            (round(r["online_bound_seconds"], 15), round(r["offline_bound_seconds"], 15)): (
+                *r["algorithms"],
+                r.get("boundary", False),
+            )
             for r in frame.iter_rows(named=True)
         }
 

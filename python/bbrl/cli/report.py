@@ -28,6 +28,14 @@ def register(commands: Any) -> None:
     report.add_argument(
         "--holm", action="store_true", help="Holm-correct the paired tests of each map cell for their number"
     )
+    report.add_argument(
+        "--machine",
+        default="reference",
+        metavar="CALIBRATION",
+        help="the calibration that turns work counts into the maps' costs: 'reference' (the shipped reference "
+        "machine, default), 'own' (fitted on these results, RESULTS/calibration.json), a calibration file, or "
+        "'measured' (the measured CPU times)",
+    )
     report.set_defaults(handler=command)
 
 
@@ -43,6 +51,7 @@ def command(args: argparse.Namespace, console: Console) -> int:
         one_sided=args.one_sided,
         correction="holm" if args.holm else None,
         missing=missing_by_experiment(args.results),
+        machine=args.machine,
     )
     console.print(f"report written to {out} (open {html})")
     return 0

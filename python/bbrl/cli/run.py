@@ -13,6 +13,7 @@ from ..analysis.tables import print_table, summary_frame
 from ..fileio import write_atomic
 from ..formulas import parse as parse_formula
 from ..protocol import Experiment
+from ..protocol.schema import csv_columns
 from .options import (
     DeprecatedAlias,
     add_agent,
@@ -92,6 +93,6 @@ def command(args: argparse.Namespace, console: Console) -> int:
     print_table(summary_frame([result]), console, title=f"{experiment!r}")
     for path in (args.csv, results_file):
         if path is not None:
-            write_atomic(path, result.to_polars().write_csv().encode())
+            write_atomic(path, csv_columns(result.to_polars()).write_csv().encode())
             console.print(f"per-MDP results written to {path}")
     return 0

@@ -118,6 +118,7 @@ def run_cell(out: Path, cell: Cell, threads: int | None = None, on_mdps: Callabl
     # agents (which hold the GIL) on worker processes.
     result = experiment.run(trained, threads=threads, record_rewards=e.record_rewards, on_progress=on_mdps)
     returns, online, online_cpu = result.returns, result.online_seconds, result.online_cpu_seconds
+    online_work, offline_work = result.online_work, result.offline_work
     rewards, used = result.rewards, result.threads
     host = describe_host()  # after the run: the load average covers it
     values = {
@@ -144,6 +145,8 @@ def run_cell(out: Path, cell: Cell, threads: int | None = None, on_mdps: Callabl
         Col.RETURN: returns,
         Col.ONLINE_SECONDS: online,
         Col.ONLINE_CPU_SECONDS: online_cpu,
+        Col.ONLINE_WORK: online_work,
+        Col.OFFLINE_WORK: offline_work,
         **host_columns(host, used if used is not None else host["logical_cores"]),
     }
     columns = CELL_COLUMNS

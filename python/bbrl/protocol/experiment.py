@@ -53,6 +53,12 @@ class Run:
         online_cpu_seconds: CPU time of each trajectory on the thread that ran it, in seconds,
             shape (n_mdps,): what the agent computed, whatever else the machine was doing.
         threads: the worker threads (or processes, for a Python agent) the run used.
+        online_work: the work of each trajectory in machine-independent units, shape
+            (n_mdps, units), columns in the order of :data:`bbrl.protocol.schema.WORK_UNITS`; the
+            same on every run of the seed, whatever the machine or thread count.
+        offline_work: the work of offline learning in the same units, shape (units,) (zeros for an
+            agent that learns nothing offline); None when unknown (a Python agent's training, an
+            agent file written before it was recorded).
         host: the machine, as :func:`bbrl.protocol.schema.describe_host` returns it (CPU model, vector
             extensions, logical cores, load average at the end of the run, CPU clock resolution).
         rewards: with ``record_rewards=True``, the reward of every step of every trajectory,
@@ -82,6 +88,8 @@ class Run:
     threads: int = 0
     host: dict[str, Any] = field(default_factory=dict, repr=False)
     rewards: np.ndarray | None = field(default=None, repr=False)
+    online_work: np.ndarray | None = field(default=None, repr=False)
+    offline_work: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def mean(self) -> float:
@@ -136,6 +144,8 @@ class Run:
             Col.ONLINE_CPU_SECONDS: self.online_cpu_seconds,
             Col.OFFLINE_CPU_SECONDS: self.offline_cpu_seconds,
             **host_columns(self.host, self.threads),
+            Col.ONLINE_WORK: self.online_work,
+            Col.OFFLINE_WORK: self.offline_work,
         }
         if self.rewards is None:
             return per_mdp_frame(RUN_COLUMNS, values, self.n_mdps)
@@ -272,11 +282,11 @@ class Experiment:
             )
             times = workers.run_trajectories(self, trained, threads, progress, record_rewards)
             used = workers.n_workers(threads, self.n_mdps)
-            offline = (trained.offline_seconds, trained.offline_cpu_seconds)
+            offline = (trained.offline_seconds, trained.offline_cpu_seconds, trained.offline_work)
             return self._result(spec, prior_fdm, times, offline, trained.details, trained.training, used)
         if isinstance(agent, TrainedAgent):
             core_agent, training = agent._core, agent.training
-            offline = (agent.offline_seconds, agent.offline_cpu_seconds)
+            offline = (agent.offline_seconds, agent.offline_cpu_seconds, agent.offline_work)
         else:
             core_agent = spec.build_core()
             offline = self._core.learn_offline(core_agent, prior_fdm._core)
@@ -288,13 +298,13 @@ class Experiment:
         self,
         spec: AgentSpec | Agent,
         prior_fdm: FDM,
-        times: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None],
-        offline: tuple[float, float],
+        times: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray],
+        offline: tuple[float, float, Any],
         details: dict[str, str],
         training: dict[str, Any],
         threads: int | None,
     ) -> Run:
-        returns, online, online_cpu, rewards = times
+        returns, online, online_cpu, rewards, online_work = times
         host = describe_host()
         return Run(
             experiment=self.name,
@@ -316,6 +326,8 @@ class Experiment:
             threads=threads if threads is not None else host["logical_cores"],
             host=host,
             rewards=rewards,
+            online_work=np.asarray(online_work, dtype=np.uint64),
+            offline_work=None if offline[2] is None else np.asarray(offline[2], dtype=np.uint64),
         )
 
     def _run_trajectories(
@@ -326,7 +338,7 @@ class Experiment:
         label: str,
         record_rewards: bool,
         on_progress: Callable[[int], None] | None,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
         # The core runs with the GIL released in a worker thread, with or without a bar: this
         # thread stays free to see Ctrl-C (Python handles signals in the main thread only, between
         # bytecodes) and turns it into a cancellation the core honours between trajectories.

@@ -11,7 +11,7 @@ import polars as pl
 
 from ..intervals import ci95_halfwidth
 from .schema import CELL_COLUMNS as FILE_COLUMNS
-from .schema import PER_MDP_COLUMNS, REWARDS_COLUMN, Col, rewards_array
+from .schema import PER_MDP_COLUMNS, REWARDS_COLUMN, WORK_DTYPE, WORK_UNITS, Col, rewards_array
 
 __all__ = ["CELL_COLUMNS", "CellFileError", "Results", "check_cell_file", "load", "returns_matrix", "rewards_matrix"]
 
@@ -73,7 +73,9 @@ def load(out: str | os.PathLike[str]) -> Results:
     step), ``online_cpu_ci95_per_trajectory`` (the interval of that mean), and the times the maps
     and figures compare: ``online_time_per_trajectory``, ``online_time_per_step`` and
     ``offline_time``, CPU times where recorded, else wall times (``time_basis`` says which), and
-    ``has_rewards`` (the cell recorded per-step rewards: :func:`rewards_matrix` gives them).
+    ``has_rewards`` (the cell recorded per-step rewards: :func:`rewards_matrix` gives them),
+    ``online_work_per_trajectory`` (the mean work counts per trajectory, a struct; null for files
+    written before work was counted) and ``offline_work`` (a struct, null when unknown).
     Rows are in the order of the configuration (``cell_index``).
 
     Raises:
@@ -94,6 +96,9 @@ def load(out: str | os.PathLike[str]) -> Results:
             pl.lit(None, dtype=pl.Float64).alias(Col.ONLINE_CPU_SECONDS),
             pl.lit(None, dtype=pl.Float64).alias(Col.OFFLINE_CPU_SECONDS),
         )
+    for work in (Col.ONLINE_WORK, Col.OFFLINE_WORK):  # every file predates work counts
+        if work not in returns.columns:
+            returns = returns.with_columns(pl.lit(None, dtype=WORK_DTYPE).alias(work))
     if REWARDS_COLUMN not in returns.columns:  # no cell recorded per-step rewards
         returns = returns.with_columns(pl.lit(None, dtype=pl.List(pl.Float64)).alias(REWARDS_COLUMN))
     constant = [c for c in CELL_COLUMNS if c != Col.CELL_ID and c in returns.columns]
@@ -106,6 +111,7 @@ def load(out: str | os.PathLike[str]) -> Results:
             pl.col(Col.ONLINE_CPU_SECONDS).fill_nan(None).mean().alias(Col.ONLINE_CPU_SECONDS_PER_TRAJECTORY),
             pl.col(Col.ONLINE_CPU_SECONDS).fill_nan(None).alias("_cpu"),
             pl.col(REWARDS_COLUMN).is_not_null().all().alias(Col.HAS_REWARDS),
+            _mean_work(returns),
         )
         .sort(Col.CELL_INDEX)
     )
@@ -132,6 +138,17 @@ def load(out: str | os.PathLike[str]) -> Results:
         pl.col(Col.OFFLINE_CPU_SECONDS).fill_nan(None).fill_null(pl.col(Col.OFFLINE_SECONDS)).alias(Col.OFFLINE_TIME),
     ).with_columns((pl.col(Col.ONLINE_TIME_PER_TRAJECTORY) / pl.col(Col.HORIZON)).alias(Col.ONLINE_TIME_PER_STEP))
     return Results(cells=cells, returns=returns)
+
+
+def _mean_work(returns: pl.DataFrame) -> pl.Expr:
+    """The mean work per trajectory of a cell (a struct of float means; null when a row lacks it)."""
+    fields = returns[Col.ONLINE_WORK].struct.fields if returns[Col.ONLINE_WORK].dtype != pl.Null else []
+    known = [u for u in WORK_UNITS if u in fields]
+    if not known:
+        return pl.lit(None, dtype=pl.Struct({u: pl.Float64 for u in WORK_UNITS})).alias(Col.ONLINE_WORK_PER_TRAJECTORY)
+    complete = pl.col(Col.ONLINE_WORK).is_not_null().all()
+    means = [pl.col(Col.ONLINE_WORK).struct.field(u).cast(pl.Float64).mean().alias(u) for u in known]
+    return pl.when(complete).then(pl.struct(means)).otherwise(None).alias(Col.ONLINE_WORK_PER_TRAJECTORY)
 
 
 def returns_matrix(results: Results, cell_ids: list[str]) -> list[np.ndarray]:

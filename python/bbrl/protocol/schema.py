@@ -25,12 +25,16 @@ __all__ = [
     "REWARDS_COLUMN",
     "RUN_COLUMNS",
     "SCHEMA",
+    "WORK_DTYPE",
+    "WORK_UNITS",
     "Col",
+    "csv_columns",
     "describe_host",
     "host_columns",
     "host_line",
     "per_mdp_frame",
     "rewards_array",
+    "work_array",
 ]
 
 
@@ -77,6 +81,10 @@ class Col:
     CPU_CLOCK_RESOLUTION_SECONDS = "cpu_clock_resolution_seconds"
     #: Worker threads of the run.
     THREADS = "threads"
+    #: Work of the trajectory in machine-independent units (a struct, one field per unit).
+    ONLINE_WORK = "online_work"
+    #: Work of offline learning in the same units (null: unknown, e.g. a Python agent's training).
+    OFFLINE_WORK = "offline_work"
     #: The grid cell's id.
     CELL_ID = "cell_id"
     #: The cell's place in its configuration.
@@ -128,7 +136,16 @@ class Col:
     TIME_BASIS = "time_basis"
     #: The cell recorded per-step rewards.
     HAS_REWARDS = "has_rewards"
+    #: Mean work per trajectory (a struct of unit counts; null where not recorded).
+    ONLINE_WORK_PER_TRAJECTORY = "online_work_per_trajectory"
 
+
+#: The work units of the core (``bbrl_core::work``), in the order of its work arrays: the fields of
+#: the work columns. Each counts what an agent computed in machine-independent units (sweeps times
+#: rows of a value iteration, tree nodes, Gamma variates, ...): the same on every run of a seed.
+WORK_UNITS: tuple[str, ...] = tuple(_core.work_units())
+#: The type of the work columns: one unsigned count per unit.
+WORK_DTYPE = pl.Struct({unit: pl.UInt64 for unit in WORK_UNITS})
 
 #: Every column a per-MDP result frame may have, with its type.
 SCHEMA: dict[str, Any] = {
@@ -158,6 +175,9 @@ SCHEMA: dict[str, Any] = {
     Col.HOST_LOAD_AVERAGE: pl.Float64,
     Col.CPU_CLOCK_RESOLUTION_SECONDS: pl.Float64,
     Col.THREADS: pl.Int64,
+    # Work in machine-independent units (bbrl.analysis.cost turns it into seconds).
+    Col.ONLINE_WORK: WORK_DTYPE,
+    Col.OFFLINE_WORK: WORK_DTYPE,
     # Grid cells only.
     Col.CELL_ID: pl.String,
     Col.CELL_INDEX: pl.Int64,
@@ -197,6 +217,8 @@ RUN_COLUMNS: tuple[str, ...] = (
     Col.HOST_LOAD_AVERAGE,
     Col.CPU_CLOCK_RESOLUTION_SECONDS,
     Col.THREADS,
+    Col.ONLINE_WORK,
+    Col.OFFLINE_WORK,
 )
 
 #: What a grid cell adds to a run's columns.
@@ -218,7 +240,7 @@ CELL_EXTRA_COLUMNS: tuple[str, ...] = (
 CELL_COLUMNS: tuple[str, ...] = CELL_EXTRA_COLUMNS[:1] + RUN_COLUMNS + CELL_EXTRA_COLUMNS[1:]
 #: The columns of a cell file that vary from one test MDP to the next; every other one is constant
 #: within a cell.
-PER_MDP_COLUMNS: tuple[str, ...] = (Col.MDP, Col.RETURN, Col.ONLINE_SECONDS, Col.ONLINE_CPU_SECONDS)
+PER_MDP_COLUMNS: tuple[str, ...] = (Col.MDP, Col.RETURN, Col.ONLINE_SECONDS, Col.ONLINE_CPU_SECONDS, Col.ONLINE_WORK)
 
 
 def describe_host() -> dict[str, Any]:
@@ -256,7 +278,9 @@ def per_mdp_frame(columns: Sequence[str], values: Mapping[str, Any], n_mdps: int
     """A frame of ``n_mdps`` rows with exactly ``columns``, typed by :data:`SCHEMA`.
 
     ``values`` maps each column to an array of ``n_mdps`` values or to one value for every row;
-    the list column :data:`REWARDS_COLUMN` takes an (n_mdps, T) array, one row per MDP.
+    the list column :data:`REWARDS_COLUMN` takes an (n_mdps, T) array, one row per MDP; a work
+    column (:data:`WORK_DTYPE`) takes an (n_mdps, units) array, one unit array for every row, or
+    None (unknown).
 
     Raises:
         ValueError: a column is missing from ``values``, unknown to the schema, or of another length.
@@ -269,7 +293,9 @@ def per_mdp_frame(columns: Sequence[str], values: Mapping[str, Any], n_mdps: int
     for name in columns:
         value = values[name]
         dtype = SCHEMA[name]
-        if isinstance(dtype, pl.List):
+        if dtype == WORK_DTYPE:
+            data[name] = _work_series(name, value, n_mdps)
+        elif isinstance(dtype, pl.List):
             if not (isinstance(value, np.ndarray) and value.ndim == 2 and value.shape[0] == n_mdps):
                 shape = getattr(value, "shape", type(value).__name__)
                 raise ValueError(f"column {name!r} has shape {shape}, expected ({n_mdps}, T)")
@@ -282,6 +308,44 @@ def per_mdp_frame(columns: Sequence[str], values: Mapping[str, Any], n_mdps: int
         else:
             data[name] = pl.Series(name, [value], dtype=dtype).extend_constant(value, n_mdps - 1)
     return pl.DataFrame(data)
+
+
+def _work_series(name: str, value: Any, n_mdps: int) -> pl.Series:
+    """A work column of ``n_mdps`` rows from an (n_mdps, units) array, one (units,) array for
+    every row, or None (null rows)."""
+    if value is None:
+        return pl.Series(name, [None] * n_mdps, dtype=WORK_DTYPE)
+    counts = np.asarray(value, dtype=np.uint64)
+    if counts.ndim == 1:
+        counts = np.broadcast_to(counts, (n_mdps, counts.size))
+    if counts.shape != (n_mdps, len(WORK_UNITS)):
+        raise ValueError(f"column {name!r} has shape {counts.shape}, expected ({n_mdps}, {len(WORK_UNITS)})")
+    return pl.DataFrame({u: counts[:, i] for i, u in enumerate(WORK_UNITS)}).to_struct(name)
+
+
+def csv_columns(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with each work column spread into one column per unit, ``<column>_<unit>``
+    (e.g. ``online_work_decisions``): CSV holds no nested values."""
+    spread = [
+        pl.col(c).struct.field(u).alias(f"{c}_{u}")
+        for c in frame.columns
+        if frame[c].dtype == WORK_DTYPE
+        for u in WORK_UNITS
+    ]
+    if not spread:
+        return frame
+    return frame.with_columns(spread).drop([c for c in frame.columns if frame[c].dtype == WORK_DTYPE])
+
+
+def work_array(column: pl.Series) -> np.ndarray:
+    """The (rows, units) float64 array of a work column (NaN where a row has no counts), its
+    columns in the order of :data:`WORK_UNITS` (a unit a file lacks reads as NaN)."""
+    frame = column.struct.unnest() if column.len() else pl.DataFrame()
+    out = np.full((column.len(), len(WORK_UNITS)), np.nan)
+    for i, unit in enumerate(WORK_UNITS):
+        if unit in frame.columns:
+            out[:, i] = frame[unit].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    return out
 
 
 def rewards_array(column: pl.Series) -> np.ndarray:

@@ -51,26 +51,31 @@ def _chunks(n: int, n_chunks: int) -> list[list[int]]:
 
 def run_trajectories(
     experiment: Any, trained: TrainedPythonAgent, threads: int | None, progress: bool, record_rewards: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
     """Returns (returns, online wall seconds, online CPU seconds) of ``trained`` on every test MDP of
-    ``experiment`` and, with ``record_rewards``, the (n_mdps, horizon) rewards (else None)."""
+    ``experiment``, with ``record_rewards`` the (n_mdps, horizon) rewards (else None), and the
+    (n_mdps, units) work counts."""
     n = experiment.n_mdps
     workers = n_workers(threads, n)
     returns = np.empty(n, dtype=np.float64)
     online = np.empty(n, dtype=np.float64)
     online_cpu = np.empty(n, dtype=np.float64)
     rewards = np.empty((n, experiment.horizon), dtype=np.float64) if record_rewards else None
+    work = np.zeros((n, len(_core.work_units())), dtype=np.uint64)
 
-    def store(indices: Sequence[int], r: np.ndarray, s: np.ndarray, c: np.ndarray, w: np.ndarray | None) -> None:
+    def store(
+        indices: Sequence[int], r: np.ndarray, s: np.ndarray, c: np.ndarray, w: np.ndarray | None, k: np.ndarray
+    ) -> None:
         returns[indices] = r
         online[indices] = s
         online_cpu[indices] = c
+        work[indices] = k
         if rewards is not None:
             rewards[indices] = w
 
     if not progress:
         _dispatch(experiment, trained, workers, store, record_rewards)
-        return returns, online, online_cpu, rewards
+        return returns, online, online_cpu, rewards, work
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
@@ -78,20 +83,20 @@ def run_trajectories(
         task = bar.add_task(f"{trained.label} on {experiment.name}", total=n)
 
         def store_and_advance(
-            indices: Sequence[int], r: np.ndarray, s: np.ndarray, c: np.ndarray, w: np.ndarray | None
+            indices: Sequence[int], r: np.ndarray, s: np.ndarray, c: np.ndarray, w: np.ndarray | None, k: np.ndarray
         ) -> None:
-            store(indices, r, s, c, w)
+            store(indices, r, s, c, w, k)
             bar.advance(task, len(indices))
 
         _dispatch(experiment, trained, workers, store_and_advance, record_rewards)
-    return returns, online, online_cpu, rewards
+    return returns, online, online_cpu, rewards, work
 
 
 def _dispatch(
     experiment: Any,
     trained: TrainedPythonAgent,
     workers: int,
-    store: Callable[[Sequence[int], np.ndarray, np.ndarray, np.ndarray, np.ndarray | None], None],
+    store: Callable[[Sequence[int], np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray], None],
     record_rewards: bool,
 ) -> None:
     n = experiment.n_mdps

@@ -6,7 +6,7 @@
 //!
 //! Layers, each using only the ones above it:
 //! - [`error`], [`rng`] (the one seed rule), [`options`] (keyword options read into typed structs),
-//!   [`platform`] (CPU time, host);
+//!   [`platform`] (CPU time, host), [`work`] (machine-independent work counters);
 //! - [`model`]: tabular views and checks, [`model::Mdp`], [`model::Fdm`], Dirichlet rows, posterior
 //!   counts, the named problems; [`solve`]: value iteration (scalar, AVX2, AVX-512);
 //!   [`formula`]: OPPS formulas and formula spaces;
@@ -28,6 +28,7 @@ pub mod error;
 pub mod options;
 pub mod platform;
 pub mod rng;
+pub mod work;
 
 pub mod formula;
 pub mod model;

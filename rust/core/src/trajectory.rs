@@ -6,6 +6,7 @@ use crate::agent::{Agent, Setting, StepFailure, TaskContext};
 use crate::error::{BbrlError, Result};
 use crate::model::mdp::Mdp;
 use crate::rng::Rng;
+use crate::work::{self, Unit, Work};
 
 /// The outcome of one trajectory.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -18,6 +19,9 @@ pub struct TrajectoryOutcome {
     /// CPU time in seconds of the same span, on the thread that ran it: what the agent computed,
     /// whatever else the machine was doing.
     pub cpu_seconds: f64,
+    /// The work of the same span, in machine-independent units ([`crate::work`]): the same on
+    /// every run of the same seeded trajectory.
+    pub work: Work,
 }
 
 /// Runs `agent` (already trained) for `setting.horizon` steps on `mdp`. Agent errors and
@@ -71,6 +75,7 @@ fn trajectory(
         message,
     };
     let start = Instant::now();
+    let work_start = Work::now();
     let cpu_start = crate::platform::cputime::thread_cpu_seconds();
     mdp.warm_up(setting.horizon);
     let state = mdp.initial_state(env_rng);
@@ -80,7 +85,10 @@ fn trajectory(
         .run_decisions(mdp, state, setting, agent_rng, env_rng, rewards)
         .map_err(|StepFailure { step, message }| fail(agent, step, message))?;
     let cpu_seconds = crate::platform::cputime::thread_cpu_seconds() - cpu_start;
-    Ok(TrajectoryOutcome { discounted_return, seconds: start.elapsed().as_secs_f64(), cpu_seconds })
+    // The loop's own decisions, counted once per trajectory rather than per step.
+    work::add(Unit::Decisions, setting.horizon as u64);
+    let work = Work::delta_since(&work_start);
+    Ok(TrajectoryOutcome { discounted_return, seconds: start.elapsed().as_secs_f64(), cpu_seconds, work })
 }
 
 #[cfg(test)]

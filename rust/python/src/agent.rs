@@ -39,8 +39,8 @@ impl PyAgent {
         self.inner.agent().is_oracle()
     }
 
-    /// Offline learning on `prior` outside an experiment; returns (wall, CPU) seconds, both zero
-    /// for an agent that learns nothing offline.
+    /// Offline learning on `prior` outside an experiment; returns (wall, CPU) seconds and the work
+    /// counts (one per unit of `work_units()`), all zero for an agent that learns nothing offline.
     fn learn_offline(
         &mut self,
         py: Python<'_>,
@@ -48,10 +48,10 @@ impl PyAgent {
         gamma: f64,
         horizon: usize,
         seed: u64,
-    ) -> PyResult<(f64, f64)> {
+    ) -> PyResult<(f64, f64, Vec<u64>)> {
         let (learner, fdm) = (&mut self.inner, &prior.inner);
         let time = py.detach(|| learner.learn_offline(fdm, Setting { gamma, horizon }, seed)).map_err(to_py)?;
-        Ok((time.wall_seconds, time.cpu_seconds))
+        Ok((time.wall_seconds, time.cpu_seconds, time.work.0.to_vec()))
     }
 
     /// What offline learning decided (e.g. OPPS-DS's chosen formula), as a dict of strings.

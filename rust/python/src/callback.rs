@@ -23,11 +23,12 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt};
 
-use super::{reward_rows, to_py, AgentError, PyExperiment, RunArrays};
+use super::{reward_rows, to_py, work_rows, AgentError, PyExperiment, RunArrays};
 use bbrl_core::agent::{Agent, FailedAgent, Setting, TaskContext, Transition};
 use bbrl_core::error::{BbrlError, Result};
 use bbrl_core::model::fdm::Fdm;
 use bbrl_core::rng::{foreign_seed, Rng};
+use bbrl_core::work::{self, Unit};
 
 /// Where a Python agent leaves the exception behind its last failure, for the caller to chain.
 pub(super) type ErrorSlot = Arc<Mutex<Option<PyErr>>>;
@@ -150,6 +151,7 @@ impl Agent for PyCallbackAgent {
     }
 
     fn start_task(&mut self, _context: &TaskContext<'_>, rng: &mut Rng) -> Result<()> {
+        work::add(Unit::ForeignCalls, 1);
         self.rng = self.generator(rng)?;
         Python::attach(|py| match self.start_task.call0(py) {
             Ok(_) => Ok(()),
@@ -158,6 +160,7 @@ impl Agent for PyCallbackAgent {
     }
 
     fn start_episode(&mut self, state: usize, rng: &mut Rng) -> Result<()> {
+        work::add(Unit::ForeignCalls, 1);
         let generator = if self.episode_rng { Some(self.generator(rng)?) } else { None };
         Python::attach(|py| {
             let called = match generator {
@@ -172,6 +175,7 @@ impl Agent for PyCallbackAgent {
     }
 
     fn act(&mut self, state: usize, _rng: &mut Rng) -> Result<usize> {
+        work::add(Unit::ForeignCalls, 1);
         Python::attach(|py| {
             let value = match self.act.bind(py).call1((state, self.rng.bind(py))) {
                 Ok(v) => v,
@@ -182,6 +186,7 @@ impl Agent for PyCallbackAgent {
     }
 
     fn observe(&mut self, t: Transition, _rng: &mut Rng) -> Result<()> {
+        work::add(Unit::ForeignCalls, 1);
         Python::attach(|py| match self.observe.call1(py, (t.state, t.action, t.reward, t.next_state)) {
             Ok(_) => Ok(()),
             Err(e) => Err(self.failed(py, "observe", e)),
@@ -292,6 +297,7 @@ pub(super) fn run_python_agent<'py>(
         (Err(e), None) => return Err(raise(py, e, slot.as_ref())),
     };
     let rewards = reward_rows(py, outcome.rewards, indices.len(), exp.setting().horizon)?;
+    let work = work_rows(py, &outcome.online_work)?;
     let returns: Bound<'py, PyArray1<f64>> = outcome.returns.into_pyarray(py);
-    Ok((returns, outcome.online_seconds.into_pyarray(py), outcome.online_cpu_seconds.into_pyarray(py), rewards))
+    Ok((returns, outcome.online_seconds.into_pyarray(py), outcome.online_cpu_seconds.into_pyarray(py), rewards, work))
 }

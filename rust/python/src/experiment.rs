@@ -8,7 +8,7 @@ use pyo3::types::PyDict;
 
 use super::agent::PyAgent;
 use super::distribution::PyFdm;
-use super::{reward_rows, table, to_py, RunArrays};
+use super::{reward_rows, table, to_py, work_rows, RunArrays};
 use bbrl_core::agent::Setting;
 use bbrl_core::evaluators::protocol::{reward_buffer_len, Experiment, Progress};
 use bbrl_core::platform::host::host_info;
@@ -61,16 +61,22 @@ impl PyExperiment {
         Ok(table(py, mdp.transitions(), mdp.n_states(), mdp.n_actions()))
     }
 
-    /// Trains `agent` on `prior`; returns the offline (wall, CPU) seconds, zero for an agent that
-    /// learns nothing offline.
-    fn learn_offline(&self, py: Python<'_>, mut agent: PyRefMut<'_, PyAgent>, prior: &PyFdm) -> PyResult<(f64, f64)> {
+    /// Trains `agent` on `prior`; returns the offline (wall, CPU) seconds and work counts (one per
+    /// unit of `work_units()`), zero for an agent that learns nothing offline.
+    fn learn_offline(
+        &self,
+        py: Python<'_>,
+        mut agent: PyRefMut<'_, PyAgent>,
+        prior: &PyFdm,
+    ) -> PyResult<(f64, f64, Vec<u64>)> {
         let (exp, learner, fdm) = (&self.inner, &mut agent.inner, &prior.inner);
         let time = py.detach(|| learner.learn_in(exp, fdm)).map_err(to_py)?;
-        Ok((time.wall_seconds, time.cpu_seconds))
+        Ok((time.wall_seconds, time.cpu_seconds, time.work.0.to_vec()))
     }
 
     /// Runs the trained agent on every test MDP; returns (returns, online wall seconds, online CPU
-    /// seconds) per MDP and, with `record_rewards`, the (N, T) rewards of every step (else None).
+    /// seconds) per MDP, with `record_rewards` the (N, T) rewards of every step (else None), and
+    /// the (N, units) work counts of each trajectory.
     #[pyo3(signature = (agent, threads=None, progress=None, record_rewards=false))]
     fn run<'py>(
         &self,
@@ -86,11 +92,13 @@ impl PyExperiment {
         let outcome =
             py.detach(|| exp.run_with(trained, threads, progress.as_deref(), record_rewards)).map_err(to_py)?;
         let rewards = reward_rows(py, outcome.rewards, exp.mdps().len(), exp.setting().horizon)?;
+        let work = work_rows(py, &outcome.online_work)?;
         Ok((
             outcome.returns.into_pyarray(py),
             outcome.online_seconds.into_pyarray(py),
             outcome.online_cpu_seconds.into_pyarray(py),
             rewards,
+            work,
         ))
     }
 }

@@ -5,6 +5,7 @@
 //! (which returns errors, never panics), so no input can crash. Long lists of settings come in
 //! as one dict, read by the core's typed options (`bbrl_core::options`).
 
+use bbrl_core::work::{Work, N_UNITS, UNITS};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray3, PyUntypedArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
@@ -100,13 +101,27 @@ pub(crate) fn mdp_from_arrays(
 /// Two arrays returned together.
 pub(crate) type ArrayPair<'py, T, U> = (Bound<'py, PyArray1<T>>, Bound<'py, PyArray1<U>>);
 
-/// A run's per-MDP arrays: returns, wall seconds, CPU seconds, and the (N, T) rewards when recorded.
+/// A run's per-MDP arrays: returns, wall seconds, CPU seconds, the (N, T) rewards when recorded,
+/// and the (N, units) work counts ([`work_rows`]).
 pub(crate) type RunArrays<'py> = (
     Bound<'py, PyArray1<f64>>,
     Bound<'py, PyArray1<f64>>,
     Bound<'py, PyArray1<f64>>,
     Option<Bound<'py, PyArray2<f64>>>,
+    Bound<'py, PyArray2<u64>>,
 );
+
+/// Work counts, one row per trajectory, one column per unit of `bbrl_core::work::UNITS`.
+pub(crate) fn work_rows<'py>(py: Python<'py>, work: &[Work]) -> PyResult<Bound<'py, PyArray2<u64>>> {
+    let flat: Vec<u64> = work.iter().flat_map(|w| w.0).collect();
+    flat.into_pyarray(py).reshape([work.len(), N_UNITS])
+}
+
+/// The names of the work units, in the order of the columns of every work array.
+#[pyfunction]
+fn work_units() -> Vec<&'static str> {
+    UNITS.iter().map(|u| u.name()).collect()
+}
 
 /// Recorded rewards, row-major `rows` x `horizon`, as a NumPy (rows, horizon) array (no copy).
 pub(crate) fn reward_rows<'py>(
@@ -137,6 +152,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     value_error::register(m)?;
     replay::register(m)?;
     m.add_function(wrap_pyfunction!(callback::run_python_agent, m)?)?;
+    m.add_function(wrap_pyfunction!(work_units, m)?)?;
     m.add("PURPOSES", bbrl_core::rng::purpose::NAMED.iter().copied().collect::<std::collections::BTreeMap<_, _>>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

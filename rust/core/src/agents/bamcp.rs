@@ -14,6 +14,7 @@ use crate::error::Result;
 use crate::invalid;
 use crate::model::fdm::Fdm;
 use crate::rng::Rng;
+use crate::work::{self, Unit};
 
 /// The registry's entry.
 pub const SPEC: KindSpec = KindSpec {
@@ -159,6 +160,9 @@ impl BamcpState {
             self.simulate(root, state, &mut path[..depth], rng);
         }
         self.path = path;
+        // Every simulation covers exactly `depth` simulated steps (tree descent and rollout).
+        work::add(Unit::SimulatedSteps, (k * depth) as u64);
+        work::add(Unit::TreeNodes, self.tree.v.len() as u64);
         debug_assert_eq!(root, 0);
         for (score, mean) in self.scores.iter_mut().zip(self.tree.root_means()) {
             *score = mean;

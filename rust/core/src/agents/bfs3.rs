@@ -11,6 +11,7 @@ use crate::invalid;
 use crate::model::counts::CountModel;
 use crate::model::fdm::Fdm;
 use crate::rng::Rng;
+use crate::work::{self, Unit};
 
 /// The registry's entry.
 pub const SPEC: KindSpec = KindSpec {
@@ -176,6 +177,11 @@ impl Bfs3State {
             for _ in 0..c {
                 let y = self.counts.support().row(row)[self.predictive_index(row, rng)] as usize;
                 let root = self.fsss(x, a, y, c, depth, rng);
+                // One count per FSSS tree: nodes (less the placeholder node 0), sampled
+                // children, and rollout levels.
+                work::add(Unit::TreeNodes, self.tree.nodes.len() as u64 - 1);
+                work::add(Unit::TreeEdges, self.tree.edges.len() as u64);
+                work::add(Unit::SimulatedSteps, (self.rollouts * depth.saturating_sub(1)) as u64);
                 let upper = self.tree.nodes[root as usize].upper;
                 q += (self.counts.rewards()[row * ns + y] + self.gamma * upper) / c as f64;
             }

@@ -148,6 +148,7 @@ impl FormulaAgent {
         let Self { formula, compat, vars, scratch } = self;
         let rows: [Option<&[f64]>; N_VARIABLES] =
             std::array::from_fn(|i| if formula.uses(i) { vars[i].as_ref().map(|v| v.q_row(state)) } else { None });
+        crate::work::add(crate::work::Unit::FormulaTokens, (scratch.len() * formula.len()) as u64);
         let mut failed = 0;
         for (u, index) in scratch.iter_mut().enumerate() {
             let x = std::array::from_fn(|i| rows[i].map_or(0.0, |row| row[u]));

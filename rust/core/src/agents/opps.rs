@@ -37,6 +37,8 @@ use std::sync::Arc;
 use rand::Rng as _;
 use rayon::prelude::*;
 
+use crate::work::{self, Work};
+
 use super::common::argmax_random_tie;
 use super::formula_agent::FormulaAgent;
 use super::spec::{KindSpec, ParamDefault, ParamSpec, ParamType, COMPAT};
@@ -142,11 +144,17 @@ pub fn ucb1<B: Bandit>(bandit: &B, n_arms: usize, budget: u64, c: f64, rng: &mut
     let mut next = 0usize;
     while next < k && budget > 0 {
         let end = next + (k - next).min(usize::try_from(budget).unwrap_or(usize::MAX));
-        let rewards: Vec<Option<f64>> = (next..end)
+        // Each pull's work is counted on the thread that ran it and what other threads did is
+        // added back here, so that the caller's measurement of offline learning counts every
+        // pull once whatever the thread count (pulls rayon runs on this thread count already).
+        let before = Work::now();
+        let pulled: Vec<(Option<f64>, Work)> = (next..end)
             .into_par_iter()
-            .map_init(|| bandit.worker(), |worker, arm| bandit.pull(worker, arm, arm as u64))
+            .map_init(|| bandit.worker(), |worker, arm| work::counted(|| bandit.pull(worker, arm, arm as u64)))
             .collect();
-        for (arm, reward) in (next..end).zip(rewards) {
+        let all = pulled.iter().fold(Work::default(), |sum, (_, w)| sum.plus(w));
+        work::add_all(&all.minus(&Work::delta_since(&before)));
+        for (arm, (reward, _)) in (next..end).zip(pulled) {
             out.attempts += 1;
             match reward {
                 Some(r) => {

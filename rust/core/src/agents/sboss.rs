@@ -96,6 +96,7 @@ use crate::model::fdm::Fdm;
 use crate::model::sparse::RowSupports;
 use crate::rng::Rng;
 use crate::solve::{GUEZ_VI_EPSILON, GUEZ_VI_MAX_SWEEPS};
+use crate::work::{self, Unit};
 
 /// The registry's entry.
 pub const SPEC: KindSpec = KindSpec {
@@ -435,6 +436,7 @@ impl SbossState {
                 continue;
             }
             sample_rows(alpha, support, &mut self.gammas, probs, &mut self.rng);
+            work::add(Unit::GammaVariates, (k * m) as u64);
             if m == 2 && k > 0 {
                 let (y0, y1) = (support[0] as usize, support[1] as usize);
                 merged.extremes[row] = TwoEntryExtremes {
@@ -525,6 +527,12 @@ impl SbossState {
     fn resample(&mut self, compat: bool) -> Result<()> {
         self.draw_samples(compat)?;
         self.last_sweeps = self.solve_merged();
+        // The merged model's rows (one per sample of a pair) and sampled entries, per sweep.
+        let merged_rows: usize = self.merged.n_samples.iter().map(|&k| k as usize).sum();
+        let merged_entries: usize =
+            self.merged.n_samples.iter().zip(&self.merged.support_len).map(|(&k, &m)| k as usize * m as usize).sum();
+        work::add(Unit::ViRowSweeps, (merged_rows * self.last_sweeps) as u64);
+        work::add(Unit::ViEntrySweeps, (merged_entries * self.last_sweeps) as u64);
         if compat {
             let half = self.alpha.len() / 2;
             self.alpha_last[..half].copy_from_slice(&self.alpha[..half]);

@@ -15,6 +15,7 @@ use crate::platform::threads;
 use crate::rng::{purpose, stream};
 use crate::stepper::Stepper;
 use crate::trajectory::TrajectoryOutcome;
+use crate::work::Work;
 
 /// Shared progress of a running experiment: MDPs done, and a cancellation request.
 #[derive(Debug, Default)]
@@ -64,6 +65,8 @@ pub struct RunOutcome {
     pub online_seconds: Vec<f64>,
     /// CPU time in seconds of each trajectory, on the thread that ran it.
     pub online_cpu_seconds: Vec<f64>,
+    /// The work of each trajectory in machine-independent units ([`crate::work`]).
+    pub online_work: Vec<Work>,
     /// With reward recording: the reward of every step, row-major N x T (MDP `i`'s step `t` at
     /// `i * T + t`); `None` otherwise.
     pub rewards: Option<Vec<f64>>,
@@ -98,19 +101,24 @@ pub struct OfflineTime {
     /// CPU time of the whole process during learning, so that a search spread over worker
     /// threads (OPPS-DS) counts all of its work.
     pub cpu_seconds: f64,
+    /// The work of learning in machine-independent units ([`crate::work`]), worker threads'
+    /// included; zero for an agent that learns nothing offline.
+    pub work: Work,
 }
 
 impl OfflineTime {
     /// Times `learn` unless the agent declares it learns nothing offline.
     pub fn measure(learns: bool, learn: impl FnOnce() -> Result<()>) -> Result<Self> {
         let start = Instant::now();
+        let work_start = Work::now();
         let cpu_start = crate::platform::cputime::process_cpu_seconds();
         learn()?;
         if !learns {
-            return Ok(Self { wall_seconds: 0.0, cpu_seconds: 0.0 });
+            return Ok(Self { wall_seconds: 0.0, cpu_seconds: 0.0, work: Work::default() });
         }
         let cpu_seconds = crate::platform::cputime::process_cpu_seconds() - cpu_start;
-        Ok(Self { wall_seconds: start.elapsed().as_secs_f64(), cpu_seconds })
+        let work = Work::delta_since(&work_start);
+        Ok(Self { wall_seconds: start.elapsed().as_secs_f64(), cpu_seconds, work })
     }
 }
 
@@ -262,6 +270,7 @@ impl Experiment {
             returns: pairs.iter().map(|o| o.discounted_return).collect(),
             online_seconds: pairs.iter().map(|o| o.seconds).collect(),
             online_cpu_seconds: pairs.iter().map(|o| o.cpu_seconds).collect(),
+            online_work: pairs.iter().map(|o| o.work).collect(),
             rewards: record_rewards.then_some(rewards),
         })
     }
@@ -309,6 +318,7 @@ impl Experiment {
             returns: Vec::with_capacity(indices.len()),
             online_seconds: Vec::with_capacity(indices.len()),
             online_cpu_seconds: Vec::with_capacity(indices.len()),
+            online_work: Vec::with_capacity(indices.len()),
             rewards: None,
         };
         for (k, &i) in indices.iter().enumerate() {
@@ -321,6 +331,7 @@ impl Experiment {
             out.returns.push(outcome.discounted_return);
             out.online_seconds.push(outcome.seconds);
             out.online_cpu_seconds.push(outcome.cpu_seconds);
+            out.online_work.push(outcome.work);
         }
         out.rewards = record_rewards.then_some(rewards);
         Ok(out)
@@ -373,6 +384,7 @@ fn guard<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
 mod tests {
     use super::*;
     use crate::agents::{build, ParamValue, Params};
+    use crate::work::Unit;
 
     fn gc_like() -> Fdm {
         // 3 states, 2 actions; every row can go back to 0 or forward.
@@ -432,6 +444,12 @@ mod tests {
             let three = run_with(Some(3), kind, params);
             assert_eq!(one.returns, two.returns, "{kind}");
             assert_eq!(one.returns, three.returns, "{kind}");
+            // The work counts too, trajectory by trajectory: they depend on the seed alone.
+            assert_eq!(one.online_work, two.online_work, "{kind}");
+            assert_eq!(one.online_work, three.online_work, "{kind}");
+            assert!(one.online_work.iter().all(|w| w.get(Unit::Decisions) == 50), "{kind}");
+            let planning = one.online_work[0].0[1..].iter().sum::<u64>();
+            assert_eq!(planning == 0, kind == "random", "{kind}: {:?}", one.online_work[0]);
         }
     }
 
@@ -659,7 +677,11 @@ mod tests {
                 assert!(offline.wall_seconds > 0.0 && offline.cpu_seconds >= 0.0, "{kind}: {offline:?}");
             } else {
                 // Exactly zero: declared, not measured.
-                assert_eq!(offline, OfflineTime { wall_seconds: 0.0, cpu_seconds: 0.0 }, "{kind}");
+                assert_eq!(
+                    offline,
+                    OfflineTime { wall_seconds: 0.0, cpu_seconds: 0.0, work: Work::default() },
+                    "{kind}"
+                );
             }
             let run = exp.run(agent.as_ref(), Some(1), None).unwrap();
             assert_eq!(run.online_cpu_seconds.len(), 8);
@@ -670,6 +692,27 @@ mod tests {
                 assert!(*cpu >= 0.0 && *cpu <= wall + slack, "{kind}: cpu {cpu} wall {wall}");
             }
         }
+    }
+
+    #[test]
+    fn offline_work_does_not_depend_on_the_thread_count() {
+        // OPPS-DS's first round of pulls runs in parallel: each pull's work is counted once,
+        // whichever thread ran it.
+        let fdm = gc_like();
+        let setting = Setting { gamma: 0.95, horizon: 30 };
+        let text = ParamValue::Text("F3".into());
+        let params = Params::from([("formulas".to_string(), text), ("n_draws".to_string(), ParamValue::Int(60))]);
+        let learn = |threads: usize| {
+            rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| {
+                let mut agent = build("oppsds", &params).unwrap();
+                learn_offline(agent.as_mut(), &fdm, setting, 4).unwrap().work
+            })
+        };
+        let one = learn(1);
+        assert_eq!(one, learn(2));
+        assert_eq!(one, learn(3));
+        assert_eq!(one.get(Unit::Decisions), 60 * 30, "60 pulls of 30 decisions: {one:?}");
+        assert!(one.get(Unit::FormulaTokens) > 0 && one.get(Unit::QRowSweeps) > 0, "{one:?}");
     }
 
     #[test]

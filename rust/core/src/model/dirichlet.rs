@@ -54,6 +54,7 @@ pub fn sample_table_seeded(counts: &[f64], n_states: usize, n_actions: usize, se
 /// draws the index with probability `alpha_y / sum(alpha)` instead, the limit of the Dirichlet as
 /// the concentrations shrink, and never leaves the support.
 pub fn sample_row(alpha: &[f64], support: &[u32], out: &mut [f64], rng: &mut Rng) {
+    crate::work::add(crate::work::Unit::GammaVariates, support.len() as u64);
     out.fill(0.0);
     let mut total = 0.0;
     for &y in support {

@@ -8,6 +8,7 @@ mod lanes512;
 
 use crate::invalid;
 use crate::model::tables::TabularView;
+use crate::work::{self, Unit};
 #[cfg(target_arch = "x86_64")]
 use lanes256::Lanes256;
 #[cfg(target_arch = "x86_64")]
@@ -237,8 +238,21 @@ impl QIterationWorkspace {
     }
 
     /// Solves `model` (whose shape must be the workspace's) into `q` (`S * A` entries).
-    /// Returns the number of sweeps.
+    /// Returns the number of sweeps (counted as [`Unit::QRowSweeps`] and [`Unit::QEntrySweeps`]).
     pub fn solve(
+        &mut self,
+        model: TabularView<'_>,
+        gamma: f64,
+        max_sweeps: usize,
+        accuracy: f64,
+        q: &mut [f64],
+    ) -> usize {
+        let sweeps = self.solve_uncounted(model, gamma, max_sweeps, accuracy, q);
+        count_sweeps(model, sweeps, Unit::QRowSweeps, Unit::QEntrySweeps);
+        sweeps
+    }
+
+    fn solve_uncounted(
         &mut self,
         model: TabularView<'_>,
         gamma: f64,
@@ -446,6 +460,15 @@ impl Vectorised {
     }
 }
 
+/// Counts `sweeps` sweeps over `model`: its rows and its support entries, each times `sweeps`
+/// (the same on every vector path: padding and lanes are not counted).
+fn count_sweeps(model: TabularView<'_>, sweeps: usize, rows: Unit, entries: Unit) {
+    let n_rows = model.n_states * model.n_actions;
+    let n_entries: usize = (0..n_rows).map(|row| model.support.row(row).len()).sum();
+    work::add(rows, (n_rows * sweeps) as u64);
+    work::add(entries, (n_entries * sweeps) as u64);
+}
+
 /// The largest value (the inputs are never NaN: rewards and probabilities are validated finite).
 #[inline(always)]
 fn max_of(values: &[f64]) -> f64 {
@@ -540,8 +563,23 @@ impl ValueIterationWorkspace {
         self.vectorised.path()
     }
 
-    /// Solves `model` into `values` and `policy` (`S` entries each). Returns the number of sweeps.
+    /// Solves `model` into `values` and `policy` (`S` entries each). Returns the number of sweeps
+    /// (counted as [`Unit::ViRowSweeps`] and [`Unit::ViEntrySweeps`]).
     pub fn solve(
+        &mut self,
+        model: TabularView<'_>,
+        row_bonus: Option<&[f64]>,
+        gamma: f64,
+        epsilon: f64,
+        values: &mut [f64],
+        policy: &mut [usize],
+    ) -> usize {
+        let sweeps = self.solve_uncounted(model, row_bonus, gamma, epsilon, values, policy);
+        count_sweeps(model, sweeps, Unit::ViRowSweeps, Unit::ViEntrySweeps);
+        sweeps
+    }
+
+    fn solve_uncounted(
         &mut self,
         model: TabularView<'_>,
         row_bonus: Option<&[f64]>,
@@ -853,16 +891,23 @@ mod tests {
         let mut q_slow = vec![0.0; ns * na];
         let mut scalar_q = QIterationWorkspace::with_path(ns, na, SimdPath::Scalar);
         prop_assert_eq!(scalar_q.path(), SimdPath::Scalar);
-        let q_sweeps_slow = scalar_q.solve(mdp.view(), gamma, 250, 1e-2, &mut q_slow);
+        let (q_sweeps_slow, q_work_slow) = work::counted(|| scalar_q.solve(mdp.view(), gamma, 250, 1e-2, &mut q_slow));
         let (mut v_slow, mut pi_slow) = (vec![0.0; ns], vec![0; ns]);
-        let vi_sweeps_slow = ValueIterationWorkspace::with_path(ns, na, SimdPath::Scalar).solve(
-            mdp.view(),
-            row_bonus.as_deref(),
-            gamma,
-            1e-4,
-            &mut v_slow,
-            &mut pi_slow,
-        );
+        let (vi_sweeps_slow, vi_work_slow) = work::counted(|| {
+            ValueIterationWorkspace::with_path(ns, na, SimdPath::Scalar).solve(
+                mdp.view(),
+                row_bonus.as_deref(),
+                gamma,
+                1e-4,
+                &mut v_slow,
+                &mut pi_slow,
+            )
+        });
+        // The work counted is rows and support entries times sweeps, on every path alike.
+        let entries: usize = (0..ns * na).map(|row| mdp.view().support.row(row).len()).sum();
+        prop_assert_eq!(q_work_slow.get(Unit::QRowSweeps), (ns * na * q_sweeps_slow) as u64);
+        prop_assert_eq!(q_work_slow.get(Unit::QEntrySweeps), (entries * q_sweeps_slow) as u64);
+        prop_assert_eq!(vi_work_slow.get(Unit::ViEntrySweeps), (entries * vi_sweeps_slow) as u64);
 
         for path in runnable_vector_paths() {
             let mut q_fast = vec![0.0; ns * na];
@@ -870,15 +915,18 @@ mod tests {
             let expected = path.best_at_most(ns, na);
             prop_assert!(expected == path || !path.serves(ns, na));
             prop_assert_eq!(ws.path(), expected);
-            let sweeps = ws.solve(mdp.view(), gamma, 250, 1e-2, &mut q_fast);
+            let (sweeps, q_work) = work::counted(|| ws.solve(mdp.view(), gamma, 250, 1e-2, &mut q_fast));
             prop_assert_eq!(sweeps, q_sweeps_slow, "{} Q-iteration sweeps", path);
+            prop_assert_eq!(q_work, q_work_slow, "{} Q-iteration work", path);
             prop_assert_eq!(bits(&q_fast), bits(&q_slow), "{} Q-iteration values", path);
 
             let (mut v_fast, mut pi_fast) = (vec![0.0; ns], vec![0; ns]);
             let mut ws = ValueIterationWorkspace::with_path(ns, na, path);
             prop_assert_eq!(ws.path(), expected);
-            let sweeps = ws.solve(mdp.view(), row_bonus.as_deref(), gamma, 1e-4, &mut v_fast, &mut pi_fast);
+            let (sweeps, vi_work) =
+                work::counted(|| ws.solve(mdp.view(), row_bonus.as_deref(), gamma, 1e-4, &mut v_fast, &mut pi_fast));
             prop_assert_eq!(sweeps, vi_sweeps_slow, "{} value-iteration sweeps", path);
+            prop_assert_eq!(vi_work, vi_work_slow, "{} value-iteration work", path);
             prop_assert_eq!(&pi_fast, &pi_slow, "{} greedy policy", path);
             prop_assert_eq!(bits(&v_fast), bits(&v_slow), "{} value-iteration values", path);
         }

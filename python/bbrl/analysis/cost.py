@@ -1,0 +1,313 @@
+"""The cost model of the budget maps: work counted in machine-independent units, turned into
+seconds by a calibration.
+
+Every trajectory and every offline training records its work (:data:`bbrl.protocol.schema.WORK_UNITS`:
+value-iteration rows and entries times sweeps, tree nodes and edges, simulated steps, Gamma
+variates, formula tokens, decisions, calls into Python agents). The counts depend only on the
+seeded computation, so the same grid gives the same counts on every run, at every thread count
+and on every CPU. A **calibration** gives the seconds one unit costs on one machine; the cost of a
+cell is its counts times those seconds, so a map drawn from costs is the same bit for bit for one
+calibration, and the same results can be redrawn for another machine's calibration.
+
+A calibration is fitted on a grid's own cells (:func:`fit_calibration`): a least-squares fit of
+the measured CPU seconds on the counts, with non-negative seconds per unit (``scipy.optimize.nnls``)
+and relative errors (each cell weighs by its own time, so microsecond agents count as much as
+hour-long ones), once per algorithm (a unit costs more in one algorithm's inner loop than in
+another's: SBOSS's merged solve is not BEB's) and once over every cell (the seconds per unit for
+an algorithm the calibration has not seen). Its fit per algorithm (R², largest and
+root-mean-square relative error) is kept in the calibration, and an algorithm's root-mean-square
+relative error is the uncertainty the map gives its costs (a map cell whose answer depends on which
+side of a bound a cost falls within it is marked as a boundary). Calibrations are small JSON files
+(:meth:`Calibration.save`, written atomically); the package ships one for a named reference machine
+(:func:`reference_calibration`), the default of ``bbrl report``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ..fileio import write_atomic
+from ..protocol.schema import WORK_UNITS, Col, host_line, work_array
+
+__all__ = [
+    "CALIBRATION_FORMAT",
+    "REFERENCE",
+    "Calibration",
+    "CellCosts",
+    "cell_costs",
+    "fit_calibration",
+    "load_calibration",
+    "reference_calibration",
+]
+
+#: The format name of a calibration file.
+CALIBRATION_FORMAT = "bbrl-calibration"
+#: The name of the calibration the package ships (``bbrl report --machine reference``).
+REFERENCE = "reference"
+#: The smallest relative uncertainty a cost is given: below it, the fit's own rounding.
+_MIN_UNCERTAINTY = 0.01
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Seconds per work unit on one machine, with the quality of the fit they came from.
+
+    Attributes:
+        name: what the calibration is called in reports (``reference``, a results folder, ...).
+        machine: the machine it was measured on (CPU model, vector extensions, cores, load).
+        seconds_per_unit: CPU seconds one unit costs, per unit of :data:`WORK_UNITS` (>= 0), fitted
+            over every cell: for algorithms without their own.
+        per_algorithm: per algorithm, its own seconds per unit (fitted on its cells).
+        fit: per algorithm, the fit on its cells: ``cells`` (online and offline rows), ``r2``
+            (R² of the predicted against the measured CPU seconds; NaN with fewer than 2 rows or
+            no spread), ``max_relative_error`` and ``rms_relative_error`` (|predicted / measured - 1|);
+            the key ``"all"`` holds the whole fit.
+        source: what it was fitted on (a folder, a grid).
+    """
+
+    name: str
+    machine: str
+    seconds_per_unit: dict[str, float]
+    fit: dict[str, dict[str, float]] = field(default_factory=dict)
+    source: str = ""
+    per_algorithm: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def unit_seconds(self, algorithm: str | None = None) -> np.ndarray:
+        """The seconds per unit of ``algorithm`` (its own if fitted, else the whole fit's) in the
+        order of :data:`WORK_UNITS` (a unit it lacks costs 0)."""
+        table = self.per_algorithm.get(algorithm, self.seconds_per_unit) if algorithm else self.seconds_per_unit
+        return np.array([float(table.get(u, 0.0)) for u in WORK_UNITS])
+
+    def uncertainty(self, algorithm: str) -> float:
+        """The relative uncertainty of an algorithm's costs: its fit's RMS relative error (the
+        whole fit's for an algorithm the calibration has not seen), at least 1%."""
+        stats = self.fit.get(algorithm) or self.fit.get("all") or {}
+        value = float(stats.get("rms_relative_error", 0.0))
+        return max(_MIN_UNCERTAINTY, value if math.isfinite(value) else 0.0)
+
+    def to_document(self) -> dict[str, Any]:
+        return {
+            "format": CALIBRATION_FORMAT,
+            "version": 1,
+            "name": self.name,
+            "machine": self.machine,
+            "source": self.source,
+            "seconds_per_unit": {u: self.seconds_per_unit.get(u, 0.0) for u in WORK_UNITS},
+            "per_algorithm": {a: {u: t.get(u, 0.0) for u in WORK_UNITS} for a, t in self.per_algorithm.items()},
+            "fit": self.fit,
+        }
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Writes the calibration as JSON, atomically; returns the path."""
+        return write_atomic(Path(path), (json.dumps(self.to_document(), indent=1, allow_nan=True) + "\n").encode())
+
+    def fit_table(self) -> pl.DataFrame:
+        """The fit per algorithm as a table (``algorithm``, ``cells``, ``r2``,
+        ``max_relative_error``, ``rms_relative_error``), the whole fit last."""
+        names = [k for k in self.fit if k != "all"] + (["all"] if "all" in self.fit else [])
+        return pl.DataFrame(
+            {
+                Col.ALGORITHM: names,
+                "cells": [int(self.fit[k].get("cells", 0)) for k in names],
+                "r2": [float(self.fit[k].get("r2", math.nan)) for k in names],
+                "max_relative_error": [float(self.fit[k].get("max_relative_error", math.nan)) for k in names],
+                "rms_relative_error": [float(self.fit[k].get("rms_relative_error", math.nan)) for k in names],
+            }
+        )
+
+
+def load_calibration(path: str | os.PathLike[str]) -> Calibration:
+    """Reads a calibration file (or, for ``"reference"``, the shipped one).
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: not a calibration file, or a unit cost that is not a number >= 0.
+    """
+    if str(path) == REFERENCE:
+        return reference_calibration()
+    text = Path(path).read_text(encoding="utf-8")
+    return _from_document(json.loads(text), str(path))
+
+
+def reference_calibration() -> Calibration:
+    """The calibration the package ships: the reference machine the docs' maps are drawn for."""
+    text = (resources.files("bbrl") / "data" / "calibrations" / "reference.json").read_text(encoding="utf-8")
+    return _from_document(json.loads(text), "the shipped reference calibration")
+
+
+def _from_document(document: Any, source: str) -> Calibration:
+    if not isinstance(document, dict) or document.get("format") != CALIBRATION_FORMAT:
+        raise ValueError(f"{source}: not a bbrl calibration file (format {CALIBRATION_FORMAT})")
+    costs = _unit_table(document.get("seconds_per_unit"), source, "seconds_per_unit")
+    per_algorithm = document.get("per_algorithm", {})
+    if not isinstance(per_algorithm, dict):
+        raise ValueError(f"{source}: per_algorithm must be a table of algorithm: (unit: seconds)")
+    return Calibration(
+        name=str(document.get("name", source)),
+        machine=str(document.get("machine", "")),
+        seconds_per_unit=costs,
+        fit={str(k): {str(a): float(b) for a, b in v.items()} for k, v in dict(document.get("fit", {})).items()},
+        source=str(document.get("source", "")),
+        per_algorithm={str(a): _unit_table(t, source, f"per_algorithm[{a!r}]") for a, t in per_algorithm.items()},
+    )
+
+
+def _unit_table(table: Any, source: str, what: str) -> dict[str, float]:
+    """A table of unit: seconds >= 0, or a ValueError naming the file and the bad entry."""
+    if not isinstance(table, dict):
+        raise ValueError(f"{source}: {what} must be a table of unit: seconds")
+    for unit, value in table.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0.0:
+            raise ValueError(f"{source}: {what}[{unit!r}] must be a number >= 0, got {value!r}")
+    return {str(k): float(v) for k, v in table.items()}
+
+
+def _work_rows(cells: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(online work per trajectory, offline work), (cells, units) each; NaN rows where unknown."""
+    online = work_array(cells[Col.ONLINE_WORK_PER_TRAJECTORY]) if cells.height else np.zeros((0, len(WORK_UNITS)))
+    offline = work_array(cells[Col.OFFLINE_WORK]) if cells.height else np.zeros((0, len(WORK_UNITS)))
+    return online, offline
+
+
+def fit_calibration(cells: pl.DataFrame, name: str, source: str = "", machine: str | None = None) -> Calibration:
+    """Fits seconds per unit on the cells of a grid (``cells`` of :func:`bbrl.protocol.results.load`).
+
+    Rows: each cell's mean online CPU seconds per trajectory against its mean work per trajectory,
+    and, for cells that learn offline (offline work and CPU time above 0), its offline CPU seconds
+    against its offline work. Cells without CPU times or work counts are left out. The fit
+    minimises the sum of squared *relative* errors with non-negative seconds per unit.
+
+    Raises:
+        ValueError: no cell has both work counts and CPU times.
+    """
+    online_work, offline_work = _work_rows(cells)
+    online_cpu = cells[Col.ONLINE_CPU_SECONDS_PER_TRAJECTORY].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    offline_cpu = cells[Col.OFFLINE_CPU_SECONDS].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    algorithms = cells[Col.ALGORITHM].to_list()
+    rows, times, owners = [], [], []
+    for i in range(cells.height):
+        if np.isfinite(online_work[i]).all() and np.isfinite(online_cpu[i]) and online_cpu[i] > 0.0:
+            rows.append(online_work[i])
+            times.append(online_cpu[i])
+            owners.append(algorithms[i])
+        learned = offline_work[i]
+        if np.isfinite(learned).all() and learned.sum() > 0 and np.isfinite(offline_cpu[i]) and offline_cpu[i] > 0:
+            rows.append(learned)
+            times.append(offline_cpu[i])
+            owners.append(algorithms[i])
+    if not rows:
+        raise ValueError("no cell has both work counts and CPU times to fit a calibration on")
+    x, y = np.asarray(rows), np.asarray(times)
+    seconds = _relative_nnls(x, y)
+    per_algorithm, predicted = {}, np.empty_like(y)
+    for algorithm in dict.fromkeys(owners):
+        mask = np.array([o == algorithm for o in owners])
+        own = _relative_nnls(x[mask], y[mask])
+        per_algorithm[algorithm] = {u: float(s) for u, s in zip(WORK_UNITS, own, strict=True)}
+        predicted[mask] = x[mask] @ own
+    fit = {"all": _fit_stats(y, predicted)}
+    for algorithm in per_algorithm:
+        mask = np.array([o == algorithm for o in owners])
+        fit[algorithm] = _fit_stats(y[mask], predicted[mask])
+    return Calibration(
+        name=name,
+        machine=machine if machine is not None else _machine_of(cells),
+        seconds_per_unit={u: float(s) for u, s in zip(WORK_UNITS, seconds, strict=True)},
+        fit=fit,
+        source=source,
+        per_algorithm=per_algorithm,
+    )
+
+
+def _relative_nnls(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Non-negative seconds per unit minimising the squared relative errors of ``x @ s`` against ``y``."""
+    from scipy.optimize import nnls
+
+    # Each row divided by its own time: the target is then 1 everywhere. Columns scaled to at most
+    # 1 for the solver's conditioning; units no row uses cost 0.
+    scale = x.max(axis=0)
+    scale[scale == 0.0] = 1.0
+    solution, _ = nnls((x / scale) / y[:, None], np.ones(len(y)), maxiter=50 * x.shape[1])
+    return solution / scale
+
+
+def _fit_stats(measured: np.ndarray, predicted: np.ndarray) -> dict[str, float]:
+    relative = np.abs(predicted / measured - 1.0)
+    spread = float(((measured - measured.mean()) ** 2).sum())
+    r2 = 1.0 - float(((measured - predicted) ** 2).sum()) / spread if measured.size >= 2 and spread > 0 else math.nan
+    return {
+        "cells": float(measured.size),
+        "r2": r2,
+        "max_relative_error": float(relative.max()),
+        "rms_relative_error": float(math.sqrt(float((relative**2).mean()))),
+    }
+
+
+def _machine_of(cells: pl.DataFrame) -> str:
+    """The machine the cells were measured on, as one line (the first cell's host)."""
+    if cells.height == 0 or Col.HOST_CPU not in cells.columns:
+        return "unknown machine"
+    row = cells.row(0, named=True)
+    host = {
+        "cpu_model": row.get(Col.HOST_CPU) or "unknown CPU",
+        "logical_cores": row.get(Col.HOST_LOGICAL_CORES) or 0,
+        "vector_extensions": str(row.get(Col.HOST_VECTOR_EXTENSIONS) or "").split(),
+        "vector_path": "recorded",
+        "load_average": float(cells[Col.HOST_LOAD_AVERAGE].drop_nulls().max() or math.nan),
+    }
+    return host_line(host).removeprefix("machine: ").replace("solvers on the recorded path, ", "")
+
+
+@dataclass(frozen=True)
+class CellCosts:
+    """What the maps compare for each cell (arrays in the cells' order).
+
+    Attributes:
+        online: cost per trajectory, seconds.
+        offline: offline cost, seconds (0 for agents that learn nothing offline).
+        online_uncertainty, offline_uncertainty: relative uncertainty of each.
+        basis: per cell, ``"work"`` (counts times the calibration) or ``"measured"`` (CPU time
+            measured: results written before work was counted, or a Python agent's training).
+    """
+
+    online: np.ndarray
+    offline: np.ndarray
+    online_uncertainty: np.ndarray
+    offline_uncertainty: np.ndarray
+    basis: list[str]
+
+
+def cell_costs(cells: pl.DataFrame, calibration: Calibration | None) -> CellCosts:
+    """The costs of the cells under ``calibration`` (None: the measured times, as before work was
+    counted). A cell without work counts keeps its measured time, with the 95% interval of its
+    mean online time as the online uncertainty."""
+    n = cells.height
+    online_work, offline_work = _work_rows(cells)
+    measured_online = cells[Col.ONLINE_TIME_PER_TRAJECTORY].cast(pl.Float64).to_numpy()
+    measured_offline = cells[Col.OFFLINE_TIME].cast(pl.Float64).fill_null(0.0).to_numpy()
+    halfwidth = cells[Col.ONLINE_CPU_CI95_PER_TRAJECTORY].cast(pl.Float64).fill_null(0.0).fill_nan(0.0).to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        measured_u = np.where(measured_online > 0, halfwidth / measured_online, 0.0)
+    online, offline = measured_online.copy(), measured_offline.copy()
+    u_on, u_off = measured_u.copy(), np.zeros(n)
+    basis = ["measured"] * n
+    if calibration is not None:
+        algorithms = cells[Col.ALGORITHM].to_list()
+        for i in range(n):
+            if not np.isfinite(online_work[i]).all():
+                continue
+            seconds = calibration.unit_seconds(algorithms[i])
+            u = calibration.uncertainty(algorithms[i])
+            online[i], u_on[i], basis[i] = float(online_work[i] @ seconds), u, "work"
+            if np.isfinite(offline_work[i]).all():
+                offline[i], u_off[i] = float(offline_work[i] @ seconds), u
+    return CellCosts(online, offline, u_on, u_off, basis)

@@ -1,0 +1,218 @@
+"""The budget maps' cost model: work counts, calibrations, the fixed 1-2-5 lattice and boundaries."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from rich.console import Console
+
+from bbrl import grid
+from bbrl.analysis import stats
+from bbrl.analysis.cost import Calibration, cell_costs, fit_calibration, load_calibration, reference_calibration
+from bbrl.analysis.report import write_report
+from bbrl.protocol import results
+from bbrl.protocol.schema import WORK_DTYPE, WORK_UNITS, Col
+
+TINY_GRID = """
+[defaults]
+n_mdps = 30
+gamma = 0.95
+horizon = 40
+seed = 2
+
+[[experiment]]
+name = "GC"
+test = "GC"
+prior = "UGC"
+
+[[agent]]
+kind = "random"
+
+[[agent]]
+kind = "egreedy"
+epsilon = [0.1]
+
+[[agent]]
+kind = "beb"
+beta = [1.0]
+
+[[agent]]
+kind = "bamcp"
+k = [5, 20]
+depth = [5]
+
+[[agent]]
+kind = "oppsds"
+formula_set = 2
+n_draws = [20]
+"""
+
+
+def test_series_grid_is_fixed_and_spans_the_costs() -> None:
+    assert stats.series_grid(0.03, minimum=0.0012) == [0.002, 0.005, 0.01, 0.02, 0.05]
+    assert stats.series_grid(1e-6, minimum=1e-6) == [1e-6]
+    assert stats.series_grid(7.0) == [10.0]
+    # Each bound is the float of its decimal text: the same bound is the same float in every run.
+    for b in stats.series_grid(3e3, minimum=3e-9):
+        assert float(f"{b:.0e}") == b and f"{b:.0e}"[0] in "125"
+    with pytest.raises(ValueError, match="maximum must be finite and > 0"):
+        stats.series_grid(0.0)
+
+
+def _cells(online_work: np.ndarray, online_cpu: np.ndarray, algorithms: list[str]) -> pl.DataFrame:
+    n = len(algorithms)
+    work = pl.DataFrame({u: online_work[:, i].astype(np.float64) for i, u in enumerate(WORK_UNITS)})
+    return pl.DataFrame(
+        {
+            Col.ALGORITHM: algorithms,
+            Col.ONLINE_CPU_SECONDS_PER_TRAJECTORY: online_cpu,
+            Col.OFFLINE_CPU_SECONDS: np.zeros(n),
+            Col.ONLINE_TIME_PER_TRAJECTORY: online_cpu,
+            Col.OFFLINE_TIME: np.zeros(n),
+            Col.ONLINE_CPU_CI95_PER_TRAJECTORY: 0.01 * online_cpu,
+        }
+    ).with_columns(
+        work.to_struct(Col.ONLINE_WORK_PER_TRAJECTORY),
+        pl.Series(Col.OFFLINE_WORK, [{u: 0 for u in WORK_UNITS}] * n, dtype=WORK_DTYPE),
+    )
+
+
+def test_the_fit_recovers_the_seconds_per_unit_and_reports_each_algorithm() -> None:
+    rng = np.random.default_rng(0)
+    truth = np.zeros(len(WORK_UNITS))
+    truth[:4] = [2e-8, 3e-9, 5e-9, 1e-9]
+    work = np.zeros((40, len(WORK_UNITS)))
+    work[:, :4] = rng.integers(1, 10**6, size=(40, 4))
+    exact = work @ truth
+    algorithms = ["A"] * 20 + ["B"] * 20
+    calibration = fit_calibration(_cells(work, exact, algorithms), name="synthetic", machine="a test")
+    fitted = calibration.unit_seconds()
+    assert fitted[:4] == pytest.approx(truth[:4], rel=1e-8)
+    assert (fitted >= 0).all() and calibration.fit["all"]["max_relative_error"] < 1e-8
+    # With 5% multiplicative noise on B only, B's relative error is about 5% and A's stays small.
+    noisy = exact * np.where(np.array(algorithms) == "B", rng.lognormal(0.0, 0.05, 40), 1.0)
+    noisy_fit = fit_calibration(_cells(work, noisy, algorithms), name="noisy", machine="a test")
+    assert 0.02 < noisy_fit.fit["B"]["rms_relative_error"] < 0.1
+    assert noisy_fit.fit["A"]["rms_relative_error"] < noisy_fit.fit["B"]["rms_relative_error"]
+    assert noisy_fit.uncertainty("B") == pytest.approx(noisy_fit.fit["B"]["rms_relative_error"])
+    assert noisy_fit.uncertainty("unseen") == pytest.approx(noisy_fit.fit["all"]["rms_relative_error"])
+    table = noisy_fit.fit_table()
+    assert table[Col.ALGORITHM].to_list() == ["A", "B", "all"] and (table["r2"] <= 1.0).all()
+
+
+def test_calibration_files_round_trip_and_bad_files_are_named(tmp_path: Path) -> None:
+    calibration = Calibration("mine", "a machine", {u: 1e-9 for u in WORK_UNITS}, {"all": {"r2": 0.5}}, "here")
+    path = calibration.save(tmp_path / "c.json")
+    assert load_calibration(path) == calibration
+    (tmp_path / "bad.json").write_text(json.dumps({"format": "other"}))
+    with pytest.raises(ValueError, match="not a bbrl calibration file"):
+        load_calibration(tmp_path / "bad.json")
+    document = calibration.to_document()
+    document["seconds_per_unit"]["decisions"] = -1.0
+    (tmp_path / "negative.json").write_text(json.dumps(document))
+    with pytest.raises(ValueError, match=r"seconds_per_unit\['decisions'\] must be a number >= 0"):
+        load_calibration(tmp_path / "negative.json")
+    reference = reference_calibration()
+    assert reference.name == "reference" and set(reference.seconds_per_unit) == set(WORK_UNITS)
+
+
+def test_cells_without_work_counts_keep_their_measured_times() -> None:
+    cells = _cells(np.ones((2, len(WORK_UNITS))), np.array([1e-3, 2e-3]), ["A", "B"])
+    cells = cells.with_columns(
+        pl.when(pl.col(Col.ALGORITHM) == "B")
+        .then(None)
+        .otherwise(pl.col(Col.ONLINE_WORK_PER_TRAJECTORY))
+        .alias(Col.ONLINE_WORK_PER_TRAJECTORY)
+    )
+    calibration = Calibration("c", "m", {u: 1e-6 for u in WORK_UNITS})
+    costs = cell_costs(cells, calibration)
+    assert costs.basis == ["work", "measured"]
+    assert costs.online.tolist() == pytest.approx([len(WORK_UNITS) * 1e-6, 2e-3])
+    assert costs.online_uncertainty[1] == pytest.approx(0.01)
+    assert cell_costs(cells, None).basis == ["measured", "measured"]
+
+
+def test_a_cost_within_its_uncertainty_of_a_bound_marks_a_boundary() -> None:
+    rng = np.random.default_rng(1)
+    # B is much better than A and costs 1.9e-3 s: within 10% of the 2e-3 bound.
+    returns = [rng.normal(0.0, 1.0, 200), rng.normal(5.0, 1.0, 200)]
+    frame = stats.best_under_bounds(
+        ["A", "B"], [0.0, 5.0], [0.0, 0.0], [1e-4, 1.9e-3], returns, horizon=10,
+        online_uncertainty=[0.1, 0.1], lattice="1-2-5",
+    )  # fmt: skip
+    rows = {r["online_bound_seconds"]: r for r in frame.iter_rows(named=True)}
+    assert sorted(rows) == [1e-4, 2e-4, 5e-4, 1e-3, 2e-3]
+    assert rows[2e-3]["boundary"] and rows[2e-3]["algorithms"] == ["B"]
+    assert rows[2e-3]["algorithms_if_slower"] == ["A"] and rows[2e-3]["algorithms_if_faster"] == ["B"]
+    assert not rows[1e-3]["boundary"] and rows[1e-3]["algorithms"] == ["A"]
+    exact = stats.best_under_bounds(["A", "B"], [0.0, 5.0], [0.0, 0.0], [1e-4, 1.9e-3], returns, 10, lattice="1-2-5")
+    assert not exact["boundary"].any()
+    # A's own cost lies on the first bound: within its uncertainty it may not fit there either.
+    assert rows[1e-4]["boundary"] and rows[1e-4]["algorithms_if_slower"] == ["none"]
+    assert stats.map_agreement(frame, exact) == (3, 5)
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("cost")
+    folders = (base / "one-thread", base / "two-threads")
+    for folder, threads in zip(folders, (1, 2), strict=True):
+        grid.run_grid(grid.parse_config(TINY_GRID), folder, threads=threads, console=Console(file=io.StringIO()))
+    return folders
+
+
+def test_work_counts_are_the_same_at_one_and_two_threads(two_runs: tuple[Path, Path]) -> None:
+    one, two = (results.load(folder).returns.sort(Col.CELL_ID, Col.MDP) for folder in two_runs)
+    assert one[Col.ONLINE_WORK].to_list() == two[Col.ONLINE_WORK].to_list()
+    assert one[Col.OFFLINE_WORK].to_list() == two[Col.OFFLINE_WORK].to_list()
+    assert one[Col.RETURN].to_list() == two[Col.RETURN].to_list()
+
+
+def test_maps_from_one_calibration_are_identical_and_name_the_cost_model(
+    two_runs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    maps = []
+    for k, folder in enumerate(two_runs):
+        html = write_report(folder, tmp_path / f"report{k}").read_text()
+        assert "Cost model:" in html and "<code>reference</code>" in html and "R²" in html
+        assert (folder / "calibration.json").is_file() and (tmp_path / f"report{k}" / "calibration-fit.csv").is_file()
+        maps.append((tmp_path / f"report{k}" / "GC-UGC-bounds.csv").read_bytes())
+    assert maps[0] == maps[1]
+    # Redrawn with the other run's own calibration: the same map again, bit for bit.
+    own = two_runs[1] / "calibration.json"
+    for k, folder in enumerate(two_runs):
+        write_report(folder, tmp_path / f"own{k}", machine=own)
+    assert (tmp_path / "own0" / "GC-UGC-bounds.csv").read_bytes() == (
+        tmp_path / "own1" / "GC-UGC-bounds.csv"
+    ).read_bytes()
+    fit = pl.read_csv(tmp_path / "report0" / "calibration-fit.csv")
+    assert "all" in fit[Col.ALGORITHM].to_list() and fit["max_relative_error"].is_finite().all()
+    measured = write_report(two_runs[0], tmp_path / "measured", machine="measured").read_text()
+    assert "Cost model:</b> none" in measured
+    bounds = pl.read_csv(tmp_path / "report0" / "GC-UGC-bounds.csv")
+    assert {"boundary", "algorithms_if_slower", "algorithms_if_faster"} <= set(bounds.columns)
+    for b in bounds["online_bound_seconds"].unique().to_list():
+        assert f"{b:.0e}"[0] in "125" and math.isclose(float(f"{b:.0e}"), b)
+
+
+def test_results_without_work_counts_are_drawn_from_measured_times(two_runs: tuple[Path, Path], tmp_path: Path) -> None:
+    old = tmp_path / "old"
+    shutil.copytree(two_runs[0], old)
+    (old / "calibration.json").unlink()
+    for file in (old / "cells").rglob("*.parquet"):
+        pl.read_parquet(file).drop(Col.ONLINE_WORK, Col.OFFLINE_WORK).write_parquet(file)
+    cells = results.load(old).cells
+    assert cells[Col.ONLINE_WORK_PER_TRAJECTORY].null_count() == cells.height
+    text = write_report(old, tmp_path / "report").read_text()
+    assert "no work counts" in text and not (old / "calibration.json").exists()
+    bounds = pl.read_csv(tmp_path / "report" / "GC-UGC-bounds.csv")
+    assert bounds.height > 0
+    with pytest.raises(ValueError, match="no work counts to fit a calibration on"):
+        write_report(old, tmp_path / "own", machine="own")
