@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core, stopping
+from .. import _core
 from ..agents import TrainedPythonAgent
 from ..distributions import from_document
+from ..pools import stop_pool, worker_pool
 
 __all__ = ["n_workers", "run_trajectories"]
 
@@ -104,8 +105,7 @@ def _dispatch(
         for chunk in _chunks(n, max(1, min(n, 50))):
             store(chunk, *_core.run_python_agent(experiment._core, trained.agent, trained.label, chunk, record_rewards))
         return
-    import multiprocessing
-    from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+    from concurrent.futures import FIRST_EXCEPTION, wait
     from concurrent.futures.process import BrokenProcessPool
 
     _check_importable(type(trained.agent), workers)
@@ -117,66 +117,45 @@ def _dispatch(
             f"picklable ({exc}); define the class at module level, or pass threads=1"
         ) from exc
     setup = (experiment.test.to_document(), n, experiment.gamma, experiment.horizon, experiment.seed)
-    # 'spawn': the parent may run rayon threads, which fork() would not carry over.
-    context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(
-        workers, mp_context=context, initializer=_worker_init, initargs=(setup, payload, trained.label, os.getpid())
-    )
-    # A stop at once (Ctrl-C) runs no finally block: the pool is ended then, or its semaphores
-    # would be reported as leaked by multiprocessing's resource tracker.
-    undo = stopping.register(lambda: _stop_pool(pool))
-    try:
-        chunks = _chunks(n, 4 * workers)
-        futures = [pool.submit(_worker_run, chunk, record_rewards) for chunk in chunks]
-        # On a failure, chunks after the failing one are cancelled and earlier ones finish, so the
-        # error reported is the one of the lowest failing MDP index whatever the worker count.
-        failed: int | None = None
-        pending = set(range(len(futures)))
-        while pending:
-            # A short timeout: a wait without one is woken by a finished chunk only, so a Ctrl-C in a
-            # script would wait seconds for it.
-            finished, _ = wait([futures[k] for k in pending], timeout=0.1, return_when=FIRST_EXCEPTION)
-            for future in finished:
-                k = futures.index(future)
-                pending.discard(k)
-                if future.cancelled():
-                    continue
-                if future.exception() is not None:
-                    failed = k if failed is None else min(failed, k)
-                    for later in [j for j in pending if j > failed]:
-                        futures[later].cancel()
-                        pending.discard(later)
-                elif failed is None:
-                    store(chunks[k], *future.result())
-        if failed is not None:
-            error = futures[failed].exception()
-            if isinstance(error, BrokenProcessPool):
-                raise RuntimeError(
-                    f"a worker process running agent '{trained.label}' died ({error}); in a script, run the "
-                    'experiment under `if __name__ == "__main__":` (each worker imports the script, and without '
-                    "the guard runs it again); a class a new process cannot import belongs in a module; or pass "
-                    "threads=1"
-                ) from None
-            raise error  # type: ignore[misc]
-    except KeyboardInterrupt:
-        # Ctrl-C in a script (the CLI stops through `stopping` instead): the workers ignore SIGINT
-        # and would finish their chunks first; end them now, which also frees the semaphores.
-        _stop_pool(pool)
-        raise
-    finally:
-        stopping.forget(undo)
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _stop_pool(pool: Any) -> None:
-    """Ends the workers at once (they ignore SIGINT and may be inside a long call) and shuts the
-    pool down, which closes its queues and so unlinks their semaphores."""
-    import gc
-
-    for process in list((pool._processes or {}).values()):
-        process.terminate()
-    pool.shutdown(wait=True, cancel_futures=True)
-    gc.collect()
+    with worker_pool(workers, _worker_init, (setup, payload, trained.label, os.getpid())) as pool:
+        try:
+            chunks = _chunks(n, 4 * workers)
+            futures = [pool.submit(_worker_run, chunk, record_rewards) for chunk in chunks]
+            # On a failure, chunks after the failing one are cancelled and earlier ones finish, so the
+            # error reported is the one of the lowest failing MDP index whatever the worker count.
+            failed: int | None = None
+            pending = set(range(len(futures)))
+            while pending:
+                # A short timeout: a wait without one is woken by a finished chunk only, so a Ctrl-C in
+                # a script would wait seconds for it.
+                finished, _ = wait([futures[k] for k in pending], timeout=0.1, return_when=FIRST_EXCEPTION)
+                for future in finished:
+                    k = futures.index(future)
+                    pending.discard(k)
+                    if future.cancelled():
+                        continue
+                    if future.exception() is not None:
+                        failed = k if failed is None else min(failed, k)
+                        for later in [j for j in pending if j > failed]:
+                            futures[later].cancel()
+                            pending.discard(later)
+                    elif failed is None:
+                        store(chunks[k], *future.result())
+            if failed is not None:
+                error = futures[failed].exception()
+                if isinstance(error, BrokenProcessPool):
+                    raise RuntimeError(
+                        f"a worker process running agent '{trained.label}' died ({error}); in a script, run the "
+                        'experiment under `if __name__ == "__main__":` (each worker imports the script, and without '
+                        "the guard runs it again); a class a new process cannot import belongs in a module; or "
+                        "pass threads=1"
+                    ) from None
+                raise error  # type: ignore[misc]
+        except KeyboardInterrupt:
+            # Ctrl-C in a script (the CLI stops through `stopping` instead): the workers ignore SIGINT
+            # and would finish their chunks first; end them now, which also frees the semaphores.
+            stop_pool(pool)
+            raise
 
 
 def _check_importable(cls: type, workers: int) -> None:

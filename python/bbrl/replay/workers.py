@@ -15,10 +15,11 @@ import pickle
 from collections.abc import Callable
 from typing import Any
 
-from .. import _core, stopping
+from .. import _core
 from ..agents import Stepper, TrainedPythonAgent
 from ..distributions import from_document
 from ..envs import FiniteEnv
+from ..pools import worker_pool
 from ..protocol.workers import n_workers
 
 __all__ = ["run_blocks"]
@@ -66,13 +67,8 @@ def run_blocks(
             f"agent {type(trained.agent).__name__} cannot run on {workers} worker processes ({exc}); define the "
             "class at module level of a module or a script file, or pass threads=1"
         ) from exc
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     blocks = _blocks(runs, workers)
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-    undo = stopping.register(lambda: pool.shutdown(wait=False, cancel_futures=True))
-    try:
+    with worker_pool(workers) as pool:
         futures = [
             pool.submit(_worker_block, call, payload, target_payload, {**options, "first_run": first, "runs": count})
             for first, count in blocks
@@ -82,9 +78,6 @@ def run_blocks(
         for future in futures:
             out.extend(future.result())
         return out
-    finally:
-        stopping.forget(undo)
-        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _importable(cls: type) -> bool:
