@@ -453,6 +453,44 @@ mod tests {
         }
     }
 
+    /// The work of a seeded run of each planner on the Generalised Chain, summed over its
+    /// trajectories, against the counts recorded when the test was written. Counts are the
+    /// machines' common currency (budget maps redraw one machine's results with another's
+    /// calibration), so they must not depend on the CPU: CI also runs this test built for aarch64
+    /// under emulation, where the solvers take the scalar sweeps instead of AVX2 or AVX-512.
+    #[test]
+    fn work_counts_are_the_same_on_every_machine() {
+        let gc = crate::model::problems::generalized_chain();
+        let exp = Experiment::new(gc.clone(), 3, Setting { gamma: 0.95, horizon: 20 }, 3).unwrap();
+        let int = |k: &str, v: i64| (k.to_string(), ParamValue::Int(v));
+        let float = |k: &str, v: f64| (k.to_string(), ParamValue::Float(v));
+        let cases: [(&str, Params, [u64; crate::work::N_UNITS]); 5] = [
+            ("egreedy", Params::from([float("epsilon", 0.1)]), [60, 17640, 35280, 0, 0, 0, 0, 0, 0, 0, 0]),
+            ("beb", Params::from([float("beta", 1.0)]), [60, 0, 0, 189180, 378360, 0, 0, 0, 0, 0, 0]),
+            (
+                "sboss",
+                Params::from([float("epsilon", 0.01), float("delta", 1.0)]),
+                [60, 0, 0, 1161976, 2323952, 9702, 0, 0, 0, 0, 0],
+            ),
+            ("bamcp", Params::from([int("k", 20), int("depth", 5)]), [60, 0, 0, 0, 0, 0, 608, 0, 6000, 0, 0]),
+            (
+                "bfs3",
+                Params::from([int("k", 5), int("c", 2), int("depth", 3)]),
+                [60, 0, 0, 0, 0, 0, 1783, 2066, 1440, 0, 0],
+            ),
+        ];
+        let (mut actual, mut wanted) = (Vec::new(), Vec::new());
+        for (kind, params, expected) in cases {
+            let mut agent = build(kind, &params).unwrap();
+            exp.learn_offline(agent.as_mut(), &gc).unwrap();
+            let run = exp.run(agent.as_ref(), Some(1), None).unwrap();
+            let total = run.online_work.iter().fold(Work::default(), |sum, w| sum.plus(w));
+            actual.push((kind, total.0));
+            wanted.push((kind, expected));
+        }
+        assert_eq!(actual, wanted);
+    }
+
     /// The discounted sum of a recorded row, summed as the loop sums it (the same operations in
     /// the same order, so the same bits).
     fn discounted_sum(row: &[f64], gamma: f64) -> f64 {
