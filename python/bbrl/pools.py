@@ -61,8 +61,12 @@ def _end_before_exit(pool: Any) -> None:
     resource tracker (a normal exit runs them from ``atexit``, which ``os._exit`` skips). It does
     not wait for the pool's threads: under load that wait outlasted the stop's time limit and the
     semaphores were reported as leaked."""
+    import threading
     from multiprocessing import util
 
+    # The pool's own threads may fail as its queues close under them; the process ends in a moment
+    # and their tracebacks would only confuse the stop's one line.
+    threading.excepthook = lambda _args: None
     for process in list((pool._processes or {}).values()):
         process.terminate()
     pool.shutdown(wait=False, cancel_futures=True)
