@@ -3,6 +3,7 @@ truncated cells, ids and defaults, orphaned workers, early errors, failing cells
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import shutil
@@ -182,6 +183,12 @@ def _wait_for_thread(pid: int, prefix: str, timeout: float = 60.0) -> None:
     raise AssertionError(f"no thread {prefix}* in process {pid} after {timeout} s")
 
 
+def _descendants(pid: int) -> list[int]:
+    """The children of ``pid`` and their children (worker processes and the resource tracker)."""
+    level = _children(pid)
+    return level + [g for c in level for g in _children(c)]
+
+
 def _children(pid: int) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
@@ -214,10 +221,7 @@ def test_kill_9_of_a_grid_leaves_no_python_agent_worker_behind(tmp_path: Path) -
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         # The pool's workers are grandchildren or children depending on the entry point; collect all.
-        def workers() -> list[int]:
-            level = _children(process.pid)
-            return level + [g for c in level for g in _children(c)]
-
+        workers = functools.partial(_descendants, process.pid)
         assert _wait_for(lambda: len(workers()) >= 2, 60), "no worker processes started"
         time.sleep(1.0)
         started = workers()
@@ -444,11 +448,7 @@ def test_sigint_of_a_grid_with_a_python_agent_leaks_no_semaphore_and_no_claim(tm
     command = [*_command(), "grid", "run", str(config), "--out", str(out), "--threads", "2"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-
-        def workers() -> list[int]:
-            level = _children(process.pid)
-            return level + [g for c in level for g in _children(c)]
-
+        workers = functools.partial(_descendants, process.pid)
         assert _wait_for(lambda: len(workers()) >= 3, 60), "no worker processes started"  # 2 + the tracker
         time.sleep(1.0)
         started = workers()
@@ -544,11 +544,7 @@ def test_ctrl_c_in_a_script_ends_the_python_agents_workers_at_once(tmp_path: Pat
         [sys.executable, "script.py"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
-
-        def workers() -> list[int]:
-            level = _children(process.pid)
-            return level + [g for c in level for g in _children(c)]
-
+        workers = functools.partial(_descendants, process.pid)
         assert _wait_for(lambda: len(workers()) >= 3, 60), "no worker processes started"  # 2 + the tracker
         time.sleep(1.0)
         started = workers()
