@@ -24,6 +24,7 @@ __all__ = [
     "binomial_survival",
     "builtin_distribution",
     "certify_array",
+    "confidence_intervals",
     "ebgstop_array",
     "ebgstop_iterator",
     "environments",
@@ -177,6 +178,8 @@ class Experiment:
         threads: int | None = None,
         progress: Progress | None = None,
         record_rewards: bool = False,
+        start: int = 0,
+        stop: int | None = None,
     ) -> tuple[
         npt.NDArray[np.float64],
         npt.NDArray[np.float64],
@@ -190,6 +193,22 @@ class Experiment:
 def host() -> dict[str, Any]:
     """cpu_model, vector_extensions (list), logical_cores, load_average (1 minute),
     cpu_clock_resolution_seconds and vector_path (scalar, avx2 or avx512)."""
+
+def confidence_intervals(
+    samples: npt.NDArray[np.float64],
+    low: float,
+    high: float,
+    delta: float,
+    checkpoints: list[int],
+    kind: str = "betting",
+    max_bet: float = 0.5,
+    tuned_for: int | None = None,
+    threads: int | None = None,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """The confidence sequence kind ("betting" or "asymptotic") of each row of samples (rows, n),
+    read after each count of checkpoints: the (rows, checkpoints) lower and upper bounds;
+    tuned_for: the sample count the sequence is tuned for (betting: None for the anytime bets;
+    asymptotic: required)."""
 
 def reward_buffer_entries(n_mdps: int, horizon: int) -> int:
     """N x T; raises ValueError (naming the size) when N x T x 8 bytes exceeds 2 GiB."""

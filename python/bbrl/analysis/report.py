@@ -28,7 +28,7 @@ from ..fileio import write_atomic
 from ..protocol.results import Results, load, returns_matrix
 from ..protocol.schema import Col
 from ..version import __version__
-from .cost import REFERENCE, Calibration, cell_costs, fit_calibration, load_calibration
+from .cost import REFERENCE, Calibration, CellCosts, cell_costs, fit_calibration, load_calibration
 from .figures import (
     ALGORITHM_ORDER,
     algorithm_colour,
@@ -123,7 +123,6 @@ def write_experiment(
         f"{first[Col.EXPERIMENT]} (test {first[Col.TEST]}, prior {first[Col.PRIOR]}, "
         f"N = {first[Col.N_MDPS]}, T = {first[Col.HORIZON]})"
     )
-    horizon = int(first[Col.HORIZON])
     per_step = cells.with_columns(
         (pl.col(Col.ONLINE_CPU_CI95_PER_TRAJECTORY) / pl.col(Col.HORIZON)).alias("_online_halfwidth_per_step")
     )
@@ -154,28 +153,7 @@ def write_experiment(
             out / f"{slug}-online",
         ),
     }
-    # The oracle does not compete: it would win every bound it meets.
-    competing = cells.filter(~pl.col(Col.KIND).is_in(ORACLE_KINDS))
-    if competing.height == 0:
-        competing = cells
-    ids = competing[Col.CELL_ID].to_list()
-    costs = cell_costs(competing, calibration)
-    # Measured times tie within the clock's resolution; costs from work counts are exact numbers.
-    resolution = max([clock_resolution(r) for r in competing.iter_rows(named=True)] or [0.0])
-    bounds = best_under_bounds(
-        competing[Col.ALGORITHM].to_list(),
-        competing[Col.MEAN].to_list(),
-        costs.offline.tolist(),
-        costs.online.tolist(),
-        returns_matrix(results, ids),
-        horizon,
-        one_sided=one_sided,
-        resolution=0.0 if "measured" not in costs.basis else resolution,
-        correction=correction,
-        online_uncertainty=costs.online_uncertainty.tolist(),
-        offline_uncertainty=costs.offline_uncertainty.tolist(),
-        lattice="1-2-5",
-    )
+    bounds, costs = experiment_map(results, cells, calibration, one_sided, correction)
     best = best_per_algorithm(cells)
     by_algorithm = {
         row[Col.ALGORITHM]: returns_matrix(results, [row[Col.CELL_ID]])[0] for row in best.iter_rows(named=True)
@@ -219,6 +197,41 @@ def write_experiment(
     return ExperimentReport(
         key=key, slug=slug, figures=figures, tables=tables, bounds=bounds, missing=missing, regret_note=regret_note
     )
+
+
+def experiment_map(
+    results: Results,
+    cells: pl.DataFrame,
+    calibration: Calibration | None,
+    one_sided: bool = False,
+    correction: str | None = None,
+) -> tuple[pl.DataFrame, CellCosts]:
+    """The budget map of one experiment (the rows of ``cells``): the frame of
+    :func:`~bbrl.analysis.stats.best_under_bounds` on the fixed 1-2-5 lattice, with each cell's
+    cost under ``calibration`` (None: measured CPU times), and the costs of the competing cells."""
+    # The oracle does not compete: it would win every bound it meets.
+    competing = cells.filter(~pl.col(Col.KIND).is_in(ORACLE_KINDS))
+    if competing.height == 0:
+        competing = cells
+    ids = competing[Col.CELL_ID].to_list()
+    costs = cell_costs(competing, calibration)
+    # Measured times tie within the clock's resolution; costs from work counts are exact numbers.
+    resolution = max([clock_resolution(r) for r in competing.iter_rows(named=True)] or [0.0])
+    bounds = best_under_bounds(
+        competing[Col.ALGORITHM].to_list(),
+        competing[Col.MEAN].to_list(),
+        costs.offline.tolist(),
+        costs.online.tolist(),
+        returns_matrix(results, ids),
+        int(competing[Col.HORIZON][0]),
+        one_sided=one_sided,
+        resolution=0.0 if "measured" not in costs.basis else resolution,
+        correction=correction,
+        online_uncertainty=costs.online_uncertainty.tolist(),
+        offline_uncertainty=costs.offline_uncertainty.tolist(),
+        lattice="1-2-5",
+    )
+    return bounds, costs
 
 
 def _host_summary(cells: pl.DataFrame) -> str:

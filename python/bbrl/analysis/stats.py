@@ -181,6 +181,9 @@ def not_different_from_best(
     *as long as* it is not significantly different from the best, stopping at the first
     significant one even if a later one would not be (the original's rule).
 
+    Each array holds returns on test MDPs ``0..n`` in order; a configuration stopped early by a
+    race has fewer, and is compared with the best on the MDPs both ran (still paired).
+
     Args:
         correction: ``None``: each comparison at its own 5% level (the original). ``"holm"``: the
             comparisons of the best with the others form one family, corrected with :func:`holm`
@@ -197,7 +200,10 @@ def not_different_from_best(
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # a map warns once, not per comparison
-        tests = [paired_z_test(best, other, one_sided) for other in returns[1:]]
+        tests = []
+        for other in returns[1:]:
+            common = min(best.size, np.asarray(other).size)
+            tests.append(paired_z_test(best[:common], np.asarray(other, dtype=np.float64)[:common], one_sided))
     different = holm([t.p_value for t in tests]) if correction == "holm" else [t.significant for t in tests]
     kept = 1
     for is_different in different:

@@ -11,7 +11,7 @@ from typing import Any
 from rich.console import Console
 
 from . import cluster
-from .options import add_out, add_threads
+from .options import add_out, add_race, add_threads, race_options
 
 __all__ = ["CELLS_KEPT", "register"]
 
@@ -43,6 +43,7 @@ def register(commands: Any) -> None:
         metavar="ADDRESS",
         help="run the cells on a Dask cluster: its scheduler's address (tcp://HOST:PORT) or scheduler file",
     )
+    add_race(grid_run)
     grid_run.set_defaults(handler=_command_grid_run, kept=CELLS_KEPT)
     grid_status = grid_commands.add_parser("status", help="which cells of a grid are done")
     grid_status.add_argument("target", type=Path, help="an output folder, or a configuration with --out")
@@ -62,7 +63,21 @@ def _command_grid_run(args: argparse.Namespace, console: Console) -> int:
 
     config = grid.load_config(grid.config_path(args.config))
     shard = grid.parse_shard(args.shard) if args.shard else None
-    if args.scheduler is not None:
+    race = race_options(args)
+    if race is not None and shard is not None:
+        raise ValueError(
+            "--race shares its batches between runners through claims, not shards: start the same "
+            "`bbrl grid run --race` on each machine (or use --scheduler)"
+        )
+    if race is not None and args.scheduler is not None:
+        from ..grid.engines.dask_engine import race_on_dask
+
+        outcome = race_on_dask(config, args.out, args.scheduler, race, threads=args.threads, console=console)
+    elif race is not None:
+        from ..grid.race import run_raced_grid
+
+        outcome = run_raced_grid(config, args.out, race, threads=args.threads, console=console)
+    elif args.scheduler is not None:
         from ..grid.engines.dask_engine import run_on_dask
 
         outcome = run_on_dask(config, args.out, args.scheduler, shard=shard, threads=args.threads, console=console)

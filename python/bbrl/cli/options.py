@@ -72,6 +72,52 @@ def add_threads(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=None, help="worker threads (default: every core)")
 
 
+def add_race(parser: argparse.ArgumentParser) -> None:
+    """``--race`` and its settings (``--race-delta``, ``--race-margin``, ``--race-batch``,
+    ``--race-sequence``, ``--race-family-wise``): see :mod:`bbrl.analysis.racing`."""
+    from ..analysis.racing import DEFAULT_DELTA, DEFAULT_MARGIN, SEQUENCES
+
+    group = parser.add_argument_group("racing (stop configurations that cheaper ones beat; docs/racing.md)")
+    group.add_argument("--race", action="store_true", help="run each experiment as a race over batches of test MDPs")
+    group.add_argument(
+        "--race-delta",
+        type=float,
+        default=DEFAULT_DELTA,
+        help=f"error level of each comparison (default {DEFAULT_DELTA})",
+    )
+    group.add_argument(
+        "--race-margin",
+        type=float,
+        default=DEFAULT_MARGIN,
+        help=f"plateau margin, in paired standard errors at N (default {DEFAULT_MARGIN})",
+    )
+    group.add_argument("--race-batch", type=int, default=None, help="test MDPs per batch (default: N/10, at least 10)")
+    group.add_argument(
+        "--race-sequence",
+        choices=SEQUENCES,
+        default=SEQUENCES[0],
+        help=f"the confidence sequence (default {SEQUENCES[0]})",
+    )
+    group.add_argument(
+        "--race-family-wise", action="store_true", help="split the error level over the experiment's comparisons"
+    )
+
+
+def race_options(args: argparse.Namespace) -> Any:
+    """The :class:`~bbrl.analysis.racing.RaceOptions` of ``--race...``, or None without ``--race``."""
+    if not getattr(args, "race", False):
+        return None
+    from ..analysis.racing import RaceOptions
+
+    return RaceOptions(
+        delta=args.race_delta,
+        margin=args.race_margin,
+        batch=args.race_batch,
+        sequence=args.race_sequence,
+        family_wise=args.race_family_wise,
+    )
+
+
 def add_gamma(parser: argparse.ArgumentParser, default: float, help: str | None = None) -> None:
     """``--gamma G``: the discount factor."""
     parser.add_argument(

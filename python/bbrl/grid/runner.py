@@ -46,7 +46,16 @@ from .store import (
     write_failure,
 )
 
-__all__ = ["CellOutcome", "GridRun", "cores_given", "prepare_folder", "run_cell", "run_claimed", "run_grid"]
+__all__ = [
+    "CellOutcome",
+    "GridRun",
+    "cores_given",
+    "in_thread",
+    "prepare_folder",
+    "run_cell",
+    "run_claimed",
+    "run_grid",
+]
 
 
 def _json(value: Any) -> str:
@@ -105,10 +114,20 @@ def _trained_unlocked(out: Path, cell: Cell) -> agents.TrainedAgent:
     return trained
 
 
-def run_cell(out: Path, cell: Cell, threads: int | None = None, on_mdps: Callable[[int], None] | None = None) -> Path:
+def run_cell(
+    out: Path,
+    cell: Cell,
+    threads: int | None = None,
+    on_mdps: Callable[[int], None] | None = None,
+    mdps: range | None = None,
+    path: Path | None = None,
+) -> Path:
     """Trains (or loads) the cell's agent, runs it on the experiment's MDPs and writes the cell's
     Parquet file atomically (with the per-step rewards when its experiment records them). Returns
-    the file."""
+    the file.
+
+    ``mdps`` and ``path``: run only these test MDPs (a batch of a race) and write them to ``path``
+    instead of the cell's file."""
     if cell.spec is None:
         raise ValueError(f"cell {cell.id}: agent {cell.kind!r} is not known to this installation")
     e = cell.experiment
@@ -116,7 +135,10 @@ def run_cell(out: Path, cell: Cell, threads: int | None = None, on_mdps: Callabl
     experiment = Experiment(e.test_fdm, n_mdps=e.n_mdps, gamma=e.gamma, horizon=e.horizon, seed=e.seed, name=e.name)
     # The same code path as Experiment.run everywhere: built-in agents in the core's threads, Python
     # agents (which hold the GIL) on worker processes.
-    result = experiment.run(trained, threads=threads, record_rewards=e.record_rewards, on_progress=on_mdps)
+    selected = range(e.n_mdps) if mdps is None else mdps
+    result = experiment.run(
+        trained, threads=threads, record_rewards=e.record_rewards, on_progress=on_mdps, mdps=selected
+    )
     returns, online, online_cpu = result.returns, result.online_seconds, result.online_cpu_seconds
     online_work, offline_work = result.online_work, result.offline_work
     rewards, used = result.rewards, result.threads
@@ -141,7 +163,7 @@ def run_cell(out: Path, cell: Cell, threads: int | None = None, on_mdps: Callabl
         Col.OFFLINE_SECONDS: trained.offline_seconds,
         Col.OFFLINE_CPU_SECONDS: trained.offline_cpu_seconds,
         Col.BBRL_VERSION: __version__,
-        Col.MDP: _arange(e.n_mdps),
+        Col.MDP: _arange(selected),
         Col.RETURN: returns,
         Col.ONLINE_SECONDS: online,
         Col.ONLINE_CPU_SECONDS: online_cpu,
@@ -153,18 +175,18 @@ def run_cell(out: Path, cell: Cell, threads: int | None = None, on_mdps: Callabl
     if e.record_rewards:
         values[REWARDS_COLUMN] = rewards
         columns = (*CELL_COLUMNS, REWARDS_COLUMN)
-    frame = per_mdp_frame(columns, values, e.n_mdps)
+    frame = per_mdp_frame(columns, values, len(selected))
     buffer = io.BytesIO()
     frame.write_parquet(buffer)
-    path = cell_path(out, cell)
+    path = cell_path(out, cell) if path is None else path
     path.parent.mkdir(parents=True, exist_ok=True)
     return write_atomic(path, buffer.getvalue())
 
 
-def _arange(n: int) -> Any:
+def _arange(mdps: range) -> Any:
     import numpy as np
 
-    return np.arange(n, dtype=np.int64)
+    return np.arange(mdps.start, mdps.stop, dtype=np.int64)
 
 
 @dataclass

@@ -78,6 +78,9 @@ class Run:
     seed: int
     returns: np.ndarray = field(repr=False)
     offline_seconds: float = 0.0
+    #: The index of the first test MDP run: the run covers MDPs ``first_mdp .. first_mdp + n_mdps - 1``
+    #: of its experiment (0 unless ``Experiment.run`` was given ``mdps``).
+    first_mdp: int = 0
     online_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     details: dict[str, str] = field(default_factory=dict)
     #: The setting the agent was trained in (prior, gamma, horizon, seed): the experiment's own
@@ -134,7 +137,7 @@ class Run:
             Col.EXPERIMENT: self.experiment,
             Col.PRIOR: self.prior,
             Col.AGENT: self.agent,
-            Col.MDP: np.arange(self.n_mdps, dtype=np.int64),
+            Col.MDP: np.arange(self.first_mdp, self.first_mdp + self.n_mdps, dtype=np.int64),
             Col.RETURN: self.returns,
             Col.ONLINE_SECONDS: self.online_seconds,
             Col.OFFLINE_SECONDS: self.offline_seconds,
@@ -225,6 +228,7 @@ class Experiment:
         allow_transfer: bool = False,
         record_rewards: bool = False,
         on_progress: Callable[[int], None] | None = None,
+        mdps: range | None = None,
     ) -> Run:
         """Trains ``agent`` offline on ``prior`` (timed), then runs one trajectory per test MDP.
 
@@ -245,6 +249,10 @@ class Experiment:
                 stream are exactly those of a run without it.
             on_progress: called with the number of test MDPs done, about every 0.1 s while a
                 built-in agent runs (what a grid runner's display shows).
+            mdps: run only these test MDPs, a ``range`` with step 1 within ``range(n_mdps)`` (a
+                batch of a raced grid); ``None``: every one. Each MDP's return, times and work are
+                exactly those it has in a run over every MDP, so batches joined in order are that
+                run; :attr:`Run.first_mdp` is the range's start.
 
         Raises:
             TypeError: ``record_rewards`` is not a bool (or another argument has the wrong type).
@@ -273,6 +281,7 @@ class Experiment:
             )
         if threads is not None:
             threads = _integer(threads, "threads", 1)
+        selected = self._selected(mdps)
         if isinstance(agent, (Agent, TrainedPythonAgent)):
             # Trained here, timed, with the offline Generator of the seed rule (see agents.Agent.train).
             trained = (
@@ -280,10 +289,10 @@ class Experiment:
                 if isinstance(agent, TrainedPythonAgent)
                 else agent.train(prior_fdm, self.gamma, self.horizon, self.seed)
             )
-            times = workers.run_trajectories(self, trained, threads, progress, record_rewards)
-            used = workers.n_workers(threads, self.n_mdps)
+            times = workers.run_trajectories(self, trained, threads, progress, record_rewards, selected)
+            used = workers.n_workers(threads, len(selected))
             offline = (trained.offline_seconds, trained.offline_cpu_seconds, trained.offline_work)
-            return self._result(spec, prior_fdm, times, offline, trained.details, trained.training, used)
+            return self._result(spec, prior_fdm, times, offline, trained.details, trained.training, used, selected)
         if isinstance(agent, TrainedAgent):
             core_agent, training = agent._core, agent.training
             offline = (agent.offline_seconds, agent.offline_cpu_seconds, agent.offline_work)
@@ -291,8 +300,21 @@ class Experiment:
             core_agent = spec.build_core()
             offline = self._core.learn_offline(core_agent, prior_fdm._core)
             training = {"prior": prior_fdm.name, "gamma": self.gamma, "horizon": self.horizon, "seed": self.seed}
-        times = self._run_trajectories(core_agent, threads, progress, spec.label, record_rewards, on_progress)
-        return self._result(spec, prior_fdm, times, offline, dict(core_agent.details), training, threads)
+        times = self._run_trajectories(core_agent, threads, progress, spec.label, record_rewards, on_progress, selected)
+        return self._result(spec, prior_fdm, times, offline, dict(core_agent.details), training, threads, selected)
+
+    def _selected(self, mdps: range | None) -> range:
+        """``mdps`` checked (a non-empty range of step 1 within the experiment), or every MDP."""
+        if mdps is None:
+            return range(self.n_mdps)
+        if not isinstance(mdps, range):
+            raise TypeError(f"mdps must be a range of test MDP indices such as range(0, 50), got {type(mdps).__name__}")
+        if mdps.step != 1 or len(mdps) == 0 or mdps.start < 0 or mdps.stop > self.n_mdps:
+            raise ValueError(
+                f"mdps must be a non-empty range of step 1 within range(0, {self.n_mdps}) (the experiment's "
+                f"test MDPs), got {mdps!r}"
+            )
+        return mdps
 
     def _result(
         self,
@@ -303,6 +325,7 @@ class Experiment:
         details: dict[str, str],
         training: dict[str, Any],
         threads: int | None,
+        selected: range,
     ) -> Run:
         returns, online, online_cpu, rewards, online_work = times
         host = describe_host()
@@ -312,7 +335,8 @@ class Experiment:
             agent=spec.label,
             agent_kind=spec.kind,
             params=spec.params,
-            n_mdps=self.n_mdps,
+            n_mdps=len(selected),
+            first_mdp=selected.start,
             gamma=self.gamma,
             horizon=self.horizon,
             seed=self.seed,
@@ -338,6 +362,7 @@ class Experiment:
         label: str,
         record_rewards: bool,
         on_progress: Callable[[int], None] | None,
+        selected: range,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
         # The core runs with the GIL released in a worker thread, with or without a bar: this
         # thread stays free to see Ctrl-C (Python handles signals in the main thread only, between
@@ -349,14 +374,16 @@ class Experiment:
 
         def work() -> None:
             try:
-                outcome["value"] = self._core.run(core_agent, threads, counter, record_rewards)
+                outcome["value"] = self._core.run(
+                    core_agent, threads, counter, record_rewards, selected.start, selected.stop
+                )
             except BaseException as exc:
                 outcome["error"] = exc
 
         worker = threading.Thread(target=work, name="bbrl-run", daemon=True)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
         with Progress(*columns, transient=True, disable=not progress) as bar:
-            task = bar.add_task(f"{label} on {self.name}", total=self.n_mdps)
+            task = bar.add_task(f"{label} on {self.name}", total=len(selected))
             worker.start()
             try:
                 while worker.is_alive():

@@ -11,9 +11,18 @@ import polars as pl
 
 from ..intervals import ci95_halfwidth
 from .schema import CELL_COLUMNS as FILE_COLUMNS
-from .schema import PER_MDP_COLUMNS, REWARDS_COLUMN, WORK_DTYPE, WORK_UNITS, Col, rewards_array
+from .schema import PER_MDP_COLUMNS, RACE_STOPPED_BY, REWARDS_COLUMN, WORK_DTYPE, WORK_UNITS, Col, rewards_array
 
-__all__ = ["CELL_COLUMNS", "CellFileError", "Results", "check_cell_file", "load", "returns_matrix", "rewards_matrix"]
+__all__ = [
+    "CELL_COLUMNS",
+    "CellFileError",
+    "Results",
+    "check_cell_file",
+    "from_frames",
+    "load",
+    "returns_matrix",
+    "rewards_matrix",
+]
 
 #: Columns that are constant within a cell file (everything but the per-MDP ones): a cells frame
 #: has them once per cell, beside the per-MDP columns' summaries (a cell's first MDP's CPU time was
@@ -45,12 +54,22 @@ def check_cell_file(path: Path, n_mdps: int | None = None) -> int:
             f"cell file {str(path)!r} is damaged or truncated ({type(exc).__name__}: {exc}); "
             "run `bbrl grid run` again to redo it"
         ) from None
-    if n_mdps is not None and frame.height != n_mdps:
+    if n_mdps is not None and frame.height != n_mdps and not _stopped_by_race(path, frame.height, n_mdps):
         raise CellFileError(
             f"cell file {str(path)!r} has {frame.height} rows, expected one per test MDP ({n_mdps}); "
             "run `bbrl grid run` again to redo it"
         )
     return frame.height
+
+
+def _stopped_by_race(path: Path, rows: int, n_mdps: int) -> bool:
+    """Whether a cell file with fewer rows than test MDPs is a cell a race stopped: its
+    :data:`~bbrl.protocol.schema.RACE_STOPPED_BY` column names the stopper on every row."""
+    try:
+        column = pl.read_parquet(path, columns=[RACE_STOPPED_BY])[RACE_STOPPED_BY]
+    except Exception:  # no such column: a cell of a full run
+        return False
+    return 0 < rows < n_mdps and column.null_count() == 0
 
 
 class Results(NamedTuple):
@@ -90,6 +109,12 @@ def load(out: str | os.PathLike[str]) -> Results:
     for file in files:
         check_cell_file(file)  # a clear error naming a damaged file, not a bare polars one
         frames.append(pl.read_parquet(file))
+    return from_frames(frames)
+
+
+def from_frames(frames: list[pl.DataFrame]) -> Results:
+    """:func:`load`'s results from cell frames already read (one or more frames per cell, e.g. the
+    batches of a raced cell, whose rows together are the cell's test MDPs)."""
     returns = pl.concat(frames, how="diagonal_relaxed").sort([Col.CELL_INDEX, Col.MDP])
     if Col.ONLINE_CPU_SECONDS not in returns.columns:  # every file predates CPU times
         returns = returns.with_columns(

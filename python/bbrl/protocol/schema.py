@@ -109,6 +109,9 @@ class Col:
     BBRL_VERSION = "bbrl_version"
     #: The MDP's T per-step rewards (only where recorded).
     REWARDS = "rewards"
+    #: Only in the cell file of a configuration a race stopped early: the cell that stopped it,
+    #: the rule (``beaten`` or ``plateau``) and the race's bounds, as one readable text.
+    RACE_STOPPED_BY = "race_stopped_by"
     # Summaries: one row per run or per cell.
     #: Mean return over the MDPs.
     MEAN = "mean"
@@ -192,10 +195,14 @@ SCHEMA: dict[str, Any] = {
     Col.BBRL_VERSION: pl.String,
     # Only where per-step rewards were recorded: the MDP's T rewards, step 0 first.
     Col.REWARDS: pl.List(pl.Float64),
+    # Only in the cell file of a configuration a race stopped (its rows: the MDPs it ran).
+    Col.RACE_STOPPED_BY: pl.String,
 }
 
 #: The optional column of recorded per-step rewards (see the module docstring).
 REWARDS_COLUMN = Col.REWARDS
+#: The optional column of a cell a race stopped early (see :mod:`bbrl.analysis.racing`).
+RACE_STOPPED_BY = Col.RACE_STOPPED_BY
 
 #: The columns of :meth:`bbrl.Run.to_polars`, in order.
 RUN_COLUMNS: tuple[str, ...] = (

@@ -43,20 +43,27 @@ def n_workers(threads: int | None, n_mdps: int) -> int:
     return max(1, min(int(threads), n_mdps))
 
 
-def _chunks(n: int, n_chunks: int) -> list[list[int]]:
-    """Contiguous chunks of range(n), as even as possible."""
+def _chunks(mdps: range, n_chunks: int) -> list[list[int]]:
+    """Contiguous chunks of ``mdps``, as even as possible."""
+    n = len(mdps)
     n_chunks = max(1, min(n_chunks, n))
     bounds = [round(k * n / n_chunks) for k in range(n_chunks + 1)]
-    return [list(range(bounds[k], bounds[k + 1])) for k in range(n_chunks)]
+    return [list(mdps[bounds[k] : bounds[k + 1]]) for k in range(n_chunks)]
 
 
 def run_trajectories(
-    experiment: Any, trained: TrainedPythonAgent, threads: int | None, progress: bool, record_rewards: bool
+    experiment: Any,
+    trained: TrainedPythonAgent,
+    threads: int | None,
+    progress: bool,
+    record_rewards: bool,
+    mdps: range | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
-    """Returns (returns, online wall seconds, online CPU seconds) of ``trained`` on every test MDP of
-    ``experiment``, with ``record_rewards`` the (n_mdps, horizon) rewards (else None), and the
-    (n_mdps, units) work counts."""
-    n = experiment.n_mdps
+    """Returns (returns, online wall seconds, online CPU seconds) of ``trained`` on the test MDPs
+    ``mdps`` of ``experiment`` (default: every one), with ``record_rewards`` the (n, horizon)
+    rewards (else None), and the (n, units) work counts; row ``k`` is MDP ``mdps[k]``."""
+    mdps = range(experiment.n_mdps) if mdps is None else mdps
+    n = len(mdps)
     workers = n_workers(threads, n)
     returns = np.empty(n, dtype=np.float64)
     online = np.empty(n, dtype=np.float64)
@@ -67,6 +74,7 @@ def run_trajectories(
     def store(
         indices: Sequence[int], r: np.ndarray, s: np.ndarray, c: np.ndarray, w: np.ndarray | None, k: np.ndarray
     ) -> None:
+        indices = [i - mdps.start for i in indices]  # rows of this run
         returns[indices] = r
         online[indices] = s
         online_cpu[indices] = c
@@ -75,7 +83,7 @@ def run_trajectories(
             rewards[indices] = w
 
     if not progress:
-        _dispatch(experiment, trained, workers, store, record_rewards)
+        _dispatch(experiment, trained, workers, store, record_rewards, mdps)
         return returns, online, online_cpu, rewards, work
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -89,7 +97,7 @@ def run_trajectories(
             store(indices, r, s, c, w, k)
             bar.advance(task, len(indices))
 
-        _dispatch(experiment, trained, workers, store_and_advance, record_rewards)
+        _dispatch(experiment, trained, workers, store_and_advance, record_rewards, mdps)
     return returns, online, online_cpu, rewards, work
 
 
@@ -99,10 +107,11 @@ def _dispatch(
     workers: int,
     store: Callable[[Sequence[int], np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray], None],
     record_rewards: bool,
+    mdps: range,
 ) -> None:
-    n = experiment.n_mdps
+    n = len(mdps)
     if workers == 1:
-        for chunk in _chunks(n, max(1, min(n, 50))):
+        for chunk in _chunks(mdps, max(1, min(n, 50))):
             store(chunk, *_core.run_python_agent(experiment._core, trained.agent, trained.label, chunk, record_rewards))
         return
     from concurrent.futures import FIRST_EXCEPTION, wait
@@ -116,10 +125,10 @@ def _dispatch(
             f"agent {type(trained.agent).__name__} cannot run on {workers} worker processes: it is not "
             f"picklable ({exc}); define the class at module level, or pass threads=1"
         ) from exc
-    setup = (experiment.test.to_document(), n, experiment.gamma, experiment.horizon, experiment.seed)
+    setup = (experiment.test.to_document(), experiment.n_mdps, experiment.gamma, experiment.horizon, experiment.seed)
     with worker_pool(workers, _worker_init, (setup, payload, trained.label, os.getpid())) as pool:
         try:
-            chunks = _chunks(n, 4 * workers)
+            chunks = _chunks(mdps, 4 * workers)
             futures = [pool.submit(_worker_run, chunk, record_rewards) for chunk in chunks]
             # On a failure, chunks after the failing one are cancelled and earlier ones finish, so the
             # error reported is the one of the lowest failing MDP index whatever the worker count.

@@ -74,10 +74,12 @@ impl PyExperiment {
         Ok((time.wall_seconds, time.cpu_seconds, time.work.0.to_vec()))
     }
 
-    /// Runs the trained agent on every test MDP; returns (returns, online wall seconds, online CPU
-    /// seconds) per MDP, with `record_rewards` the (N, T) rewards of every step (else None), and
-    /// the (N, units) work counts of each trajectory.
-    #[pyo3(signature = (agent, threads=None, progress=None, record_rewards=false))]
+    /// Runs the trained agent on the test MDPs `start..stop` (default: every one); returns
+    /// (returns, online wall seconds, online CPU seconds) per MDP, with `record_rewards` the
+    /// (n, T) rewards of every step (else None), and the (n, units) work counts of each
+    /// trajectory. Entry `k` is MDP `start + k`, exactly as in a run over every MDP.
+    #[pyo3(signature = (agent, threads=None, progress=None, record_rewards=false, start=0, stop=None))]
+    #[allow(clippy::too_many_arguments)]
     fn run<'py>(
         &self,
         py: Python<'py>,
@@ -85,13 +87,17 @@ impl PyExperiment {
         threads: Option<usize>,
         progress: Option<&PyProgress>,
         record_rewards: bool,
+        start: usize,
+        stop: Option<usize>,
     ) -> PyResult<RunArrays<'py>> {
         let trained = agent.inner.trained().map_err(to_py)?;
         let exp = &self.inner;
+        let mdps = start..stop.unwrap_or(exp.mdps().len());
+        let n = mdps.len();
         let progress = progress.map(|p| Arc::clone(&p.inner));
         let outcome =
-            py.detach(|| exp.run_with(trained, threads, progress.as_deref(), record_rewards)).map_err(to_py)?;
-        let rewards = reward_rows(py, outcome.rewards, exp.mdps().len(), exp.setting().horizon)?;
+            py.detach(|| exp.run_range(trained, mdps, threads, progress.as_deref(), record_rewards)).map_err(to_py)?;
+        let rewards = reward_rows(py, outcome.rewards, n, exp.setting().horizon)?;
         let work = work_rows(py, &outcome.online_work)?;
         Ok((
             outcome.returns.into_pyarray(py),

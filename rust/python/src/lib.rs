@@ -18,6 +18,7 @@ use bbrl_core::options::{Options, ParamValue};
 
 mod agent;
 mod callback;
+mod confidence;
 mod continuous_env;
 mod distribution;
 mod env;
@@ -140,6 +141,7 @@ pub(crate) fn table<'py>(py: Python<'py>, data: &[f64], s: usize, a: usize) -> B
 #[pymodule(name = "_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     agent::register(m)?;
+    confidence::register(m)?;
     distribution::register(m)?;
     env::register(m)?;
     env_registry::register(m)?;

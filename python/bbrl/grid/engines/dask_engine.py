@@ -23,9 +23,9 @@ from ..config import parse_config
 from ..display import open_display
 from ..model import GridConfig
 from ..runner import CellOutcome, GridRun, cores_given, prepare_folder, run_claimed
-from ..store import cell_path, write_failure
+from ..store import cell_path, failure_path, write_failure
 
-__all__ = ["connect", "run_on_dask", "worker_task"]
+__all__ = ["connect", "race_on_dask", "race_worker_task", "run_on_dask", "worker_task"]
 
 
 def connect(scheduler: str) -> Any:
@@ -157,4 +157,71 @@ def run_on_dask(
                     display.finish(cell, cell_path(folder, cell), outcome["seconds"])
     finally:
         client.close()
+    return GridRun(ran, skipped, time.perf_counter() - started, failed)
+
+
+def race_worker_task(text: str, base: str | None, out: str, settings: dict[str, Any], threads: int | None) -> str:
+    """What a worker does in a race: takes unclaimed batches of any experiment and decides finished
+    rounds until every race is over (:func:`bbrl.grid.race.run_raced_grid`, the loop a local
+    runner runs). Returns where it ran."""
+    import io
+
+    from rich.console import Console
+
+    from ...analysis.racing import RaceOptions
+    from ..race import run_raced_grid
+
+    config = _parsed(text, base)
+    quiet = Console(file=io.StringIO())
+    run_raced_grid(config, out, RaceOptions(**settings), threads or _worker_threads(), console=quiet)
+    return f"{socket.gethostname()} (process {os.getpid()})"
+
+
+def race_on_dask(
+    config: GridConfig,
+    out: str | os.PathLike[str],
+    scheduler: str,
+    options: Any,
+    threads: int | None = None,
+    console: Any = None,
+) -> GridRun:
+    """Races ``config`` into ``out`` on the Dask cluster at ``scheduler``: one race loop per worker
+    thread, sharing the batches through claims (the decisions, and so the results, are those of a
+    local race). The output folder must be on a file system every worker sees, at the same path."""
+    from rich.console import Console
+
+    from ..race import race_state, record_race
+
+    console = console or Console()
+    folder = Path(out).resolve()
+    selected, _, skipped = prepare_folder(config, folder, None, console)
+    record_race(folder, options)
+    started = time.perf_counter()
+    base = config.base if config.base is not None else (config.path.resolve().parent if config.path else None)
+    client = connect(scheduler)
+    try:
+        slots = sum(int(w.get("nthreads", 1)) for w in client.scheduler_info().get("workers", {}).values()) or 1
+        console.print(f"racing {len(selected)} cells on {slots} Dask worker threads at {scheduler}", highlight=False)
+        run_id = f"{time.time_ns():x}"
+        futures = [
+            client.submit(
+                race_worker_task,
+                config.text,
+                str(base) if base else None,
+                str(folder),
+                options.settings(),
+                threads,
+                key=f"bbrl-{run_id}-race-{k}",
+                pure=False,
+            )
+            for k in range(slots)
+        ]
+        client.gather(futures)
+    finally:
+        client.close()
+    done = {c.id for c in skipped}
+    failed = [(c, "see " + str(failure_path(folder, c))) for c in selected if failure_path(folder, c).is_file()]
+    ran = [c for c in selected if c.id not in done and not failure_path(folder, c).is_file()]
+    stopped = sum(len(race_state(folder, e).stops) for e in config.experiments)
+    console.print(f"race: {stopped} of {len(selected)} configurations stopped early", highlight=False)
     return GridRun(ran, skipped, time.perf_counter() - started, failed)

@@ -40,11 +40,16 @@ pub struct BettingOptions {
     /// Candidate means on the grid (≥ 8). More points cost more per sample but give a bound
     /// closer to the exact interval between re-grids.
     pub grid: usize,
+    /// `None`: the anytime bets, whose `t log(1 + t)` keeps the interval shrinking at every
+    /// sample count. `Some(n)`: bets tuned for the interval after `n` samples (the `t log(1 + t)`
+    /// of the bet replaced by `n`, Waudby-Smith and Ramdas' fixed-time plug-in): still valid at
+    /// every time, and narrowest around `n`, where a race of `n` test MDPs ends.
+    pub tuned_for: Option<u64>,
 }
 
 impl Default for BettingOptions {
     fn default() -> Self {
-        Self { max_bet: 0.5, grid: 128 }
+        Self { max_bet: 0.5, grid: 128, tuned_for: None }
     }
 }
 
@@ -55,6 +60,9 @@ impl BettingOptions {
         }
         if !(8..=1 << 16).contains(&self.grid) {
             return Err(invalid!("grid must be between 8 and 65536 points, got {}", self.grid));
+        }
+        if self.tuned_for == Some(0) {
+            return Err(invalid!("the bets must be tuned for at least 1 sample, got 0"));
         }
         Ok(())
     }
@@ -178,7 +186,11 @@ impl BettingSequence {
     fn next_bet(&self) -> f64 {
         let t = self.n as f64 + 1.0;
         let variance = (0.25 + self.squared_deviations) / t;
-        (self.bet_scale / (variance * t * (1.0 + t).ln())).sqrt()
+        let horizon = match self.options.tuned_for {
+            Some(n) => n as f64,
+            None => t * (1.0 + t).ln(),
+        };
+        (self.bet_scale / (variance * horizon)).sqrt()
     }
 
     fn live_points(&self) -> usize {

@@ -5,11 +5,17 @@
 //! | module | one job |
 //! |---|---|
 //! | `betting` | the hedged capital process with predictable plug-in bets (Waudby-Smith and Ramdas, JRSS-B 2024) and its running intersection |
+//! | `asymptotic` | the asymptotic (time-uniform central limit) sequence of Waudby-Smith et al. (2024): a Gaussian-mixture boundary with the sample standard deviation |
+//! | `checkpoints` | a sequence read after chosen sample counts, for many streams in parallel (a race's pairs) |
 //!
 //! Evaluators use it through [`BettingSequence::push`] and [`BettingSequence::interval`]; the
 //! value-error estimator stops it by relative accuracy, and a paired-difference sequence (the
 //! difference of two bounded samples is bounded too) can race configurations on the same API.
 
+pub mod asymptotic;
 pub mod betting;
+pub mod checkpoints;
 
+pub use asymptotic::asymptotic_intervals_at;
 pub use betting::{BettingOptions, BettingSequence};
+pub use checkpoints::{intervals_at, intervals_at_rows, Sequence};

@@ -1,5 +1,6 @@
 //! The benchmark protocol (SPEC 3): N test MDPs drawn once, one trajectory per MDP and agent.
 
+use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
@@ -244,9 +245,33 @@ impl Experiment {
         progress: Option<&Progress>,
         record_rewards: bool,
     ) -> Result<RunOutcome> {
+        self.run_range(agent, 0..self.mdps.len(), threads, progress, record_rewards)
+    }
+
+    /// [`Experiment::run_with`] on the test MDPs `mdps` only (a batch of a raced grid): entry `k`
+    /// of the outcome is MDP `mdps.start + k`, with exactly the streams, return and work it has in
+    /// a run over every MDP, so batches joined in order are the full run's results bit for bit.
+    pub fn run_range(
+        &self,
+        agent: &dyn Agent,
+        mdps: Range<usize>,
+        threads: Option<usize>,
+        progress: Option<&Progress>,
+        record_rewards: bool,
+    ) -> Result<RunOutcome> {
+        let n = self.mdps.len();
+        if mdps.start >= mdps.end || mdps.end > n {
+            return Err(invalid!(
+                "the MDP range {}..{} must be non-empty and within the experiment's {n} test MDPs (0..{n})",
+                mdps.start,
+                mdps.end
+            ));
+        }
+        let first = mdps.start;
+        let selected = &self.mdps[mdps];
         let horizon = self.setting.horizon;
         let mut rewards =
-            if record_rewards { vec![0.0; reward_buffer_len(self.mdps.len(), horizon)?] } else { Vec::new() };
+            if record_rewards { vec![0.0; reward_buffer_len(selected.len(), horizon)?] } else { Vec::new() };
         let one = |i: usize, mdp: &Mdp, row: Option<&mut [f64]>| -> Result<TrajectoryOutcome> {
             if progress.is_some_and(Progress::is_cancelled) {
                 return Err(BbrlError::Cancelled);
@@ -258,11 +283,13 @@ impl Experiment {
             Ok(outcome)
         };
         let job = || -> Result<Vec<TrajectoryOutcome>> {
-            let mdps = self.mdps.par_iter().enumerate();
+            let mdps = selected.par_iter().enumerate();
             if record_rewards {
-                mdps.zip(rewards.par_chunks_mut(horizon)).map(|((i, mdp), row)| one(i, mdp, Some(row))).collect()
+                mdps.zip(rewards.par_chunks_mut(horizon))
+                    .map(|((k, mdp), row)| one(first + k, mdp, Some(row)))
+                    .collect()
             } else {
-                mdps.map(|(i, mdp)| one(i, mdp, None)).collect()
+                mdps.map(|(k, mdp)| one(first + k, mdp, None)).collect()
             }
         };
         let pairs = threads::install(threads, job)??;
@@ -626,6 +653,31 @@ mod tests {
             assert_eq!(exp.run_one(agent.clone_box(), i).unwrap().discounted_return, all.returns[i]);
         }
         assert!(exp.run_one(agent, 6).unwrap_err().to_string().contains("out of range: allowed 0 to 5"));
+    }
+
+    #[test]
+    fn batches_joined_in_order_are_the_full_run() {
+        let fdm = gc_like();
+        let exp = Experiment::new(fdm.clone(), 7, Setting { gamma: 0.95, horizon: 20 }, 5).unwrap();
+        let mut agent = build("egreedy", &Params::from([("epsilon".to_string(), ParamValue::Float(0.3))])).unwrap();
+        exp.learn_offline(agent.as_mut(), &fdm).unwrap();
+        let all = exp.run_with(agent.as_ref(), Some(2), None, true).unwrap();
+        let mut joined: Vec<f64> = Vec::new();
+        let mut rewards: Vec<f64> = Vec::new();
+        let mut work = Vec::new();
+        for (range, threads) in [(0..3, 1), (3..4, 2), (4..7, 2)] {
+            let part = exp.run_range(agent.as_ref(), range, Some(threads), None, true).unwrap();
+            joined.extend(&part.returns);
+            rewards.extend(part.rewards.unwrap());
+            work.extend(part.online_work);
+        }
+        assert_eq!(joined, all.returns);
+        assert_eq!(Some(rewards), all.rewards);
+        assert_eq!(work, all.online_work);
+        for bad in [3..3, 5..8, 7..9] {
+            let e = exp.run_range(agent.as_ref(), bad, Some(1), None, false).unwrap_err().to_string();
+            assert!(e.contains("within the experiment's 7 test MDPs"), "{e}");
+        }
     }
 
     #[test]

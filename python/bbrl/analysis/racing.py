@@ -1,0 +1,354 @@
+"""Racing the configurations of one experiment on the same test MDPs: which ones may stop early.
+
+A raced experiment runs its configurations (cells) in batches of test MDPs, ``0..b``, ``b..2b``,
+..., so that after every batch each running configuration has returns on the same MDPs. After each
+batch, :func:`decide` stops a configuration ``c`` when another running configuration ``c'`` that
+*costs no more* (:func:`precedes`: no more offline and no more online cost under the maps' cost
+model, ties broken by the configuration's index) shows, by a confidence sequence on the paired
+differences of their returns, either
+
+* **beaten**: ``c'`` is better than ``c`` (the sequence's upper bound on ``mean(R_c - R_c')`` is
+  below 0); ``c`` can then never be the best under any pair of budgets, since wherever ``c`` fits,
+  ``c'`` fits too; or
+* **plateau** (``c`` and ``c'`` are settings of the same algorithm): ``c`` cannot beat ``c'`` by
+  more than the margin ``eta`` (that upper bound is at most ``eta``). The maps show each algorithm
+  at its best setting, so a costlier setting matters only where it beats a cheaper one by more
+  than the maps can resolve.
+
+No configuration stops before :data:`MIN_MDPS` test MDPs, the count below which the maps' own
+paired Z-test does not trust its normal approximation.
+
+**The confidence sequences** (``bbrl._core.confidence_intervals``) are valid at every batch at
+once, so looking after every batch does not inflate the error:
+
+* ``"asymptotic"`` (the default): the time-uniform central-limit sequence of Waudby-Smith, Arbour,
+  Sinha, Kennedy and Ramdas (Annals of Statistics 2024), tuned for N; its width follows the spread
+  of the differences, like the maps' paired Z-test, on whose normal approximation it also rests.
+* ``"betting"``: the betting sequence for bounded means (Waudby-Smith and Ramdas 2024), valid for
+  every sample size, on differences in ``[-W, W]``, ``W`` the width of the returns' range
+  (:func:`return_range`). It must pay for that range: about ``W log(2/delta) / n`` whatever the
+  spread, and the benchmark's returns use a small part of their range (GC: returns in [0, 200],
+  paired differences with a standard deviation about 20), so it stops nothing at N = 100.
+
+**The error level** mirrors the maps' own test: by default each comparable pair gets level delta,
+as each paired Z-test of the maps has its own 5% level (the original's rule); with
+``family_wise=True`` delta is split over the experiment's comparable pairs (a union bound), as the
+maps' Holm-corrected option controls the family. Then, with probability at least ``1 - delta``
+(asymptotically, for ``"asymptotic"``), every sequence covers its mean at every batch at once, and
+every stop is right: a beaten configuration is worse than its stopper, a plateaued one no more than
+``eta`` better.
+
+The margin ``eta`` of a pair is ``margin`` times the paired standard error the maps' own test will
+have at N, ``s_d / sqrt(N)``, with ``s_d`` the standard deviation of the pair's differences so
+far: a difference below it is one the maps' paired Z-test (threshold 1.96 standard errors) cannot
+tell from zero either.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from .. import _core
+from ..protocol.results import Results
+from ..protocol.schema import Col, work_array
+from .cost import Calibration, cell_costs
+from .stats import MIN_PAIRS_FOR_Z
+
+__all__ = [
+    "DEFAULT_DELTA",
+    "DEFAULT_MARGIN",
+    "MIN_MDPS",
+    "SEQUENCES",
+    "Contender",
+    "RaceOptions",
+    "Stop",
+    "batch_ends",
+    "comparable_pairs",
+    "contenders_of",
+    "decide",
+    "default_batch",
+    "precedes",
+    "return_range",
+    "simulate_race",
+]
+
+#: The race's error level (per comparable pair, or for the experiment with ``family_wise``).
+DEFAULT_DELTA = 0.05
+#: The plateau margin eta, in paired standard errors at N (the maps' test resolves about 2).
+DEFAULT_MARGIN = 1.0
+#: No configuration stops before this many test MDPs (the maps' paired Z-test needs as many).
+MIN_MDPS = MIN_PAIRS_FOR_Z
+#: The confidence sequences a race can use (the first is the default).
+SEQUENCES = ("asymptotic", "betting")
+#: Rules a stop can come from.
+RULES = ("beaten", "plateau")
+
+
+@dataclass(frozen=True)
+class RaceOptions:
+    """The race's settings.
+
+    Attributes:
+        delta: the error level, in (0, 1): of each comparable pair, or, with ``family_wise``, of
+            the experiment's every stop.
+        margin: the plateau margin in paired standard errors at N (>= 0; 0 turns the plateau rule
+            into the beaten rule within an algorithm).
+        batch: test MDPs per batch (>= 1); ``None``: :func:`default_batch`.
+        sequence: ``"asymptotic"`` or ``"betting"`` (see the module's text).
+        family_wise: split delta over the experiment's comparable pairs.
+    """
+
+    delta: float = DEFAULT_DELTA
+    margin: float = DEFAULT_MARGIN
+    batch: int | None = None
+    sequence: str = SEQUENCES[0]
+    family_wise: bool = False
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.delta, (int, float)) and 0.0 < self.delta < 1.0):
+            raise ValueError(f"the race's delta must be in (0, 1), got {self.delta!r}")
+        if not (isinstance(self.margin, (int, float)) and math.isfinite(self.margin) and self.margin >= 0.0):
+            raise ValueError(f"the race's margin must be a finite number >= 0 (standard errors), got {self.margin!r}")
+        if self.batch is not None and (
+            isinstance(self.batch, bool) or not isinstance(self.batch, int) or self.batch < 1
+        ):
+            raise ValueError(f"the race's batch must be an integer >= 1 (test MDPs), got {self.batch!r}")
+        if self.sequence not in SEQUENCES:
+            raise ValueError(f"the race's sequence must be one of {', '.join(SEQUENCES)}, got {self.sequence!r}")
+        if not isinstance(self.family_wise, bool):
+            raise ValueError(f"family_wise must be True or False, got {self.family_wise!r}")
+
+    def settings(self) -> dict[str, object]:
+        """The settings as a JSON-able dict (recorded with a raced folder)."""
+        return {
+            "delta": self.delta,
+            "margin": self.margin,
+            "batch": self.batch,
+            "sequence": self.sequence,
+            "family_wise": self.family_wise,
+        }
+
+    def batch_size(self, n_mdps: int) -> int:
+        return default_batch(n_mdps) if self.batch is None else min(self.batch, n_mdps)
+
+
+def default_batch(n_mdps: int) -> int:
+    """Test MDPs per batch: a tenth of N, at least 10 (N itself when smaller): ten looks per race."""
+    return min(n_mdps, max(10, math.ceil(n_mdps / 10)))
+
+
+def batch_ends(n_mdps: int, batch: int) -> list[int]:
+    """The MDP counts after each batch: ``batch, 2 batch, ..., n_mdps``."""
+    if batch < 1 or n_mdps < 1:
+        raise ValueError(f"batch and n_mdps must be >= 1, got {batch} and {n_mdps}")
+    ends = list(range(batch, n_mdps, batch))
+    return [*ends, n_mdps]
+
+
+def return_range(rewards: np.ndarray, gamma: float, horizon: int) -> tuple[float, float]:
+    """The range ``(low, high)`` of a discounted return of ``horizon`` steps with rewards in the
+    table ``rewards`` (every reward the MDPs can pay): ``sum_t gamma^t`` times the smallest and the
+    largest reward."""
+    weight = float(horizon) if gamma == 1.0 else (1.0 - gamma**horizon) / (1.0 - gamma)
+    return float(np.min(rewards)) * weight, float(np.max(rewards)) * weight
+
+
+@dataclass(frozen=True)
+class Contender:
+    """One configuration of a raced experiment, as the race sees it after a batch.
+
+    Attributes:
+        cell_id: the cell's id.
+        index: its index in the configuration (breaks ties of cost).
+        algorithm: the algorithm it is a setting of.
+        offline_cost: its offline cost under the maps' cost model (seconds of offline learning).
+        online_costs: the online cost of each of its trajectories under that model (seconds), on
+            test MDPs ``0..n``; the race compares their mean, as the maps do.
+        returns: its returns on test MDPs ``0..n`` (every running contender has the same n).
+    """
+
+    cell_id: str
+    index: int
+    algorithm: str
+    offline_cost: float
+    online_costs: np.ndarray
+    returns: np.ndarray
+
+    @property
+    def online_cost(self) -> float:
+        """The mean online cost per trajectory so far (seconds)."""
+        return float(np.mean(self.online_costs))
+
+    def first(self, n: int) -> Contender:
+        """This contender as it stood after the first ``n`` test MDPs."""
+        return Contender(
+            self.cell_id, self.index, self.algorithm, self.offline_cost, self.online_costs[:n], self.returns[:n]
+        )
+
+
+def precedes(a: Contender, b: Contender) -> bool:
+    """Whether ``a`` costs no more than ``b``: no more offline and no more online cost, and, when
+    both costs are equal, the lower index. A strict partial order, so no two configurations can
+    stop each other."""
+    if a.offline_cost > b.offline_cost or a.online_cost > b.online_cost:
+        return False
+    if a.offline_cost < b.offline_cost or a.online_cost < b.online_cost:
+        return True
+    return a.index < b.index
+
+
+def comparable_pairs(contenders: Sequence[Contender]) -> int:
+    """The number of ordered pairs ``(a, b)`` with ``a`` preceding ``b``: the family the race's
+    delta is split over."""
+    return sum(1 for a in contenders for b in contenders if a is not b and precedes(a, b))
+
+
+@dataclass(frozen=True)
+class Stop:
+    """A configuration stopped by the race.
+
+    Attributes:
+        cell_id: the stopped cell; ``by``: the cell that stopped it.
+        n_mdps: the test MDPs it ran (its returns are on MDPs ``0..n_mdps``).
+        rule: ``"beaten"`` or ``"plateau"``.
+        lower, upper: the confidence sequence's bounds on ``mean(R_cell - R_by)`` at the stop.
+        margin: the plateau margin eta of the pair, in return units (0 for a beaten cell).
+    """
+
+    cell_id: str
+    by: str
+    n_mdps: int
+    rule: str
+    lower: float
+    upper: float
+    margin: float
+
+
+def decide(
+    running: Sequence[Contender],
+    n_total: int,
+    return_low: float,
+    return_high: float,
+    options: RaceOptions,
+    n_pairs: int,
+    threads: int | None = None,
+) -> list[Stop]:
+    """The running configurations that stop after the batch that brought them to ``n`` test MDPs.
+
+    Configurations are considered from the cheapest up (a linear order of :func:`precedes`), and
+    a configuration is stopped only by one still running after the decisions before it, so the
+    cheapest configurations always run on. The sequences are read at every batch end up to ``n``
+    (their running intersection).
+
+    Args:
+        running: the configurations still running, each with its returns on the same MDPs
+            ``0..n``, ``n`` a batch end.
+        n_total: N, the experiment's test MDPs (sets the batches, the tuning and the margin).
+        return_low, return_high: the range of a return (:func:`return_range`).
+        options: the race's settings.
+        n_pairs: the number of comparable pairs of the experiment (:func:`comparable_pairs` of
+            every configuration it raced, stopped ones too), over which ``family_wise`` splits delta.
+        threads: threads for the confidence sequences (results do not depend on it).
+    """
+    if not running:
+        return []
+    n = running[0].returns.size
+    if any(c.returns.size != n for c in running):
+        raise ValueError("every running configuration must have returns on the same test MDPs")
+    looks = [end for end in batch_ends(n_total, options.batch_size(n_total)) if end <= n]
+    if n < MIN_MDPS or not looks or looks[-1] != n:
+        return []
+    pairs = [(a, b) for a in running for b in running if a is not b and precedes(a, b)]
+    if not pairs:
+        return []
+    width = return_high - return_low
+    if not (math.isfinite(width) and width > 0.0):
+        raise ValueError(f"the returns' range must be finite and non-empty, got [{return_low}, {return_high}]")
+    # Row k: the differences R_b - R_a of pair k (the costlier minus the cheaper).
+    differences = np.stack([b.returns - a.returns for a, b in pairs])
+    np.clip(differences, -width, width, out=differences)  # rounding only: returns lie in the range
+    level = options.delta / max(n_pairs, len(pairs)) if options.family_wise else options.delta
+    lower, upper = _core.confidence_intervals(
+        differences, -width, width, level, looks, kind=options.sequence, tuned_for=n_total, threads=threads
+    )
+    sd = differences.std(axis=1, ddof=1)
+    bounds = {
+        (a.cell_id, b.cell_id): (float(lower[k, -1]), float(upper[k, -1]), float(sd[k]))
+        for k, (a, b) in enumerate(pairs)
+    }
+    order = sorted(running, key=lambda c: (c.offline_cost, c.online_cost, c.index))
+    live = {c.cell_id for c in running}
+    stops: list[Stop] = []
+    for b in order:
+        for a in order:
+            if a.cell_id not in live or (a.cell_id, b.cell_id) not in bounds:
+                continue
+            low, high, s_d = bounds[(a.cell_id, b.cell_id)]
+            if high < 0.0:
+                stops.append(Stop(b.cell_id, a.cell_id, n, "beaten", low, high, 0.0))
+            elif a.algorithm == b.algorithm and high <= (eta := options.margin * s_d / math.sqrt(n_total)):
+                stops.append(Stop(b.cell_id, a.cell_id, n, "plateau", low, high, eta))
+            else:
+                continue
+            live.discard(b.cell_id)
+            break
+    return stops
+
+
+def simulate_race(
+    contenders: Sequence[Contender],
+    n_total: int,
+    return_low: float,
+    return_high: float,
+    options: RaceOptions,
+    threads: int | None = None,
+) -> dict[str, Stop | None]:
+    """The race :func:`decide` runs batch after batch, on returns and costs already known for every
+    MDP (each contender's arrays of length ``n_total``): for each cell, its stop, or None if it
+    runs to N. Since MDP ``i`` gives a cell the same return and the same work in a raced run as in
+    a full one, this is the race a raced run makes, which lets a finished full run say what racing
+    would have saved and whether its maps would have changed."""
+    n_pairs = comparable_pairs(contenders)
+    outcome: dict[str, Stop | None] = {c.cell_id: None for c in contenders}
+    running = list(contenders)
+    for end in batch_ends(n_total, options.batch_size(n_total)):
+        if end == n_total:
+            break  # the last batch ends the race: everyone left has run every MDP
+        for stop in decide(
+            [c.first(end) for c in running], n_total, return_low, return_high, options, n_pairs, threads
+        ):
+            outcome[stop.cell_id] = stop
+        running = [c for c in running if outcome[c.cell_id] is None]
+    return outcome
+
+
+def contenders_of(results: Results, cells: pl.DataFrame, calibration: Calibration) -> list[Contender]:
+    """The contenders of ``cells`` (rows of ``results.cells``, one experiment): their returns and
+    per-trajectory costs on the MDPs they ran, in MDP order, costs under ``calibration`` (work
+    counts times seconds per unit, as the maps). A cell without work counts (a Python agent's
+    training, results written before work was counted) has no cost the race can compare, so it
+    is left out: never stopped, and never the stopper of another."""
+    costs = cell_costs(cells, calibration)
+    by_cell = results.returns.partition_by(Col.CELL_ID, as_dict=True, maintain_order=True)
+    out = []
+    for k, row in enumerate(cells.iter_rows(named=True)):
+        if costs.basis[k] != "work":
+            continue
+        frame = by_cell[(row[Col.CELL_ID],)].sort(Col.MDP)
+        online = work_array(frame[Col.ONLINE_WORK]) @ calibration.unit_seconds(row[Col.ALGORITHM])
+        out.append(
+            Contender(
+                cell_id=row[Col.CELL_ID],
+                index=int(row[Col.CELL_INDEX]),
+                algorithm=row[Col.ALGORITHM],
+                offline_cost=float(costs.offline[k]),
+                online_costs=online,
+                returns=frame[Col.RETURN].to_numpy(),
+            )
+        )
+    return out

@@ -1,0 +1,331 @@
+"""Running a grid as a race: ``bbrl grid run CONFIG --out DIR --race``.
+
+Each experiment's configurations run in batches of test MDPs (``0..b``, ``b..2b``, ..., the same
+MDPs for every configuration); after each round, when every running configuration of the
+experiment has its batch, :func:`bbrl.analysis.racing.decide` says which ones stop. A stopped
+configuration's cell file holds the MDPs it ran and names what stopped it
+(:data:`~bbrl.protocol.schema.RACE_STOPPED_BY`); the others run on to N, and their cell files are
+those of a full run, row for row.
+
+Layout, besides the folder's usual files (:mod:`bbrl.grid.store`):
+
+* ``DIR/race.json``: the race's settings; a folder never mixes two settings.
+* ``DIR/batches/<experiment>/<prior>/<kind>/<params>/<start>-<stop>.parquet``: one batch of a cell,
+  written atomically, claimed while it runs (``.claim`` beside it); joined into the cell's file
+  when the cell stops or reaches N.
+* ``DIR/race/<experiment>/<prior>.json``: the decisions so far: the last round decided and every
+  stop, with its bounds.
+
+A batch is the unit a runner claims, so a killed runner loses at most its batch, and runners sharing
+the folder (``--shard``, Dask workers) each take unclaimed batches and wait at the end of a round
+for the others. The decisions depend only on the returns and the work counts of the batches, never
+on which runner ran them, their thread count or their order, so every engine gives the same stops
+and the same results.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from .. import agents
+from ..analysis.cost import reference_calibration
+from ..analysis.racing import (
+    Contender,
+    RaceOptions,
+    Stop,
+    batch_ends,
+    comparable_pairs,
+    contenders_of,
+    decide,
+    return_range,
+)
+from ..analysis.scores import ORACLE_KINDS
+from ..fileio import write_atomic
+from ..protocol.results import CellFileError, check_cell_file, from_frames
+from ..protocol.schema import RACE_STOPPED_BY, Col
+from .claims import Claim, file_lock
+from .model import Cell, ExperimentConfig, GridConfig
+from .runner import GridRun, prepare_folder, run_cell
+from .store import cell_path, failure_path, write_failure
+
+__all__ = ["RaceState", "batch_path", "race_state", "record_race", "run_raced_grid"]
+
+#: The cost model a race compares configurations with: the shipped calibration, so that every
+#: machine and every engine takes the same decisions (the maps' default model).
+RACE_CALIBRATION = "reference"
+
+
+def record_race(out: Path, options: RaceOptions) -> None:
+    """Records the race's settings in ``out/race.json``; refuses a folder raced with other settings,
+    or whose cells were run in full (without a race)."""
+    file = out / "race.json"
+    settings = {**options.settings(), "calibration": RACE_CALIBRATION}
+    with file_lock(out / "locks" / "folder.lock"):
+        if file.is_file():
+            recorded = json.loads(file.read_text())
+            if recorded != settings:
+                diff = ", ".join(
+                    f"{k} {recorded.get(k)!r} there, {v!r} here" for k, v in settings.items() if recorded.get(k) != v
+                )
+                raise ValueError(f"{out} was raced with other settings ({diff}); use another --out folder")
+            return
+        if (out / "cells").is_dir() and any((out / "cells").rglob("*.parquet")):
+            raise ValueError(f"{out} holds cells of a run without --race; race into another --out folder")
+        write_atomic(file, (json.dumps(settings, indent=1) + "\n").encode())
+
+
+def recorded_race(out: Path) -> RaceOptions | None:
+    """The race settings a folder was run with, or None for a folder run in full."""
+    file = out / "race.json"
+    if not file.is_file():
+        return None
+    settings = json.loads(file.read_text())
+    return RaceOptions(**{k: settings[k] for k in ("delta", "margin", "batch", "sequence", "family_wise")})
+
+
+def batch_path(out: Path, cell: Cell, start: int, stop: int) -> Path:
+    """Where the batch ``start..stop`` of ``cell`` is kept until the cell is joined."""
+    relative = cell_path(out, cell).relative_to(out / "cells")
+    folder = out / "batches" / relative.with_name(relative.name[: -len(".parquet")])
+    return folder / f"{start:07d}-{stop:07d}.parquet"
+
+
+def _state_path(out: Path, experiment: ExperimentConfig) -> Path:
+    relative = cell_path(out, _probe(experiment)).relative_to(out / "cells").parts[:2]
+    return out / "race" / relative[0] / f"{relative[1]}.json"
+
+
+def _probe(experiment: ExperimentConfig) -> Cell:
+    return Cell(0, experiment, "x", {}, "", None)
+
+
+@dataclass
+class RaceState:
+    """The decisions of one experiment's race so far.
+
+    Attributes:
+        decided: the MDP count of the last round decided (0 before the first).
+        stops: each stopped cell's :class:`~bbrl.analysis.racing.Stop`, by cell id.
+    """
+
+    decided: int
+    stops: dict[str, Stop]
+
+    def to_document(self) -> dict[str, Any]:
+        return {"decided": self.decided, "stops": {k: vars(v) for k, v in self.stops.items()}}
+
+
+def race_state(out: Path, experiment: ExperimentConfig) -> RaceState:
+    """The recorded decisions of ``experiment``'s race in ``out`` (none yet: decided 0)."""
+    path = _state_path(out, experiment)
+    if not path.is_file():
+        return RaceState(0, {})
+    document = json.loads(path.read_text())
+    return RaceState(int(document["decided"]), {k: Stop(**v) for k, v in document["stops"].items()})
+
+
+def _describe(stop: Stop) -> str:
+    bound = f"mean difference in [{stop.lower:.4g}, {stop.upper:.4g}]"
+    margin = f", margin {stop.margin:.4g}" if stop.rule == "plateau" else ""
+    return f"{stop.by} ({stop.rule} after {stop.n_mdps} MDPs: {bound}{margin})"
+
+
+def _read_part(path: Path) -> pl.DataFrame | None:
+    if not path.is_file():
+        return None
+    try:
+        check_cell_file(path)
+        return pl.read_parquet(path)
+    except CellFileError:
+        return None
+
+
+def _join(out: Path, cell: Cell, ends: list[int], n: int, stop: Stop | None) -> None:
+    """Writes the cell's file from its batches up to ``n`` MDPs (atomically), then removes them."""
+    starts = [0, *ends]
+    parts = [pl.read_parquet(batch_path(out, cell, starts[k], ends[k])) for k in range(len(ends)) if ends[k] <= n]
+    frame = pl.concat(parts, how="vertical")
+    if stop is not None:
+        frame = frame.with_columns(pl.lit(_describe(stop), dtype=pl.String).alias(RACE_STOPPED_BY))
+    import io
+
+    buffer = io.BytesIO()
+    frame.write_parquet(buffer)
+    path = cell_path(out, cell)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, buffer.getvalue())
+    for k in range(len(ends)):
+        batch_path(out, cell, starts[k], ends[k]).unlink(missing_ok=True)
+
+
+class _Experiment:
+    """One experiment's race, driven by :func:`_advance`."""
+
+    def __init__(self, out: Path, experiment: ExperimentConfig, cells: list[Cell], options: RaceOptions) -> None:
+        self.out, self.experiment, self.cells, self.options = out, experiment, cells, options
+        self.ends = batch_ends(experiment.n_mdps, options.batch_size(experiment.n_mdps))
+        self.low, self.high = return_range(experiment.test_fdm.rewards, experiment.gamma, experiment.horizon)
+        # Batches never change once written: each is read once per runner.
+        self._parts: dict[Path, pl.DataFrame] = {}
+
+    def _part(self, path: Path) -> pl.DataFrame | None:
+        if path not in self._parts:
+            frame = _read_part(path)
+            if frame is None:
+                return None
+            self._parts[path] = frame
+        return self._parts[path]
+
+    def finished(self) -> bool:
+        return all(_is_joined(self.out, c) for c in self.cells)
+
+    def advance(self, threads: int | None, on_stop: Callable[[Stop], None]) -> tuple[bool, bool]:
+        """Does one step of this experiment's race: runs one unclaimed batch of the current round,
+        or decides the round when all its batches are in. Returns (did something, waits on
+        another runner)."""
+        state = race_state(self.out, self.experiment)
+        self._join_decided(state)
+        if state.decided >= self.experiment.n_mdps:
+            return False, False
+        k = self.ends.index(state.decided) + 1 if state.decided else 0
+        start, stop = (self.ends[k - 1] if k else 0), self.ends[k]
+        running = [c for c in self.cells if c.id not in state.stops]
+        waiting = False
+        for cell in running:
+            path = batch_path(self.out, cell, start, stop)
+            if path.is_file():  # written atomically: whole (a damaged one fails the decision, named)
+                continue
+            if failure_path(self.out, cell).is_file():
+                continue  # a failed cell drops out of the race (listed by `grid status`)
+            claim = Claim(path.with_suffix(".claim"), self.out / "locks" / "claims.lock")
+            if claim.acquire() is not None:
+                waiting = True
+                continue
+            try:
+                if not path.is_file():
+                    # A Python agent's batch runs in this process: worker processes cost more to
+                    # start than a batch of a few MDPs takes (the results do not depend on it).
+                    workers = 1 if isinstance(cell.spec, agents.Agent) else threads
+                    try:
+                        run_cell(self.out, cell, workers, mdps=range(start, stop), path=path)
+                    except Exception as exc:  # an agent's failure: recorded, the race goes on without it
+                        write_failure(self.out, cell, exc, "".join(traceback.format_exception(exc)[-12:]))
+            finally:
+                claim.release()
+            return True, False
+        if waiting:
+            return False, True
+        for new in self._decide(stop):
+            on_stop(new)
+        return True, False
+
+    def _join_decided(self, state: RaceState) -> None:
+        """Joins the cells the recorded decisions have finished (stopped, or at N) whose files are
+        not written yet: what a runner killed between a decision and its joins left."""
+        by_id = {c.id: c for c in self.cells}
+        for stop in state.stops.values():
+            cell = by_id.get(stop.cell_id)
+            if cell is not None and not _is_joined(self.out, cell):
+                _join(self.out, cell, self.ends, stop.n_mdps, stop)
+        if state.decided >= self.experiment.n_mdps:
+            for cell in self.cells:
+                if cell.id not in state.stops and not _is_joined(self.out, cell):
+                    _join(self.out, cell, self.ends, self.experiment.n_mdps, None)
+
+    def _decide(self, stop: int) -> list[Stop]:
+        with file_lock(self.out / "locks" / "race.lock"):
+            state = race_state(self.out, self.experiment)
+            if state.decided >= stop:
+                return []  # another runner decided this round
+            running = [c for c in self.cells if c.id not in state.stops and not failure_path(self.out, c).is_file()]
+            new: list[Stop] = []
+            if stop < self.experiment.n_mdps:
+                contenders = self._contenders(running, stop)
+                # The family delta is split over (family_wise): every configuration raced.
+                every = self._contenders(self.cells, self.ends[0], missing_ok=True) if self.options.family_wise else []
+                new = decide(
+                    contenders, self.experiment.n_mdps, self.low, self.high, self.options, comparable_pairs(every)
+                )
+            state.stops.update({s.cell_id: s for s in new})
+            state.decided = stop
+            path = _state_path(self.out, self.experiment)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, (json.dumps(state.to_document(), indent=1) + "\n").encode())
+            self._join_decided(state)
+        return new
+
+    def _contenders(self, cells: list[Cell], n: int, missing_ok: bool = False) -> list[Contender]:
+        """The raceable cells (not the oracle; with work counts) as they stood after ``n`` MDPs."""
+        frames = []
+        starts = [0, *self.ends]
+        for cell in cells:
+            if cell.kind in ORACLE_KINDS:
+                continue
+            parts = [self._part(batch_path(self.out, cell, starts[k], e)) for k, e in enumerate(self.ends) if e <= n]
+            if cell_path(self.out, cell).is_file():  # joined (e.g. stopped earlier): its first rows
+                parts = [pl.read_parquet(cell_path(self.out, cell)).filter(pl.col(Col.MDP) < n)]
+            if any(p is None for p in parts):
+                if missing_ok:
+                    continue
+                raise RuntimeError(f"race: batch of {cell.id} missing below {n} MDPs")
+            frames.extend(p for p in parts if p is not None)
+        if not frames:
+            return []
+        results = from_frames(frames)
+        return contenders_of(results, results.cells, reference_calibration())
+
+
+def _is_joined(out: Path, cell: Cell) -> bool:
+    """Whether the cell is over: its file written (atomically, so whole) or its failure recorded."""
+    return cell_path(out, cell).is_file() or failure_path(out, cell).is_file()
+
+
+def run_raced_grid(
+    config: GridConfig,
+    out: str | os.PathLike[str],
+    options: RaceOptions,
+    threads: int | None = None,
+    console: Any = None,
+    poll_seconds: float = 1.0,
+) -> GridRun:
+    """Races every experiment of ``config`` into ``out`` (see the module's text); resumes a race
+    left unfinished. Returns what ran (``GridRun.ran``: the cells joined now, stopped or full)."""
+    from rich.console import Console
+
+    console = console or Console()
+    folder = Path(out)
+    selected, _, skipped = prepare_folder(config, folder, None, console)
+    record_race(folder, options)
+    started = time.perf_counter()
+    by_experiment: dict[str, list[Cell]] = {}
+    for cell in selected:
+        by_experiment.setdefault(cell.experiment.key, []).append(cell)
+    races = [_Experiment(folder, cells[0].experiment, cells, options) for cells in by_experiment.values()]
+    done_before = {c.id for c in skipped}
+
+    def on_stop(stop: Stop) -> None:
+        console.print(f"stopped after {stop.n_mdps} MDPs: {stop.cell_id}, by {_describe(stop)}", highlight=False)
+
+    while True:
+        progressed = waiting = False
+        for race in races:
+            did, waits = race.advance(threads, on_stop)
+            progressed, waiting = progressed or did, waiting or waits
+        if not progressed:
+            if not waiting and all(r.finished() for r in races):
+                break
+            time.sleep(poll_seconds)
+    ran = [c for c in selected if c.id not in done_before and not failure_path(folder, c).is_file()]
+    failed = [(c, "see " + str(failure_path(folder, c))) for c in selected if failure_path(folder, c).is_file()]
+    stopped = sum(len(race_state(folder, r.experiment).stops) for r in races)
+    console.print(f"race: {stopped} of {len(selected)} configurations stopped early", highlight=False)
+    return GridRun(ran, skipped, time.perf_counter() - started, failed)

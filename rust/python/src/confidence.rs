@@ -1,0 +1,54 @@
+//! Converts the core's confidence sequences read at checkpoints (what a race looks at).
+
+use numpy::{PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+
+use super::to_py;
+use bbrl_core::confidence::{intervals_at_rows, BettingOptions, Sequence};
+use bbrl_core::platform::threads;
+
+/// The lower and upper bounds, (rows, checkpoints) each.
+type Bounds<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>);
+
+/// The confidence sequence `kind` of each row of `samples` (each value in [low, high]) read
+/// after each count of `checkpoints`: two (rows, checkpoints) arrays, the lower and upper bounds.
+/// `kind`: "betting" or "asymptotic"; `tuned_for`: the sample count the sequence is tuned for
+/// (betting: None gives the anytime bets; asymptotic: required).
+#[pyfunction]
+#[pyo3(signature = (samples, low, high, delta, checkpoints, kind="betting", max_bet=0.5, tuned_for=None, threads=None))]
+#[allow(clippy::too_many_arguments)]
+fn confidence_intervals<'py>(
+    py: Python<'py>,
+    samples: PyReadonlyArray2<'py, f64>,
+    low: f64,
+    high: f64,
+    delta: f64,
+    checkpoints: Vec<usize>,
+    kind: &str,
+    max_bet: f64,
+    tuned_for: Option<u64>,
+    threads: Option<usize>,
+) -> PyResult<Bounds<'py>> {
+    let (rows, columns) = (samples.shape()[0], samples.shape()[1]);
+    let table: Vec<f64> = samples.as_array().iter().copied().collect();
+    let sequence =
+        Sequence::named(kind, BettingOptions { max_bet, tuned_for, ..BettingOptions::default() }).map_err(to_py)?;
+    let found = py
+        .detach(|| {
+            threads::install(threads, || {
+                intervals_at_rows(&table, columns, low, high - low, delta, sequence, &checkpoints)
+            })
+        })
+        .and_then(|r| r)
+        .map_err(to_py)?;
+    let lower: Vec<Vec<f64>> = found.chunks(checkpoints.len()).map(|r| r.iter().map(|p| p.0).collect()).collect();
+    let upper: Vec<Vec<f64>> = found.chunks(checkpoints.len()).map(|r| r.iter().map(|p| p.1).collect()).collect();
+    debug_assert_eq!(lower.len(), rows);
+    Ok((PyArray2::from_vec2(py, &lower)?, PyArray2::from_vec2(py, &upper)?))
+}
+
+/// Adds this file's functions to the module.
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(confidence_intervals, m)?)?;
+    Ok(())
+}
