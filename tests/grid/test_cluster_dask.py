@@ -290,3 +290,58 @@ def test_the_documented_example_runs_a_python_agent_on_nanny_workers(tmp_path: P
         here = pl.read_parquet(grid.cell_path(local, cell))
         assert on_dask.select(DETERMINISTIC).equals(here.select(DETERMINISTIC)), cell.id
         assert on_dask["return"].to_numpy().tobytes() == here["return"].to_numpy().tobytes()
+
+
+RACE = """\
+[defaults]
+n_mdps = 100
+horizon = 60
+seed = 1
+
+[[experiment]]
+name = "GC"
+test = "GC"
+
+[[agent]]
+kind = "egreedy"
+epsilon = [0.0, 1.0]
+
+[[agent]]
+kind = "softmax"
+tau = [0.1, 10.0]
+
+[[agent]]
+kind = "bfs3"
+k = [2]
+c = [2]
+depth = [6]
+"""
+
+
+def test_a_race_on_dask_makes_the_local_races_stops_and_results(
+    tmp_path: Path, cluster: tuple[Path, list[subprocess.Popen[bytes]]]
+) -> None:
+    scheduler_file, _ = cluster
+    config_file = tmp_path / "race.toml"
+    config_file.write_text(RACE)
+    config = grid.load_config(config_file)
+    out = tmp_path / "dask-race"
+    race = ["--race", "--race-batch", "10"]
+    done = subprocess.run(
+        [*_bbrl(), "grid", "run", str(config_file), "--out", str(out), "--scheduler", str(scheduler_file), *race],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    from bbrl.analysis.racing import RaceOptions
+    from bbrl.grid.race import run_raced_grid
+
+    local = tmp_path / "local-race"
+    run_raced_grid(config, local, RaceOptions(batch=10), threads=1, console=Console(file=io.StringIO()))
+    state = (local / "race" / "GC" / "GC.json").read_text()
+    assert (out / "race" / "GC" / "GC.json").read_text() == state and '"rule"' in state
+    for cell in config.cells:
+        on_dask = pl.read_parquet(grid.cell_path(out, cell))
+        here = pl.read_parquet(grid.cell_path(local, cell))
+        assert on_dask.select(DETERMINISTIC).equals(here.select(DETERMINISTIC)), cell.id

@@ -140,7 +140,7 @@ def stale_temp_files(out: Path) -> list[Path]:
     host = socket.gethostname().replace(".", "-")
     now = time.time()
     stale = []
-    for folder in (out / "cells", out / "agents"):
+    for folder in (out / "cells", out / "agents", out / "batches"):
         if not folder.is_dir():
             continue
         for tmp in folder.rglob(".*.tmp"):

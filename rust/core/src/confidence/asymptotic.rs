@@ -63,12 +63,15 @@ pub fn asymptotic_intervals_at(
         if k >= 1 {
             let sd = (m2 / (t - 1.0)).sqrt();
             let radius = sd * (2.0 * (t * rho2 + 1.0) / (t * t * rho2) * ((t * rho2 + 1.0).sqrt() / alpha).ln()).sqrt();
-            lower = lower.max(mean - radius);
-            upper = upper.min(mean + radius);
-            if lower > upper {
-                // Disjoint with an earlier interval (an event of small probability): keep a point.
-                let middle = 0.5 * (lower + upper);
-                (lower, upper) = (middle, middle);
+            let (low_now, high_now) = (mean - radius, mean + radius);
+            if low_now > upper {
+                // Disjoint with the interval so far (an event of small probability): keep its
+                // point nearest the new one, so that the intervals stay nested.
+                lower = upper;
+            } else if high_now < lower {
+                upper = lower;
+            } else {
+                (lower, upper) = (lower.max(low_now), upper.min(high_now));
             }
         }
         out.push((lower, upper));

@@ -1,0 +1,204 @@
+"""The race's statistics: the confidence sequences' coverage with a look after every batch, the
+cost order, and the rule (a configuration dominated by construction stops, an equal one does not,
+a better one is never stopped)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from bbrl import _core
+from bbrl.analysis import racing
+from bbrl.analysis.racing import Contender, RaceOptions
+
+RUNS = 2_000
+DELTA = 0.05
+
+
+def clopper_pearson_upper(failures: int, runs: int, confidence: float = 0.99) -> float:
+    """One-sided upper confidence bound on a binomial proportion."""
+    return 1.0 if failures == runs else float(stats.beta.ppf(confidence, failures + 1, runs - failures))
+
+
+def _paired_bernoulli(rng: np.random.Generator, shape: tuple[int, int]) -> tuple[np.ndarray, float]:
+    # Two correlated Bernoulli returns on the same MDP: Y copies X 70% of the time.
+    x = (rng.random(shape) < 0.3).astype(float)
+    y = np.where(rng.random(shape) < 0.7, x, (rng.random(shape) < 0.5).astype(float))
+    return x - y, 0.3 - (0.7 * 0.3 + 0.3 * 0.5)
+
+
+def _bounded(rng: np.random.Generator, shape: tuple[int, int]) -> tuple[np.ndarray, float]:
+    # Skewed bounded differences: Beta(2, 5) minus Beta(1, 1), both in [0, 1].
+    return rng.beta(2.0, 5.0, shape) - rng.random(shape), 2.0 / 7.0 - 0.5
+
+
+@pytest.mark.parametrize("sequence", racing.SEQUENCES)
+@pytest.mark.parametrize("draw", [_paired_bernoulli, _bounded], ids=["paired-bernoulli", "bounded"])
+def test_the_sequences_cover_the_mean_at_every_batch(sequence, draw):
+    # 2,000 runs of 300 paired differences, looked at after every batch of 10 from the race's
+    # first look (MIN_MDPS) on: a run fails if the mean leaves the interval at any look.
+    rng = np.random.default_rng(7)
+    n = 300
+    differences, mean = draw(rng, (RUNS, n))
+    looks = list(range(racing.MIN_MDPS, n + 1, 10))
+    lower, upper = _core.confidence_intervals(
+        differences, -1.0, 1.0, DELTA, looks, kind=sequence, tuned_for=n, threads=2
+    )
+    missed = ((lower > mean) | (upper < mean)).any(axis=1)
+    failures = int(missed.sum())
+    bound = clopper_pearson_upper(failures, RUNS)
+    print(f"{sequence}: {failures} failures in {RUNS} runs, 99% upper bound {bound:.4f}")
+    assert bound <= DELTA, f"{failures} failures in {RUNS}: upper bound {bound:.4f} > {DELTA}"
+    # The running intersection: intervals only shrink from one look to the next.
+    assert (np.diff(lower, axis=1) >= 0).all() and (np.diff(upper, axis=1) <= 0).all()
+
+
+def test_the_asymptotic_sequence_is_narrower_than_the_betting_one_on_a_wide_range():
+    # Differences with a standard deviation of 0.05 in a range of width 2: the betting sequence
+    # pays for the range, the asymptotic one follows the spread (the reason it is the default).
+    rng = np.random.default_rng(1)
+    samples = np.clip(0.02 + 0.05 * rng.standard_normal((1, 100)), -1, 1)
+    widths = {}
+    for kind in racing.SEQUENCES:
+        lower, upper = _core.confidence_intervals(samples, -1.0, 1.0, DELTA, [100], kind=kind, tuned_for=100)
+        widths[kind] = float(upper[0, 0] - lower[0, 0])
+    assert widths["asymptotic"] < 0.1 < widths["betting"], widths
+
+
+def test_bad_sequence_arguments_are_refused():
+    samples = np.zeros((2, 10))
+    with pytest.raises(ValueError, match="unknown confidence sequence"):
+        _core.confidence_intervals(samples, -1.0, 1.0, 0.05, [10], kind="normal", tuned_for=10)
+    with pytest.raises(ValueError, match="tuned for"):
+        _core.confidence_intervals(samples, -1.0, 1.0, 0.05, [10], kind="asymptotic")
+    with pytest.raises(ValueError, match="checkpoints"):
+        _core.confidence_intervals(samples, -1.0, 1.0, 0.05, [11], kind="asymptotic", tuned_for=10)
+    with pytest.raises(ValueError, match="outside"):
+        _core.confidence_intervals(samples + 2.0, -1.0, 1.0, 0.05, [10], kind="asymptotic", tuned_for=10)
+    for bad in [dict(delta=0.0), dict(delta=1.5), dict(margin=-1.0), dict(batch=0), dict(sequence="z")]:
+        with pytest.raises(ValueError, match="race"):
+            RaceOptions(**bad)
+
+
+def _contender(name: str, algorithm: str, cost: float, returns: np.ndarray, index: int) -> Contender:
+    return Contender(name, index, algorithm, 0.0, np.full(returns.size, cost), returns)
+
+
+def _race(contenders: list[Contender], n: int, options: RaceOptions | None = None) -> dict[str, racing.Stop | None]:
+    return racing.simulate_race(contenders, n, -10.0, 10.0, options or RaceOptions())
+
+
+def test_a_configuration_dominated_by_construction_stops_early():
+    rng = np.random.default_rng(3)
+    base = rng.uniform(0, 5, 200)
+    cheap = _contender("cheap", "A", 1.0, base, 0)
+    worse = _contender("worse", "B", 2.0, np.clip(base - 1.0 + 0.3 * rng.standard_normal(200), -10, 10), 1)
+    out = _race([cheap, worse], 200)
+    assert out["cheap"] is None
+    stop = out["worse"]
+    assert stop is not None and stop.by == "cheap" and stop.rule == "beaten"
+    assert stop.n_mdps == racing.MIN_MDPS + 10 - racing.MIN_MDPS % 10 or stop.n_mdps <= 40
+    assert stop.upper < 0.0
+
+
+def test_no_configuration_stops_before_the_first_look_nor_by_a_costlier_one():
+    rng = np.random.default_rng(4)
+    base = rng.uniform(0, 5, 100)
+    cheap_bad = _contender("cheap-bad", "A", 1.0, base - 3.0, 0)
+    costly_good = _contender("costly-good", "B", 2.0, base, 1)
+    out = _race([cheap_bad, costly_good], 100)
+    assert out == {"cheap-bad": None, "costly-good": None}  # the better one costs more: both run on
+    few = racing.decide(
+        [c.first(20) for c in (cheap_bad, costly_good)], 100, -10.0, 10.0, RaceOptions(batch=10), n_pairs=1
+    )
+    assert few == []  # below MIN_MDPS nothing stops
+
+
+@pytest.mark.parametrize("same_algorithm", [False, True])
+def test_an_equal_or_better_configuration_is_rarely_stopped(same_algorithm):
+    # A costlier configuration as good as the cheaper one (other algorithm) or better by three
+    # margins (same algorithm): over 300 races it is stopped in at most delta of them.
+    rng = np.random.default_rng(5)
+    n, races = 200, 300
+    stopped = 0
+    for _ in range(races):
+        base = rng.uniform(0, 5, n)
+        noise = 2.0 * rng.standard_normal(n)
+        gain = 3.0 * 1.0 * 2.0 / math.sqrt(n) if same_algorithm else 0.0
+        cheap = _contender("cheap", "A", 1.0, base, 0)
+        costly = _contender("costly", "A" if same_algorithm else "B", 2.0, np.clip(base + gain + noise, -10, 10), 1)
+        stopped += _race([cheap, costly], n)["costly"] is not None
+    bound = clopper_pearson_upper(stopped, races)
+    assert bound <= 0.1 and stopped / races <= DELTA, f"{stopped} of {races} stopped"
+
+
+def test_a_costlier_setting_that_cannot_beat_a_cheaper_one_plateaus():
+    # Two settings of one algorithm with identical returns (OPPS-DS learning the same formula with
+    # more draws): the costlier one stops at the first look; another algorithm would not.
+    rng = np.random.default_rng(6)
+    returns = rng.uniform(0, 5, 100)
+    one = _contender("one", "A", 1.0, returns, 0)
+    two = _contender("two", "A", 2.0, returns.copy(), 1)
+    out = _race([one, two], 100)
+    assert out["two"] is not None and out["two"].rule == "plateau" and out["two"].n_mdps == racing.MIN_MDPS
+    other = _contender("other", "B", 2.0, returns.copy(), 1)
+    assert _race([one, other], 100)["other"] is None
+
+
+def test_the_cheapest_configurations_run_on_and_every_stopper_was_running():
+    rng = np.random.default_rng(8)
+    base = rng.uniform(0, 5, 100)
+    contenders = [
+        _contender(
+            f"c{k}", "A" if k % 2 else "B", 1.0 + k, np.clip(base - 0.4 * k + rng.standard_normal(100), -10, 10), k
+        )
+        for k in range(6)
+    ]
+    out = _race(contenders, 100)
+    assert out["c0"] is None
+    for name, stop in out.items():
+        if stop is not None:
+            assert out[stop.by] is None or out[stop.by].n_mdps >= stop.n_mdps, (name, stop)
+
+
+def test_family_wise_splits_delta_and_stops_no_more():
+    rng = np.random.default_rng(9)
+    base = rng.uniform(0, 5, 100)
+    contenders = [
+        _contender(f"c{k}", "A", 1.0 + k, np.clip(base - 0.3 * k + rng.standard_normal(100), -10, 10), k)
+        for k in range(5)
+    ]
+    per_pair = _race(contenders, 100)
+    family = _race(contenders, 100, RaceOptions(family_wise=True))
+    assert racing.comparable_pairs(contenders) == 10
+    for name, stop in family.items():
+        if stop is not None:
+            assert per_pair[name] is not None and per_pair[name].n_mdps <= stop.n_mdps
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=2, max_size=8))
+def test_the_cost_order_is_a_strict_partial_order(costs):
+    contenders = [
+        Contender(f"c{i}", i, "A", float(a), np.array([float(b)]), np.zeros(1)) for i, (a, b) in enumerate(costs)
+    ]
+    for a in contenders:
+        assert not racing.precedes(a, a)
+        for b in contenders:
+            assert not (racing.precedes(a, b) and racing.precedes(b, a))
+            for c in contenders:
+                if racing.precedes(a, b) and racing.precedes(b, c):
+                    assert racing.precedes(a, c)
+
+
+def test_batches_and_return_range():
+    assert racing.batch_ends(100, 10) == list(range(10, 101, 10))
+    assert racing.batch_ends(25, 10) == [10, 20, 25]
+    assert racing.default_batch(500) == 50 and racing.default_batch(100) == 10 and racing.default_batch(7) == 7
+    low, high = racing.return_range(np.array([[0.0, 2.0], [10.0, 0.0]]), 0.5, 3)
+    assert (low, high) == (0.0, 10.0 * (1 + 0.5 + 0.25))
