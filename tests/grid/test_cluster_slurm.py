@@ -308,3 +308,61 @@ def test_submit_dry_run_prints_the_script_and_the_array_size_and_submits_nothing
     again = _run(command, env)
     assert again.returncode == 0 and "was submitted already" in again.stdout, again.stdout + again.stderr
     assert len((fake / "sbatch.log").read_text().splitlines()) == 1
+
+
+RACE = """\
+[defaults]
+n_mdps = 100
+horizon = 60
+seed = 1
+
+[[experiment]]
+name = "GC"
+test = "GC"
+
+[[agent]]
+kind = "egreedy"
+epsilon = [0.0, 1.0]
+
+[[agent]]
+kind = "softmax"
+tau = [0.1, 10.0]
+
+[[agent]]
+kind = "bfs3"
+k = [2]
+c = [2]
+depth = [6]
+"""
+
+
+def test_a_raced_grid_as_a_job_array_makes_the_local_races_stops(tmp_path: Path) -> None:
+    from bbrl.analysis.racing import RaceOptions
+    from bbrl.grid.engines import slurm
+    from bbrl.grid.race import run_raced_grid
+
+    env = _fake_slurm(tmp_path)
+    config_file = tmp_path / "race.toml"
+    config_file.write_text(RACE)
+    config = grid.load_config(config_file)
+    out = tmp_path / "out"
+    console = Console(file=io.StringIO())
+    fake = str(Path(env["FAKE_SLURM"]) / "sbatch")
+    assert slurm.submit(config, out, slurm.SlurmOptions(), console, sbatch=fake, race=RaceOptions(batch=10)) == "101"
+    tasks = json.loads((out / "slurm" / "tasks.json").read_text())
+    assert len(tasks) == len(config.cells)  # no plan: one task per cell, each running the race's loop
+    # Two array tasks at once share the race; they end when every race is over.
+    runners = [
+        subprocess.Popen([sys.executable, "-m", "bbrl", "grid", "task", str(out), str(i)], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        for i in (0, 1)
+    ]  # fmt: skip
+    outputs = [r.communicate(timeout=300)[0].decode(errors="replace") for r in runners]
+    assert [r.returncode for r in runners] == [0, 0], outputs
+    local = tmp_path / "local"
+    run_raced_grid(config, local, RaceOptions(batch=10), threads=1, console=console)
+    state = (local / "race" / "GC" / "GC.json").read_text()
+    assert (out / "race" / "GC" / "GC.json").read_text() == state and '"rule"' in state
+    assert len(grid.status(config, out).done) == len(config.cells)
+    with pytest.raises(ValueError, match="raced with other settings"):
+        slurm.submit(config, out, slurm.SlurmOptions(), console, sbatch=fake, race=RaceOptions(batch=20))

@@ -57,7 +57,7 @@ from .model import Cell, ExperimentConfig, GridConfig
 from .runner import GridRun, prepare_folder, run_cell
 from .store import cell_path, failure_path, write_failure
 
-__all__ = ["RaceState", "batch_path", "race_state", "record_race", "run_raced_grid"]
+__all__ = ["RaceState", "batch_path", "race_state", "record_race", "recorded_race", "run_raced_grid"]
 
 #: The cost model a race compares configurations with: the shipped calibration, so that every
 #: machine and every engine takes the same decisions (the maps' default model).

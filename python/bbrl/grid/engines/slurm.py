@@ -12,6 +12,11 @@ A task runs its cells through :func:`~bbrl.grid.runner.run_claimed`; a preempted
 by SLURM (``--requeue``); a task that timed out, failed or was cancelled leaves cells missing, and
 :func:`resubmit` (``bbrl grid submit`` again, or ``--watch``) submits the tasks that still have
 missing cells and are neither pending nor running, at most ``max_resubmits`` times each.
+
+A raced grid (``bbrl grid submit --race``, see :mod:`bbrl.grid.race`) is packed the same way, but
+each task runs the race's loop on the whole folder (:func:`~bbrl.grid.race.run_raced_grid`: it takes
+any unclaimed batch and decides finished rounds) until every race is over, so the tasks share the
+batches whatever their packing; a task that timed out loses at most its batch.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from typing import Any
 from ...fileio import write_atomic
 from ..model import Cell, GridConfig
 from ..plan import longest_first, lpt_makespan, plan_path, static_cost
+from ..race import record_race, recorded_race, run_raced_grid
 from ..runner import cores_given, prepare_folder, run_claimed
 from ..store import folder_lock, load_output_config, remove_stale_temp_files, status
 
@@ -187,10 +193,13 @@ def submit(
     sbatch: str = "sbatch",
     python: str | None = None,
     dry_run: bool = False,
+    race: Any = None,
 ) -> str | None:
     """Packs the unfinished cells into array tasks, writes the script and submits it. Returns the
     job id (``None`` when every cell is done, or with ``dry_run``: then the script and the array
-    size are printed, and nothing is written or submitted)."""
+    size are printed, and nothing is written or submitted). ``race``: the
+    :class:`~bbrl.analysis.racing.RaceOptions` of a raced grid (recorded in the folder; each task
+    then runs the race's loop)."""
     folder = out.resolve()
     if dry_run:
         for cell in config.cells:
@@ -201,6 +210,8 @@ def submit(
         todo = longest_first([*state.missing, *(c for c, _ in state.failed), *(c for c, _ in state.broken)], folder)
     else:
         _, todo, skipped = prepare_folder(config, folder, None, console)
+        if race is not None:
+            record_race(folder, race)
     if not todo:
         console.print(f"all {len(skipped)} cells are done in {out}")
         return None
@@ -309,6 +320,10 @@ def run_task(out: Path, index: int, console: Any) -> int:
     if not 0 <= index < len(tasks):
         raise ValueError(f"{out}: no array task {index} (slurm/tasks.json has {len(tasks)})")
     config = load_output_config(folder)
+    race = recorded_race(folder)
+    if race is not None:  # every task runs the race's loop until every race is over
+        outcome = run_raced_grid(config, folder, race, threads=cores_given(), console=console)
+        return len(outcome.failed)
     by_id = {c.id: c for c in config.cells}
     missing = [i for i in tasks[index] if i not in by_id]
     if missing:
