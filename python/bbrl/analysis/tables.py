@@ -102,7 +102,7 @@ STOPPED_MARK = "†"
 #: How a rule of the race reads in a note (:mod:`bbrl.analysis.racing`).
 _RULE_TEXT = {
     "beaten": "beaten by {by}",
-    "plateau": "on a plateau with {by} (it cannot beat it by more than the race's margin)",
+    "plateau": "on a plateau with {by}, which it cannot beat by more than the race's margin",
 }
 
 
@@ -133,7 +133,7 @@ class RaceStop:
     def note(self) -> str:
         """One sentence: after how many MDPs, by which configuration and rule it stopped."""
         how = _RULE_TEXT.get(self.rule, "stopped by {by}").format(by=self.by_label)
-        bounds = f" ({self.bounds})" if self.bounds else ""
+        bounds = f" (its return minus the stopper's: {self.bounds})" if self.bounds else ""
         return (
             f"{self.label}: stopped by the race after {self.n_run} of {self.n_mdps} test MDPs, {how}{bounds}; "
             f"its score and interval are over those {self.n_run} MDPs."
