@@ -231,6 +231,23 @@ def _draw_references(axes: list, note_ax: object, references: list[tuple[str, fl
         rows[above] += 1
 
 
+def _settings(panel, x, y, yerr, xerr, stopped, style: dict, hollow: dict, label: str | None) -> str | None:
+    """Draws one algorithm's settings on ``panel``: those that ran every MDP filled (``style``),
+    those a race stopped hollow (``hollow``). The legend's ``label`` goes on the filled markers;
+    returns it if still unused (no filled marker here)."""
+    for hollowed in (False, True):
+        chosen = np.asarray(stopped, dtype=bool) == hollowed
+        if not chosen.any():
+            continue
+        panel.errorbar(
+            x[chosen], y[chosen], yerr=yerr[chosen], xerr=None if xerr is None else xerr[:, chosen],
+            label=None if hollowed else label, **(hollow if hollowed else style),
+        )  # fmt: skip
+        if not hollowed:
+            label = None
+    return label
+
+
 def score_figure(
     cells: pl.DataFrame,
     x_column: str,
@@ -249,11 +266,14 @@ def score_figure(
     ``"{quantity} ({unit}{per}, log scale)"``. Times of zero (declared: no offline computation) are
     drawn in a narrow panel of their own on the left, labelled ``zero_label``, each algorithm at
     its own place. The oracle is a dashed reference level, or a note at the edge when it lies far
-    from the agents' scores (:func:`_draw_references`)."""
+    from the agents' scores (:func:`_draw_references`). A configuration a race stopped early
+    (non-null ``race_stopped_by``) is drawn hollow, its score and interval over the test MDPs it
+    ran; the legend then says so."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     competitors = cells.filter(~pl.col(Col.KIND).is_in(ORACLE_KINDS))
     seconds = competitors[x_column].cast(pl.Float64).to_numpy()
@@ -270,24 +290,39 @@ def score_figure(
         fig, none_ax = plt.subplots(figsize=(5.0, 4.8))
     else:
         fig, ax = plt.subplots(figsize=(8.5, 4.8))
+    stopped_column = (
+        competitors[Col.RACE_STOPPED_BY].is_not_null()
+        if Col.RACE_STOPPED_BY in competitors.columns
+        else pl.Series([False] * competitors.height, dtype=pl.Boolean)
+    )
+    competitors = competitors.with_columns(stopped_column.alias("_stopped"))
+    any_stopped = bool(competitors["_stopped"].any())
+    proxies: dict[str, object] = {}
     for algorithm in dict.fromkeys(competitors[Col.ALGORITHM].to_list()):
         sub = competitors.filter(pl.col(Col.ALGORITHM) == algorithm)
         t = sub[x_column].cast(pl.Float64).to_numpy()
         y = sub[Col.MEAN].cast(pl.Float64).to_numpy()
         yerr = sub[Col.CI95].cast(pl.Float64).to_numpy()
+        stopped = sub["_stopped"].to_numpy()
         colour, marker = algorithm_colour(algorithm, others), algorithm_marker(algorithm, others)
         style = {
             "fmt": marker, "markersize": 6, "color": colour, "markeredgecolor": "0.1", "markeredgewidth": 0.5,
             "elinewidth": 0.8, "capsize": 2,
         }  # fmt: skip
+        # A configuration stopped by a race: hollow, its edge in the algorithm's colour.
+        hollow = {**style, "markerfacecolor": "white", "markeredgecolor": colour, "markeredgewidth": 1.3}
+        # The legend's entry of an algorithm whose every setting was stopped: a filled marker all the same.
+        proxies[algorithm] = Line2D(
+            [], [], linestyle="none", marker=marker, markersize=6, color=colour, markeredgecolor="0.1",
+            markeredgewidth=0.5,
+        )  # fmt: skip
         label: str | None = algorithm
         zero = t == 0.0
         if zero.any() and none_ax is not None:
             # One place per algorithm; its settings side by side around it.
             m = int(zero.sum())
             xs = zero_algorithms.index(algorithm) + (np.arange(m) - (m - 1) / 2) * min(0.6 / m, 0.2)
-            none_ax.errorbar(xs, y[zero], yerr=yerr[zero], label=label, **style)
-            label = None
+            label = _settings(none_ax, xs, y[zero], yerr[zero], None, stopped[zero], style, hollow, label)
         positive = t > 0.0
         if positive.any() and ax is not None:
             x = t[positive] / size
@@ -295,7 +330,7 @@ def score_figure(
             if x_halfwidth is not None and x_halfwidth in sub.columns:
                 h = np.nan_to_num(sub[x_halfwidth].cast(pl.Float64).to_numpy()[positive]) / size
                 xerr = np.vstack([np.minimum(h, x * 0.5), h])  # a log axis shows no time <= 0
-            ax.errorbar(x, y[positive], yerr=yerr[positive], xerr=xerr, label=label, **style)
+            label = _settings(ax, x, y[positive], yerr[positive], xerr, stopped[positive], style, hollow, label)
             # The front over every setting (a time of 0 beats any positive one); drawn between the
             # settings with a positive time.
             front = [i for i in pareto_front(np.nan_to_num(t, nan=np.inf), y) if t[i] > 0.0]
@@ -332,8 +367,19 @@ def score_figure(
             entries.setdefault(text, handle)
     # The algorithms in their order, then the reference levels.
     order = list(dict.fromkeys(competitors[Col.ALGORITHM].to_list()))
+    for algorithm in order:
+        entries.setdefault(algorithm, proxies[algorithm])
     labels = sorted(entries, key=lambda text: order.index(text) if text in order else len(order))
     handles = [entries[text] for text in labels]
+    if any_stopped:
+        n_stopped = int(competitors["_stopped"].sum())
+        labels.append(
+            f"hollow: stopped early by the race\n({n_stopped} setting{'s' if n_stopped > 1 else ''}; score over the\n"
+            "test MDPs run: wider interval)"
+        )
+        handles.append(
+            Line2D([], [], linestyle="none", marker="o", markersize=6, markerfacecolor="white", markeredgecolor="0.1")
+        )
     # Outside the axes, so that the legend never hides a point.
     main.legend(
         handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="algorithm", title_fontsize=8

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 import math
 import os
 from collections.abc import Mapping
@@ -39,18 +40,30 @@ from .figures import (
     save_figure,
     score_figure,
 )
+from .racing import default_batch
 from .regret import plot_cumulative_regret
 from .scores import ORACLE_KINDS, NormalizedSummary, normalized_summary, regret_curves
 from .stats import best_per_algorithm, best_under_bounds
-from .tables import clock_resolution, table_csv, table_html, table_latex, table_markdown
+from .tables import (
+    STOPPED_MARK,
+    RaceStop,
+    clock_resolution,
+    race_stops,
+    table_csv,
+    table_html,
+    table_latex,
+    table_markdown,
+)
 
 __all__ = [
     "CALIBRATION_FILE",
     "FIGURES",
     "MEASURED",
     "OWN",
+    "RACE_FILE",
     "REGRET_FIGURE",
     "ExperimentReport",
+    "race_settings",
     "resolve_calibration",
     "write_experiment",
     "write_report",
@@ -58,6 +71,8 @@ __all__ = [
 
 #: The calibration fitted on a results folder's own cells, cached in that folder.
 CALIBRATION_FILE = "calibration.json"
+#: The settings of a raced folder (``bbrl grid run --race``, :mod:`bbrl.grid.race`).
+RACE_FILE = "race.json"
 #: ``--machine`` value: the folder's own calibration (:data:`CALIBRATION_FILE`).
 OWN = "own"
 #: ``--machine`` value: no cost model, the measured CPU times (the rule before work was counted).
@@ -91,6 +106,55 @@ class ExperimentReport:
     missing: int = 0
     #: Why no regret figure was drawn although some cells recorded per-step rewards ("" otherwise).
     regret_note: str = ""
+    #: The configurations a race stopped early, in the table's order (empty for a full run).
+    stops: tuple[RaceStop, ...] = ()
+    #: For a raced experiment: that it was raced, with which settings and how many stopped ("" otherwise).
+    race_note: str = ""
+
+
+def race_settings(results_dir: str | os.PathLike[str]) -> dict | None:
+    """The race settings a results folder was run with (its :data:`RACE_FILE`), or None for a
+    folder run in full."""
+    file = Path(results_dir) / RACE_FILE
+    return json.loads(file.read_text()) if file.is_file() else None
+
+
+def _race_settings_text(race: Mapping, n_mdps: int | None = None) -> str:
+    """The race's settings in words (``n_mdps``: the experiment's N, for its default batch)."""
+    batch = race.get("batch")
+    if batch is None:
+        batch_text = (
+            f"batches of {default_batch(n_mdps)} test MDPs (the default)"
+            if n_mdps
+            else "batches of N/10 test MDPs, at least 10 (the default)"
+        )
+    else:
+        batch_text = f"batches of {min(int(batch), n_mdps) if n_mdps else int(batch)} test MDPs"
+    level = "family-wise" if race.get("family_wise") else "per comparable pair"
+    return (
+        f"delta {race.get('delta')} {level}, margin {race.get('margin')} paired standard errors at N, "
+        f"{batch_text}, {race.get('sequence')} confidence sequences"
+    )
+
+
+def _race_note(race: Mapping | None, cells: pl.DataFrame, stops: Mapping[str, RaceStop], short: bool = False) -> str:
+    """The note of a raced experiment: its settings and how many of its configurations stopped
+    (``short``: the settings as ``name value``, for a figure)."""
+    if race is None and not stops:
+        return ""
+    raced = cells.filter(~pl.col(Col.KIND).is_in(ORACLE_KINDS)).height  # the oracle is not raced
+    n_mdps = int(cells[Col.N_MDPS][0])
+    if race is None:
+        settings = ""
+    elif short:
+        batch = default_batch(n_mdps) if race.get("batch") is None else min(int(race["batch"]), n_mdps)
+        family = " family-wise" if race.get("family_wise") else ""
+        settings = (
+            f" (delta {race.get('delta')}{family}, margin {race.get('margin')}, batch {batch}, {race.get('sequence')})"
+        )
+    else:
+        settings = f" ({_race_settings_text(race, n_mdps)})"
+    return f"raced{settings}: {len(stops)} of {raced} configurations stopped early"
 
 
 def _slug(experiment: str, prior: str) -> str:
@@ -106,13 +170,16 @@ def write_experiment(
     correction: str | None = None,
     missing: int = 0,
     calibration: Calibration | None = None,
+    race: Mapping | None = None,
 ) -> ExperimentReport:
     """Writes the figures and tables of one experiment (the rows of ``cells``) into ``out``.
 
     ``missing``: cells of this experiment's configuration without a result (not run, failed or
     damaged); the map then says that it is incomplete. ``calibration``: the map compares each
     cell's work times its seconds per unit (:mod:`bbrl.analysis.cost`) on the fixed 1-2-5 lattice;
-    None: the measured CPU times.
+    None: the measured CPU times. ``race``: the settings of a raced folder (:func:`race_settings`);
+    the map's note then says the experiment was raced and how many configurations stopped (the
+    tables and score figures mark the stopped ones whatever ``race`` is).
     """
     first = cells.row(0, named=True)
     key = f"{first[Col.EXPERIMENT]}/{first[Col.PRIOR]}"
@@ -174,6 +241,8 @@ def write_experiment(
             "Some cells recorded per-step rewards, but no regret figure is drawn: it needs an Optimal cell and at "
             "least one other cell of this experiment with recorded rewards."
         )
+    stops = race_stops(cells)
+    race_note = _race_note(race, cells, stops)
     note = f"incomplete: {missing} cells of this experiment have no result" if missing else ""
     if calibration is not None:
         quantity = "cost"
@@ -183,6 +252,8 @@ def write_experiment(
     else:
         quantity = "CPU time"
         note = "; ".join(filter(None, [note, "measured CPU times; hatched: boundary"]))
+    if race_note:
+        note += "\n" + _race_note(race, cells, stops, short=True)
     figures["bounds"] = save_figure(bounds_figure(bounds, title, others, note, quantity), out / f"{slug}-bounds")
     lists = ("algorithms", "algorithms_if_slower", "algorithms_if_faster")
     write_atomic(
@@ -195,7 +266,15 @@ def write_experiment(
         "csv": write_atomic(out / f"{slug}-table.csv", table_csv(cells).encode()),
     }
     return ExperimentReport(
-        key=key, slug=slug, figures=figures, tables=tables, bounds=bounds, missing=missing, regret_note=regret_note
+        key=key,
+        slug=slug,
+        figures=figures,
+        tables=tables,
+        bounds=bounds,
+        missing=missing,
+        regret_note=regret_note,
+        stops=tuple(stops.values()),
+        race_note=race_note,
     )
 
 
@@ -320,6 +399,44 @@ def _calibration_html(calibration: Calibration | None, own: Calibration | None) 
     )
 
 
+def _race_html(race: Mapping | None, reports: list[ExperimentReport]) -> str:
+    """The report's part on the race: that the folder was raced, with which settings, and every
+    stop per experiment (configuration, test MDPs run, stopper, rule); "" for a folder run in full."""
+    stopped = sum(len(r.stops) for r in reports)
+    if race is None and not stopped:
+        return ""
+    settings = (
+        f" with {html.escape(_race_settings_text(race))}; costs compared under the "
+        f"<code>{html.escape(str(race.get('calibration', 'reference')))}</code> calibration"
+        if race is not None
+        else " (no race settings recorded: <code>race.json</code> is missing)"
+    )
+    lead = (
+        f'<p class="race"><b>Raced:</b> these results were run as a race (<code>bbrl grid run --race</code>)'
+        f"{settings}. Each experiment's configurations ran in batches of the same test MDPs, and a configuration "
+        "stopped when a configuration that costs no more was shown better than it (beaten) or, for a setting of "
+        "the same algorithm, shown to beat it by no more than the margin (plateau). A stopped configuration ran "
+        f"fewer test MDPs: its score and 95% interval are over those MDPs only (a wider interval); it is marked "
+        f"{STOPPED_MARK} in the tables, which give the test MDPs each configuration ran, and drawn hollow in the "
+        f"score figures. Configurations stopped early: {stopped} in all.</p>"
+    )
+    rows = []
+    for r in reports:
+        if not r.stops:
+            rows.append(
+                f'<tr><td><a href="#{r.slug}">{html.escape(r.key)}</a></td><td colspan="4">no configuration '
+                "stopped: every one ran every test MDP</td></tr>"
+            )
+        for stop in r.stops:
+            rows.append(
+                f'<tr><td><a href="#{r.slug}">{html.escape(r.key)}</a></td><td>{html.escape(stop.label)}</td>'
+                f"<td>{stop.n_run} of {stop.n_mdps}</td><td>{html.escape(stop.by_label)}</td>"
+                f"<td>{html.escape(stop.rule or stop.text)}</td></tr>"
+            )
+    head = "<tr><th>Experiment</th><th>Configuration</th><th>Test MDPs run</th><th>Stopped by</th><th>Rule</th></tr>"
+    return f'{lead}<table class="race-stops"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+
+
 def _number(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{value:.3f}"
 
@@ -347,6 +464,10 @@ table { border-collapse: collapse; font-size: 0.85em; margin: 1em 0; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; }
 td:nth-child(n+3) { text-align: right; font-variant-numeric: tabular-nums; }
 tr.best td { font-weight: bold; }
+table.race-stops td:nth-child(n+3) { text-align: left; }
+table.race-stops td:nth-child(3) { text-align: right; }
+.race { background: #e8f1fb; padding: 0.5em; border-left: 4px solid #0072b2; }
+.race-notes { font-size: 0.85em; color: #444; }
 .warn { background: #fff3cd; padding: 0.5em; border-left: 4px solid #e0a800; }
 figure { margin: 1em 0; } figure img { max-width: 100%; } figcaption { font-size: 0.9em; color: #555; }
 """
@@ -374,6 +495,7 @@ def write_report(
     and its fit per algorithm is reported (``calibration-fit.csv``).
     """
     results = load(results_dir)
+    race = race_settings(results_dir)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     cells = results.cells
@@ -388,7 +510,9 @@ def write_report(
     for _key, sub in cells.group_by([Col.EXPERIMENT, Col.PRIOR], maintain_order=True):
         key = f"{sub[Col.EXPERIMENT][0]}/{sub[Col.PRIOR][0]}"
         reports.append(
-            write_experiment(results, sub, folder, one_sided, others, correction, missing.get(key, 0), calibration)
+            write_experiment(
+                results, sub, folder, one_sided, others, correction, missing.get(key, 0), calibration, race
+            )
         )
     summary = normalized_summary(results, cells)
     normalized_part = _normalized_html(summary)
@@ -415,6 +539,8 @@ def write_report(
         "each cell's comparisons)."
     )
     incomplete = sum(missing.values())
+    race_part = _race_html(race, reports)
+    interval_n = "n, n the test MDPs a setting ran" if race_part else "N"
     warning = (
         f'<p class="warn"><b>Incomplete grid:</b> {incomplete} cells of the configuration have no result '
         "(not run yet, failed or damaged; see <code>bbrl grid status</code>). Their algorithms may be missing "
@@ -428,9 +554,10 @@ def write_report(
         f"<style>{_CSS}</style></head><body>",
         "<h1>bbrl report</h1>",
         warning,
+        race_part,
         f"<p>Results of <code>{html.escape(str(results_dir))}</code>: {cells.height} agent settings, "
         f"{len(reports)} experiments; bbrl {html.escape(__version__)}. Scores are mean discounted returns with "
-        "95% intervals (1.96 s/√N), drawn on every point; lines join each algorithm's Pareto front (its "
+        f"95% intervals (1.96 s/√{interval_n}), drawn on every point; lines join each algorithm's Pareto front (its "
         "settings no other of its settings beats on both time and score). Agents with no offline computation "
         "(offline time 0 by declaration) are drawn in the offline figure's left panel, marked none, not at a time; "
         "each time axis states its unit; the oracle is a dashed level, or a note at the axis' edge when it lies far "
@@ -458,6 +585,8 @@ def write_report(
             parts.append(f'<p class="warn">Incomplete: {r.missing} cells of this experiment have no result.</p>')
         if r.regret_note:
             parts.append(f'<p class="warn">{html.escape(r.regret_note)}</p>')
+        if r.race_note:
+            parts.append(f'<p class="race">{html.escape(r.race_note[0].upper() + r.race_note[1:])}.</p>')
         if "regret" in r.figures:
             parts.append(
                 "<p>Cumulative regret: for each test MDP and step t, the sum up to t of the oracle's reward minus "

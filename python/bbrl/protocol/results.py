@@ -86,8 +86,11 @@ def load(out: str | os.PathLike[str]) -> Results:
 
     ``cells`` has, besides the cell's identifiers and settings (``experiment``, ``prior``,
     ``kind``, ``algorithm``, ``label``, ``params`` and ``details`` as JSON, ``n_mdps``, ``gamma``,
-    ``horizon``, ``seed``, ``bbrl_version``, the host and thread columns): ``mean``, ``ci95``
-    (half-width, 1.96 s / sqrt(N)), ``offline_seconds`` and ``offline_cpu_seconds``, the means over
+    ``horizon``, ``seed``, ``bbrl_version``, the host and thread columns): ``n_run``, the test MDPs
+    the cell ran (``n_mdps``, or fewer for a configuration a race stopped early), and
+    ``race_stopped_by`` (what stopped it, as its cell file says; null for a cell that ran every
+    MDP); ``mean``, ``ci95`` (half-width, 1.96 s / sqrt(n), over the ``n_run`` MDPs the cell ran:
+    wider for a stopped cell), ``offline_seconds`` and ``offline_cpu_seconds``, the means over
     the MDPs ``online_seconds_per_trajectory``, ``online_cpu_seconds_per_trajectory`` (and per
     step), ``online_cpu_ci95_per_trajectory`` (the interval of that mean), and the times the maps
     and figures compare: ``online_time_per_trajectory``, ``online_time_per_step`` and
@@ -126,11 +129,15 @@ def from_frames(frames: list[pl.DataFrame]) -> Results:
             returns = returns.with_columns(pl.lit(None, dtype=WORK_DTYPE).alias(work))
     if REWARDS_COLUMN not in returns.columns:  # no cell recorded per-step rewards
         returns = returns.with_columns(pl.lit(None, dtype=pl.List(pl.Float64)).alias(REWARDS_COLUMN))
+    # Only the files of cells a race stopped have the column: null for every other cell.
+    stopped_by = pl.col(RACE_STOPPED_BY).first() if RACE_STOPPED_BY in returns.columns else pl.lit(None, pl.String)
     constant = [c for c in CELL_COLUMNS if c != Col.CELL_ID and c in returns.columns]
     cells = (
         returns.group_by(Col.CELL_ID, maintain_order=True)
         .agg(
             *[pl.col(c).first() for c in constant],
+            pl.len().cast(pl.Int64).alias(Col.N_RUN),
+            stopped_by.alias(RACE_STOPPED_BY),
             pl.col(Col.RETURN).alias("_returns"),
             pl.col(Col.ONLINE_SECONDS).mean().alias(Col.ONLINE_SECONDS_PER_TRAJECTORY),
             pl.col(Col.ONLINE_CPU_SECONDS).fill_nan(None).mean().alias(Col.ONLINE_CPU_SECONDS_PER_TRAJECTORY),

@@ -117,6 +117,9 @@ class Col:
     MEAN = "mean"
     #: Half-width of its 95% interval.
     CI95 = "ci95"
+    #: Test MDPs the cell ran: N, or fewer for a configuration a race stopped early (its mean and
+    #: interval are over those MDPs only, so its interval is wider).
+    N_RUN = "n_run"
     #: What offline learning decided, readable.
     LEARNED = "learned"
     #: Mean online wall time per trajectory.
