@@ -1,0 +1,167 @@
+"""What racing saves and whether its maps agree with the full run's.
+
+    python benches/racing.py run [CONFIG] [--runs 3] [--threads 2]   # full and raced runs, side by side
+    python benches/racing.py simulate FOLDER [--margin 1.0] ...     # the race a full run would have made
+
+``run`` runs the grid (default: the shipped quick grid) in full and raced, ``--runs`` times each,
+alternating, into temporary folders, and prints per run the cells' CPU time (the online CPU time of
+every trajectory run plus offline learning: what the maps' costs stand for), the process CPU time
+of the whole command (scheduling, files and batches included), wall time, the MDPs run, and the
+budget maps' agreement (every cell of every experiment, reference calibration); then the medians
+and their ratios.
+
+``simulate`` replays the race on a finished full run (``bbrl.analysis.racing.simulate_race``: a
+raced run's rows are the full run's rows, so this is the race a raced run makes) and prints, per
+experiment, the stops, the cells' CPU time the race would have spent, and the maps' agreement:
+the cheap way to see what racing does on an expensive grid already run in full.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import polars as pl
+
+from bbrl import distributions
+from bbrl.analysis import racing, stats
+from bbrl.analysis.cost import reference_calibration
+from bbrl.analysis.report import experiment_map
+from bbrl.analysis.scores import ORACLE_KINDS
+from bbrl.protocol.results import Results, load
+from bbrl.protocol.schema import Col, host_line
+
+
+def cells_cpu(results: Results) -> float:
+    """Online CPU seconds of every trajectory run plus offline CPU seconds of every cell."""
+    return float(results.returns[Col.ONLINE_CPU_SECONDS].sum()) + float(results.cells[Col.OFFLINE_TIME].sum())
+
+
+def maps_agreement(first: Results, second: Results) -> tuple[int, int]:
+    """(identical cells, cells) of the two results' budget maps over every experiment."""
+    calibration = reference_calibration()
+    same = total = 0
+    keys = [Col.EXPERIMENT, Col.PRIOR]
+    for key, cells in first.cells.group_by(keys, maintain_order=True):
+        other = second.cells.filter((pl.col(Col.EXPERIMENT) == key[0]) & (pl.col(Col.PRIOR) == key[1]))
+        a, _ = experiment_map(first, cells, calibration)
+        b, _ = experiment_map(second, other, calibration)
+        s, t = stats.map_agreement(a, b)
+        same, total = same + s, total + t
+    return same, total
+
+
+def _timed(command: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the child processes) of ``command``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def command_run(args: argparse.Namespace) -> None:
+    print(host_line())
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for run in range(args.runs):
+            for raced in (False, True):
+                out = Path(tmp) / f"{'raced' if raced else 'full'}-{run}"
+                command = [sys.executable, "-m", "bbrl", "grid", "run", args.config, "--out", str(out)]
+                command += ["--threads", str(args.threads)] + (["--race"] if raced else [])
+                load_before = os.getloadavg()[0]
+                wall, process_cpu = _timed(command)
+                results = load(out)
+                rows.append(
+                    {
+                        "run": run,
+                        "raced": raced,
+                        "wall_s": wall,
+                        "process_cpu_s": process_cpu,
+                        "cells_cpu_s": cells_cpu(results),
+                        "mdps_run": results.returns.height,
+                        "load": f"{load_before:.1f}-{os.getloadavg()[0]:.1f}",
+                        "_results": results,
+                    }
+                )
+        for run in range(args.runs):
+            full, raced = (r["_results"] for r in rows if r["run"] == run)
+            same, total = maps_agreement(full, raced)
+            for r in rows:
+                if r["run"] == run:
+                    r["maps"] = f"{same}/{total}"
+    frame = pl.DataFrame([{k: v for k, v in r.items() if k != "_results"} for r in rows])
+    with pl.Config(tbl_rows=50, tbl_width_chars=200):
+        print(frame)
+    for column in ("wall_s", "process_cpu_s", "cells_cpu_s", "mdps_run"):
+        full = statistics.median(r[column] for r in rows if not r["raced"])
+        raced = statistics.median(r[column] for r in rows if r["raced"])
+        print(f"median {column}: full {full:.4g}, raced {raced:.4g}, ratio {raced / full:.3f}")
+
+
+def command_simulate(args: argparse.Namespace) -> None:
+    print(host_line())
+    results = load(args.folder)
+    options = racing.RaceOptions(
+        delta=args.delta, margin=args.margin, batch=args.batch, sequence=args.sequence, family_wise=args.family_wise
+    )
+    calibration = reference_calibration()
+    kept: dict[str, int] = {}
+    for _key, cells in results.cells.group_by([Col.EXPERIMENT, Col.PRIOR], maintain_order=True):
+        first = cells.row(0, named=True)
+        low, high = racing.return_range(
+            distributions.get(first[Col.TEST]).rewards, first[Col.GAMMA], first[Col.HORIZON]
+        )
+        competing = cells.filter(~pl.col(Col.KIND).is_in(ORACLE_KINDS))
+        contenders = racing.contenders_of(results, competing, calibration)
+        n = int(first[Col.N_MDPS])
+        outcome = racing.simulate_race(contenders, n, low, high, options)
+        stops = {k: s for k, s in outcome.items() if s is not None}
+        print(f"{first[Col.EXPERIMENT]}/{first[Col.PRIOR]}: {len(stops)} of {len(contenders)} configurations stopped")
+        for cell_id, stop in stops.items():
+            print(
+                f"    {cell_id} after {stop.n_mdps} MDPs, {stop.rule} by {stop.by} [{stop.lower:.3g}, {stop.upper:.3g}]"
+            )
+        kept.update({c: n for c in cells[Col.CELL_ID]})
+        kept.update({c: s.n_mdps for c, s in stops.items()})
+    returns = results.returns.filter(pl.col(Col.MDP) < pl.col(Col.CELL_ID).replace_strict(kept, return_dtype=pl.Int64))
+    means = returns.group_by(Col.CELL_ID).agg(pl.col(Col.RETURN).mean().alias(Col.MEAN))
+    cells = results.cells.drop(Col.MEAN).join(means, on=Col.CELL_ID).sort(Col.CELL_INDEX)
+    raced = Results(cells, returns)
+    same, total = maps_agreement(results, raced)
+    full_cpu, raced_cpu = cells_cpu(results), cells_cpu(raced)
+    print(f"cells' CPU time: full {full_cpu:.4g} s, raced {raced_cpu:.4g} s, ratio {raced_cpu / full_cpu:.3f}")
+    print(f"MDPs run: full {results.returns.height}, raced {returns.height}")
+    print(f"maps: {same} of {total} cells identical ({100.0 * same / max(total, 1):.1f}%)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="full and raced runs side by side")
+    run.add_argument("config", nargs="?", default="quick")
+    run.add_argument("--runs", type=int, default=3)
+    run.add_argument("--threads", type=int, default=2)
+    run.set_defaults(handler=command_run)
+    simulate = commands.add_parser("simulate", help="the race a finished full run would have made")
+    simulate.add_argument("folder", type=Path)
+    simulate.add_argument("--delta", type=float, default=racing.DEFAULT_DELTA)
+    simulate.add_argument("--margin", type=float, default=racing.DEFAULT_MARGIN)
+    simulate.add_argument("--batch", type=int, default=None)
+    simulate.add_argument("--sequence", choices=racing.SEQUENCES, default=racing.SEQUENCES[0])
+    simulate.add_argument("--family-wise", action="store_true")
+    simulate.set_defaults(handler=command_simulate)
+    args = parser.parse_args()
+    args.handler(args)
+
+
+if __name__ == "__main__":
+    main()
