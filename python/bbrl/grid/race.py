@@ -188,7 +188,7 @@ class _Experiment:
     def finished(self) -> bool:
         return all(_is_joined(self.out, c) for c in self.cells)
 
-    def advance(self, threads: int | None, on_stop: Callable[[Stop], None]) -> tuple[bool, bool]:
+    def advance(self, threads: int | None, on_round: Callable[[str, int, int, list[Stop]], None]) -> tuple[bool, bool]:
         """Does one step of this experiment's race: runs one unclaimed batch of the current round,
         or decides the round when all its batches are in. Returns (did something, waits on
         another runner)."""
@@ -224,8 +224,9 @@ class _Experiment:
             return True, False
         if waiting:
             return False, True
-        for new in self._decide(stop):
-            on_stop(new)
+        decided = self._decide(stop)
+        if decided is not None:
+            on_round(self.experiment.key, stop, len(running) - len(decided), decided)
         return True, False
 
     def _join_decided(self, state: RaceState) -> None:
@@ -241,11 +242,13 @@ class _Experiment:
                 if cell.id not in state.stops and not _is_joined(self.out, cell):
                     _join(self.out, cell, self.ends, self.experiment.n_mdps, None)
 
-    def _decide(self, stop: int) -> list[Stop]:
+    def _decide(self, stop: int) -> list[Stop] | None:
+        """Decides the round ending at ``stop`` MDPs: the new stops, or None if another runner
+        had decided it."""
         with file_lock(self.out / "locks" / "race.lock"):
             state = race_state(self.out, self.experiment)
             if state.decided >= stop:
-                return []  # another runner decided this round
+                return None  # another runner decided this round
             running = [c for c in self.cells if c.id not in state.stops and not failure_path(self.out, c).is_file()]
             new: list[Stop] = []
             if stop < self.experiment.n_mdps:
@@ -312,13 +315,16 @@ def run_raced_grid(
     races = [_Experiment(folder, cells[0].experiment, cells, options) for cells in by_experiment.values()]
     done_before = {c.id for c in skipped}
 
-    def on_stop(stop: Stop) -> None:
-        console.print(f"stopped after {stop.n_mdps} MDPs: {stop.cell_id}, by {_describe(stop)}", highlight=False)
+    def on_round(key: str, n: int, running: int, stops: list[Stop]) -> None:
+        finished = "finished" if n == by_experiment[key][0].experiment.n_mdps else "running on"
+        console.print(f"{key}: {n} MDPs decided, {len(stops)} stopped, {running} {finished}", highlight=False)
+        for stop in stops:
+            console.print(f"  stopped: {stop.cell_id}, by {_describe(stop)}", highlight=False)
 
     while True:
         progressed = waiting = False
         for race in races:
-            did, waits = race.advance(threads, on_stop)
+            did, waits = race.advance(threads, on_round)
             progressed, waiting = progressed or did, waiting or waits
         if not progressed:
             if not waiting and all(r.finished() for r in races):
