@@ -25,6 +25,7 @@ and the same results.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import time
@@ -55,7 +56,7 @@ from ..protocol.schema import RACE_STOPPED_BY, Col
 from .claims import Claim, file_lock
 from .model import Cell, ExperimentConfig, GridConfig
 from .runner import GridRun, prepare_folder, run_cell
-from .store import cell_path, failure_path, write_failure
+from .store import cell_path, failure_path, folder_lock, write_failure
 
 __all__ = ["RaceState", "batch_path", "race_state", "record_race", "recorded_race", "run_raced_grid"]
 
@@ -69,7 +70,7 @@ def record_race(out: Path, options: RaceOptions) -> None:
     or whose cells were run in full (without a race)."""
     file = out / "race.json"
     settings = {**options.settings(), "calibration": RACE_CALIBRATION}
-    with file_lock(out / "locks" / "folder.lock"):
+    with folder_lock(out):
         if file.is_file():
             recorded = json.loads(file.read_text())
             if recorded != settings:
@@ -156,8 +157,6 @@ def _join(out: Path, cell: Cell, ends: list[int], n: int, stop: Stop | None) -> 
     frame = pl.concat(parts, how="vertical")
     if stop is not None:
         frame = frame.with_columns(pl.lit(_describe(stop), dtype=pl.String).alias(RACE_STOPPED_BY))
-    import io
-
     buffer = io.BytesIO()
     frame.write_parquet(buffer)
     path = cell_path(out, cell)
@@ -168,7 +167,7 @@ def _join(out: Path, cell: Cell, ends: list[int], n: int, stop: Stop | None) -> 
 
 
 class _Experiment:
-    """One experiment's race, driven by :func:`_advance`."""
+    """One experiment's race: :meth:`advance` is one step of it (what :func:`run_raced_grid` loops on)."""
 
     def __init__(self, out: Path, experiment: ExperimentConfig, cells: list[Cell], options: RaceOptions) -> None:
         self.out, self.experiment, self.cells, self.options = out, experiment, cells, options
@@ -224,6 +223,11 @@ class _Experiment:
             return True, False
         if waiting:
             return False, True
+        for cell in running:
+            path = batch_path(self.out, cell, start, stop)
+            if path.is_file() and self._part(path) is None:
+                path.unlink(missing_ok=True)  # damaged on disk (not by us: written atomically): run again
+                return True, False
         decided = self._decide(stop)
         if decided is not None:
             on_round(self.experiment.key, stop, len(running) - len(decided), decided)
