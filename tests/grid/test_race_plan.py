@@ -167,3 +167,20 @@ def test_paper_race_refuses_shards(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["paper", "--out", str(tmp_path / "p"), "--race", "--shard", "1/2"]) == 2
     assert "--race shares its batches" in capsys.readouterr().err
     assert not (tmp_path / "p").exists()
+
+
+def test_paper_states_a_study_plan_with_and_without_racing(tmp_path: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from bbrl.cli.paper import _cost_plans, _plan_races
+
+    config = load_config(_tiny(tmp_path))
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=300)
+    plans = _cost_plans([(config, tmp_path / "study")], None, console, with_offline=True)
+    assert plans[0].offline is not None and set(plans[0].offline) == {c.id for c in config.cells}
+    raced = _plan_races(plans, RaceOptions(), 1, console)
+    assert 0.0 < raced <= plans[0].todo_seconds + 1e-9
+    assert "raced:" in buffer.getvalue() and (tmp_path / "study" / "race-plan.json").is_file()
