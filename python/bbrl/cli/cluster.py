@@ -158,12 +158,18 @@ def _plan_race(args: argparse.Namespace, config: Any, plan: Any, race: Any, cons
     """``grid plan --race``: the race pilot (in OUT, or a scratch folder), the prediction, printed."""
     import tempfile
 
-    from ..grid.race_plan import DEFAULT_RESAMPLES, plan_race, write_race_plan
+    from ..grid.race_plan import DEFAULT_RESAMPLES, pilot_cost, plan_race, write_race_plan
 
     resamples = DEFAULT_RESAMPLES if args.race_resamples is None else args.race_resamples
+    cost = pilot_cost(config, plan.seconds, plan.offline_seconds, race, args.race_pilot_mdps)
     with tempfile.TemporaryDirectory(prefix="bbrl-race-pilot-") as scratch:
         folder = args.out if args.out is not None else Path(scratch)
-        console.print(f"race pilot: every cell on the MDPs before the race's first decision, in {folder}")
+        reuse = "; a race into that folder starts from them" if args.out is not None else ", a scratch folder"
+        console.print(
+            f"race pilot: every cell on the MDPs before the race's first decision, in {folder} "
+            f"(predicted {_hours(cost)}{reuse})",
+            highlight=False,
+        )
         predicted = plan_race(
             config,
             plan.seconds,
