@@ -53,3 +53,21 @@ def test_the_limit_must_be_positive(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["paper", "--out", str(tmp_path / "p"), "--max-core-hours", "0"]) == 2
     assert "--max-core-hours must be positive, got 0.0" in capsys.readouterr().err
     assert not (tmp_path / "p").exists()
+
+
+def test_with_race_the_race_pilot_alone_must_fit_the_limit(tmp_path: Path) -> None:
+    from bbrl.analysis.racing import RaceOptions
+
+    for folder, name in (("accurate", "paper-accurate"), ("inaccurate", "paper-inaccurate")):
+        _keep_plan(tmp_path / folder, name, 3600.0)
+        document = json.loads(plan_path(tmp_path / folder).read_text())
+        document["offline_cells"] = {cell_id: 0.0 for cell_id in document["cells"]}
+        plan_path(tmp_path / folder).write_text(json.dumps(document))
+    out = io.StringIO()
+    console = Console(file=out, width=300)
+    assert run_paper(quick=False, out=tmp_path, console=console, max_core_hours=10.0, race=RaceOptions()) is None
+    text = out.getvalue()
+    assert "core-hours in all without racing" in text
+    # N = 500 in batches of 50: the pilot is a tenth of each cell's online cost.
+    assert "the race pilot alone" in text and "nothing started" in text
+    assert not list(tmp_path.rglob("*.parquet")) and not (tmp_path / "accurate" / "batches").exists()

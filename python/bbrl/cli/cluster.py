@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .options import add_out
+from .options import add_out, add_race, race_options
 
 __all__ = ["register"]
 
@@ -22,7 +22,10 @@ def register(grid_commands: Any) -> None:
         "predicted core-hours per cell, per agent block and in total, the longest cell, and the number of "
         "workers for a target wall time. With --out, the plan is kept in OUT/plan.json: runners then start "
         "the longest cells first and `bbrl grid submit` packs tasks by it. With --compare DIR, the prediction "
-        "is checked against the cells done in DIR.",
+        "is checked against the cells done in DIR. With --race, it also predicts the core-hours under racing: a "
+        "race pilot runs every cell on the MDPs before the race's first decision (kept in OUT for the race to "
+        "reuse), the race is replayed on resampled streams of them, and the configurations predicted to stop "
+        "are listed.",
     )
     plan.add_argument("config", type=Path, help="the grid configuration (TOML), or quick, paper-accurate, ...")
     add_out(plan, "keep the plan in DIR/plan.json")
@@ -37,6 +40,20 @@ def register(grid_commands: Any) -> None:
     )
     plan.add_argument("--cells", type=int, default=10, help="how many of the longest cells to list (default 10)")
     plan.add_argument("--compare", type=Path, default=None, help="an output folder whose done cells to check against")
+    add_race(plan)
+    plan.add_argument(
+        "--race-pilot-mdps",
+        type=int,
+        default=None,
+        help="with --race: test MDPs per cell of the race pilot, rounded up to a batch end (default: up to the "
+        "race's first decision)",
+    )
+    plan.add_argument(
+        "--race-resamples",
+        type=int,
+        default=None,
+        help="with --race: resampled streams the race is replayed on (default 21)",
+    )
     plan.set_defaults(handler=_command_plan)
 
     submit = grid_commands.add_parser(
@@ -80,6 +97,16 @@ def _command_plan(args: argparse.Namespace, console: Any) -> int:
     if args.target_hours <= 0:
         raise ValueError(f"--target-hours must be positive, got {args.target_hours}")
     check_pilot_size(args.pilot_mdps, args.pilot_decisions, args.pilot_budget)
+    race = race_options(args)
+    if race is None and (args.race_pilot_mdps is not None or args.race_resamples is not None):
+        raise ValueError("--race-pilot-mdps and --race-resamples apply to --race: add --race")
+    if race is not None:
+        from ..grid.race_plan import DEFAULT_RESAMPLES, check_race_pilot
+
+        check_race_pilot(
+            2 if args.race_pilot_mdps is None else args.race_pilot_mdps,
+            DEFAULT_RESAMPLES if args.race_resamples is None else args.race_resamples,
+        )
     config = load_config(config_path(args.config))
     if args.compare is not None:
         kept = read_plan(args.compare)
@@ -120,9 +147,77 @@ def _command_plan(args: argparse.Namespace, console: Any) -> int:
     if args.out is not None:
         path = write_plan(args.out, plan)
         console.print(f"plan kept in {path}")
+    if race is not None:
+        _plan_race(args, config, plan, race, console)
     if args.compare is not None:
         _print_comparison(compare(plan.seconds, config, args.compare), args.compare, "this pilot", console)
     return 0
+
+
+def _plan_race(args: argparse.Namespace, config: Any, plan: Any, race: Any, console: Any) -> None:
+    """``grid plan --race``: the race pilot (in OUT, or a scratch folder), the prediction, printed."""
+    import tempfile
+
+    from ..grid.race_plan import DEFAULT_RESAMPLES, pilot_cost, plan_race, write_race_plan
+
+    resamples = DEFAULT_RESAMPLES if args.race_resamples is None else args.race_resamples
+    cost = pilot_cost(config, plan.seconds, plan.offline_seconds, race, args.race_pilot_mdps)
+    with tempfile.TemporaryDirectory(prefix="bbrl-race-pilot-") as scratch:
+        folder = args.out if args.out is not None else Path(scratch)
+        reuse = "; a race into that folder starts from them" if args.out is not None else ", a scratch folder"
+        console.print(
+            f"race pilot: every cell on the MDPs before the race's first decision, in {folder} "
+            f"(predicted {_hours(cost)}{reuse})",
+            highlight=False,
+        )
+        predicted = plan_race(
+            config,
+            plan.seconds,
+            plan.offline_seconds,
+            folder,
+            race,
+            args.race_pilot_mdps,
+            resamples,
+            threads=1,
+            console=console,
+        )
+    print_race_plan(predicted, resamples, console)
+    if args.out is not None:
+        console.print(f"race prediction kept in {write_race_plan(args.out, predicted)}")
+
+
+def print_race_plan(predicted: Any, resamples: int, console: Any) -> None:
+    """The predicted core-hours without and with racing, per experiment and in total, and the
+    configurations predicted to stop."""
+    console.print(
+        f"race pilot and prediction: {predicted.pilot_seconds:.3g} s wall; each race replayed on {resamples} "
+        "resampled streams of the pilot's MDPs",
+        highlight=False,
+    )
+    console.print("predicted core time without and with racing, per experiment:")
+    full_total = raced_total = 0.0
+    for key, forecasts in predicted.forecasts.items():
+        full = sum(predicted.seconds[c] for c in forecasts)
+        raced = sum(predicted.raced[c] for c in forecasts)
+        full_total, raced_total = full_total + full, raced_total + raced
+        stopping = sorted((f for f in forecasts.values() if f.stops), key=lambda f: (f.n_mdps, f.cell_id))
+        share = f" ({raced / full:.0%})" if full > 0 else ""
+        console.print(
+            f"  {key}: {_hours(full)} in full, {_hours(raced)} raced{share}; {len(stopping)} of {len(forecasts)} "
+            f"configurations predicted to stop (pilot of {predicted.pilot_mdps[key]} MDPs)",
+            highlight=False,
+        )
+        for f in stopping:
+            console.print(
+                f"    after {f.n_mdps} of {f.n_total} MDPs ({f.stopped_share:.0%} of streams): {f.cell_id}, "
+                f"by {f.by.split('/', 2)[-1] if f.by else None} ({f.rule})",
+                highlight=False,
+            )
+    share = f" ({raced_total / full_total:.0%})" if full_total > 0 else ""
+    console.print(
+        f"total: {full_total / 3600:.4g} core-hours in full, {raced_total / 3600:.4g} core-hours raced{share}",
+        highlight=False,
+    )
 
 
 def _print_comparison(rows: list[tuple[Any, float, float]], folder: Path, which: str, console: Any) -> None:

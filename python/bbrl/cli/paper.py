@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from rich.console import Console
 
 from .. import grid
 from ..analysis.report import write_report
-from .options import add_out, add_seed, add_threads
+from .options import add_out, add_race, add_seed, add_threads, race_options
 
 __all__ = ["register", "run_paper"]
 
@@ -28,7 +29,10 @@ def register(commands: Any) -> None:
         "Without --quick: paper-accurate.toml and paper-inaccurate.toml (198 settings x 3 problems each, N = 500): "
         "hundreds of core-hours. It first states its plan (a pilot of a few minutes, kept in each study's plan.json) "
         "and starts only below --max-core-hours or with --yes; share it out with --shard, --scheduler or "
-        "`bbrl grid submit`. Interrupted runs resume.",
+        "`bbrl grid submit`. Interrupted runs resume. With --race, each experiment runs as a race (configurations "
+        "that cheaper ones beat stop early) and the plan states the core-hours with and without racing: the race "
+        "pilot runs every cell on the MDPs before the race's first decision (the race's own first batches) and the "
+        "limit applies to the raced prediction.",
     )
     paper.add_argument("--quick", action="store_true", help="the small version (examples/quick.toml)")
     add_out(paper, "output folder (default bbrl-paper-quick or bbrl-paper)")
@@ -49,6 +53,7 @@ def register(commands: Any) -> None:
         f"(default {DEFAULT_MAX_CORE_HOURS:g})",
     )
     paper.add_argument("--yes", action="store_true", help="run even when the plan exceeds --max-core-hours")
+    add_race(paper)
     paper.set_defaults(handler=command, kept="finished cells are kept (each whole); the same command runs the rest")
 
 
@@ -65,6 +70,7 @@ def command(args: argparse.Namespace, console: Console) -> int:
         seed=args.seed,
         scheduler=args.scheduler,
         max_core_hours=None if args.yes else args.max_core_hours,
+        race=race_options(args),
     )
     return 0 if reports is not None else 2
 
@@ -93,6 +99,21 @@ def _config(name: str, seed: int = 0) -> grid.GridConfig:
     return dataclasses.replace(grid.parse_config(text, str(path), path.resolve().parent), path=path)
 
 
+@dataclass
+class _StudyPlan:
+    """One study's cost plan: predicted core-seconds and offline part per cell, the unfinished cells."""
+
+    config: grid.GridConfig
+    folder: Path
+    seconds: dict[str, float]
+    offline: dict[str, float] | None
+    todo: list[grid.Cell]
+
+    @property
+    def todo_seconds(self) -> float:
+        return float(sum(self.seconds[c.id] for c in self.todo))
+
+
 def plan_studies(
     configs: list[tuple[grid.GridConfig, Path]],
     shard: tuple[int, int] | None,
@@ -102,31 +123,75 @@ def plan_studies(
     with the wall time on this machine's cores. Each study's plan is the one kept in its folder
     (``plan.json``, from an earlier run or ``bbrl grid plan --out``) or a new pilot, kept there (the
     runners then take the longest cells first)."""
-    from ..grid.plan import lpt_makespan, pilot, read_plan, write_plan
+    return sum(plan.todo_seconds for plan in _cost_plans(configs, shard, console, with_offline=False))
+
+
+def _cost_plans(
+    configs: list[tuple[grid.GridConfig, Path]],
+    shard: tuple[int, int] | None,
+    console: Any,
+    with_offline: bool,
+) -> list[_StudyPlan]:
+    """:func:`plan_studies`'s plans; ``with_offline``: a kept plan without each cell's offline part
+    (kept before it was recorded) is measured again, since a race's prediction needs it."""
+    from ..grid.plan import lpt_makespan, pilot, read_plan, read_plan_offline, write_plan
     from ..grid.shards import select_shard
     from ..protocol.schema import describe_host
 
     cores = int(describe_host()["logical_cores"]) or 1
-    total = 0.0
+    plans = []
     for config, folder in configs:
         cells = select_shard(config.cells, shard)
         kept = read_plan(folder)
-        if kept is None or not all(c.id in kept for c in cells):
+        offline = read_plan_offline(folder)
+        if (
+            kept is None
+            or not all(c.id in kept for c in cells)
+            or (with_offline and (offline is None or not all(c.id in offline for c in cells)))
+        ):
             console.print(f"{config.path.stem if config.path else 'grid'}: measuring its cost on a pilot first")
             folder.mkdir(parents=True, exist_ok=True)
             plan = pilot(config, console=console)
             write_plan(folder, plan)
-            kept = plan.seconds
+            kept, offline = plan.seconds, plan.offline_seconds
         done = {cell.id for cell in grid.status(config, folder).done}
-        todo = [kept[c.id] for c in cells if c.id not in done]
-        seconds = float(sum(todo))
+        study = _StudyPlan(config, folder, kept, offline, [c for c in cells if c.id not in done])
+        todo = [kept[c.id] for c in study.todo]
         wall = lpt_makespan(todo, cores) if todo else 0.0
         console.print(
-            f"  {len(todo)} of {len(cells)} cells to run into {folder}: {seconds / 3600:.3g} core-hours, "
+            f"  {len(todo)} of {len(cells)} cells to run into {folder}: {study.todo_seconds / 3600:.3g} core-hours, "
             f"about {_span(wall)} of wall time on this machine's {cores} cores (longest first)",
             highlight=False,
         )
-        total += seconds
+        plans.append(study)
+    return plans
+
+
+def _plan_races(plans: list[_StudyPlan], race: Any, threads: int | None, console: Any) -> float:
+    """Each study's predicted core-seconds under racing (its unfinished cells), from a race pilot
+    into its folder (:func:`bbrl.grid.race_plan.plan_race`: the race's first batches, which the
+    race then reuses), printed; the prediction is kept in the folder's ``race-plan.json``."""
+    from ..grid.race_plan import plan_race, write_race_plan
+
+    total = 0.0
+    for study in plans:
+        assert study.offline is not None
+        name = study.config.path.stem if study.config.path else "grid"
+        predicted = plan_race(
+            study.config, study.seconds, study.offline, study.folder, race, threads=threads, console=console
+        )
+        write_race_plan(study.folder, predicted)
+        raced = float(sum(predicted.raced[c.id] for c in study.todo))
+        forecasts = [f for by_cell in predicted.forecasts.values() for f in by_cell.values()]
+        stopping = sum(1 for f in forecasts if f.stops)
+        share = f" ({raced / study.todo_seconds:.0%} of {study.todo_seconds / 3600:.3g})" if study.todo_seconds else ""
+        console.print(
+            f"  {name} raced: {raced / 3600:.3g} core-hours{share}; {stopping} of {len(forecasts)} configurations "
+            f"predicted to stop early (race pilot {predicted.pilot_seconds:.3g} s; details in "
+            f"{study.folder / 'race-plan.json'})",
+            highlight=False,
+        )
+        total += raced
     return total
 
 
@@ -147,6 +212,7 @@ def run_paper(
     seed: int = 0,
     scheduler: str | None = None,
     max_core_hours: float | None = DEFAULT_MAX_CORE_HOURS,
+    race: Any = None,
 ) -> list[Path] | None:
     """Runs the paper's grids and writes their reports; returns the HTML reports.
 
@@ -159,11 +225,21 @@ def run_paper(
     The full study first states its plan (:func:`plan_studies`: core-hours and wall time, from a
     pilot of a few minutes); above ``max_core_hours`` it stops there and returns ``None``
     (``None``: no limit). The quick study needs about a core-minute and has no pilot.
+
+    ``race``: the :class:`~bbrl.analysis.racing.RaceOptions` to race every experiment with (as
+    ``bbrl grid run --race``); the full study's plan then states the core-hours with and without
+    racing, from a race pilot (:func:`bbrl.grid.race_plan.plan_race`), and ``max_core_hours``
+    applies to the raced prediction, and first to the race pilot itself (the race's first batches).
     """
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"--seed must be an integer >= 0, got {seed!r}")
     console = console or Console()
     parsed_shard = grid.parse_shard(shard) if shard else None
+    if race is not None and parsed_shard is not None:
+        raise ValueError(
+            "--race shares its batches between runners through claims, not shards: start the same "
+            "`bbrl paper --race` on each machine (or use --scheduler)"
+        )
     if quick:
         studies = [("quick", out or Path("bbrl-paper-quick"))]
     else:
@@ -171,13 +247,41 @@ def run_paper(
         studies = [("paper-accurate", base / "accurate"), ("paper-inaccurate", base / "inaccurate")]
     configs = [(_config(name, seed), folder) for name, folder in studies]  # validate both before running either
     if not quick:
-        core_seconds = plan_studies(configs, parsed_shard, console)
-        console.print(f"the study's plan: {core_seconds / 3600:.3g} core-hours in all", highlight=False)
-        if max_core_hours is not None and core_seconds > max_core_hours * 3600:
+        plans = _cost_plans(configs, parsed_shard, console, with_offline=race is not None)
+        core_seconds = sum(plan.todo_seconds for plan in plans)
+        without = " without racing" if race is not None else ""
+        console.print(f"the study's plan: {core_seconds / 3600:.3g} core-hours in all{without}", highlight=False)
+        if race is not None:
+            from ..grid.race_plan import pilot_cost
+
+            pilot = sum(pilot_cost(p.config, p.seconds, p.offline or {}, race, cells=p.todo) for p in plans)
+            if max_core_hours is not None and pilot > max_core_hours * 3600:
+                console.print(
+                    f"the race pilot alone (every unfinished cell on the MDPs before the race's first decision, "
+                    f"the race's first batches) needs {pilot / 3600:.3g} core-hours, more than --max-core-hours "
+                    f"{max_core_hours:g}: nothing started. Pass --yes to race it here, or --scheduler ADDRESS (Dask)",
+                    highlight=False,
+                )
+                return None
+            console.print(f"race pilot: {pilot / 3600:.3g} core-hours, part of the race (its first batches)")
+            raced = _plan_races(plans, race, threads, console)
+            share = f" ({raced / core_seconds:.0%})" if core_seconds else ""
             console.print(
-                f"more than --max-core-hours {max_core_hours:g}: nothing started. Pass --yes to run it here, or "
-                "share it out: --shard K/N on several machines, --scheduler ADDRESS (Dask), or "
-                "`bbrl grid submit paper-accurate --out DIR/accurate` and the same for paper-inaccurate (SLURM)",
+                f"the study's plan with racing: {raced / 3600:.3g} core-hours in all{share}, without racing "
+                f"{core_seconds / 3600:.3g}",
+                highlight=False,
+            )
+            core_seconds = raced
+        if max_core_hours is not None and core_seconds > max_core_hours * 3600:
+            share_out = (
+                "--scheduler ADDRESS (Dask), or the same `bbrl paper --race` on several machines sharing the folder"
+                if race is not None
+                else "--shard K/N on several machines, --scheduler ADDRESS (Dask), or "
+                "`bbrl grid submit paper-accurate --out DIR/accurate` and the same for paper-inaccurate (SLURM)"
+            )
+            console.print(
+                f"more than --max-core-hours {max_core_hours:g}{' raced' if race is not None else ''}: nothing "
+                f"started. Pass --yes to run it here, or share it out: {share_out}",
                 highlight=False,
             )
             return None
@@ -185,7 +289,15 @@ def run_paper(
     for (config, folder), (name, _) in zip(configs, studies, strict=True):
         started = time.perf_counter()
         console.print(f"[bold]{name}[/bold]: {len(config.cells)} cells into {folder}")
-        if scheduler is not None:
+        if race is not None and scheduler is not None:
+            from ..grid.engines.dask_engine import race_on_dask
+
+            race_on_dask(config, folder, scheduler, race, threads=threads, console=console)
+        elif race is not None:
+            from ..grid.race import run_raced_grid
+
+            run_raced_grid(config, folder, race, threads=threads, console=console)
+        elif scheduler is not None:
             from ..grid.engines.dask_engine import run_on_dask
 
             run_on_dask(config, folder, scheduler, shard=parsed_shard, threads=threads, console=console)

@@ -59,6 +59,7 @@ __all__ = [
     "pilot",
     "plan_path",
     "read_plan",
+    "read_plan_offline",
     "static_cost",
 ]
 
@@ -133,6 +134,9 @@ class Plan:
         offline: (experiment key, kind) -> fit of seconds per training.
         pilot_seconds: wall time of the pilot.
         pilot_points: pilot runs made.
+        every_cell: whether every cell was measured.
+        offline_seconds: cell id -> the offline (training) part of ``seconds``; the rest is online,
+            ``n_mdps`` trajectories of equal predicted cost (what a race's prediction scales).
     """
 
     seconds: dict[str, float]
@@ -141,11 +145,13 @@ class Plan:
     pilot_seconds: float
     pilot_points: int
     every_cell: bool = False
+    offline_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps(
             {
                 "cells": self.seconds,
+                "offline_cells": self.offline_seconds,
                 "pilot_seconds": self.pilot_seconds,
                 "pilot_points": self.pilot_points,
                 "every_cell": self.every_cell,
@@ -160,6 +166,15 @@ def read_plan(out: Path) -> dict[str, float] | None:
     """The predicted core-seconds per cell id kept in ``out`` (``None`` without a readable plan)."""
     try:
         return {str(k): float(v) for k, v in json.loads(plan_path(out).read_text())["cells"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError, OSError):
+        return None
+
+
+def read_plan_offline(out: Path) -> dict[str, float] | None:
+    """The predicted offline core-seconds per cell id kept in ``out`` (``None`` without a readable
+    plan, or one kept before they were recorded)."""
+    try:
+        return {str(k): float(v) for k, v in json.loads(plan_path(out).read_text())["offline_cells"].items()}
     except (ValueError, KeyError, TypeError, AttributeError, OSError):
         return None
 
@@ -264,12 +279,13 @@ def pilot(
         runs += 1
     online = {key: Fit.through([(p[2], p[3]) for p in pts]) for key, pts in points.items()}
     offline = {key: Fit.through([(p[0], p[1]) for p in pts]) for key, pts in points.items()}
-    seconds = {}
+    seconds, offline_seconds = {}, {}
     for cell in config.cells:
         key = (cell.experiment.key, cell.kind)
         e = cell.experiment
-        seconds[cell.id] = offline[key](offline_units(cell)) + e.n_mdps * e.horizon * online[key](online_units(cell))
-    return Plan(seconds, online, offline, time.perf_counter() - started, runs)
+        offline_seconds[cell.id] = offline[key](offline_units(cell))
+        seconds[cell.id] = offline_seconds[cell.id] + e.n_mdps * e.horizon * online[key](online_units(cell))
+    return Plan(seconds, online, offline, time.perf_counter() - started, runs, offline_seconds=offline_seconds)
 
 
 def _pilot_every_cell(
@@ -281,6 +297,7 @@ def _pilot_every_cell(
     """:func:`pilot` with ``every_cell``: each cell's own training and per-decision cost."""
     started = time.perf_counter()
     seconds: dict[str, float] = {}
+    offline_seconds: dict[str, float] = {}
     points: dict[tuple[str, str], list[tuple[float, float, float, float]]] = {}
     for index, cell in enumerate(config.cells):
         point = _pilot_point(cell, pilot_mdps, pilot_decisions)
@@ -289,6 +306,7 @@ def _pilot_every_cell(
         offline = training * offline_units(cell) / pilot_units
         e = cell.experiment
         seconds[cell.id] = offline + e.n_mdps * e.horizon * per_decision
+        offline_seconds[cell.id] = offline
         points.setdefault((e.key, cell.kind), []).append(point)
         if console is not None and (index + 1) % 50 == 0:
             elapsed = time.perf_counter() - started
@@ -301,7 +319,15 @@ def _pilot_every_cell(
         online[key] = Fit.through([(p[2], p[3]) for p in ends])
         ends = [min(pts, key=lambda p: p[0]), max(pts, key=lambda p: p[0])]
         offline_fits[key] = Fit.through([(p[0], p[1]) for p in ends])
-    return Plan(seconds, online, offline_fits, time.perf_counter() - started, len(config.cells), every_cell=True)
+    return Plan(
+        seconds,
+        online,
+        offline_fits,
+        time.perf_counter() - started,
+        len(config.cells),
+        every_cell=True,
+        offline_seconds=offline_seconds,
+    )
 
 
 def longest_first(cells: Sequence[Cell], out: Path | None = None) -> list[Cell]:
