@@ -78,6 +78,7 @@ def register(grid_commands: Any) -> None:
         action="store_true",
         help="print the sbatch script and the array size; write and submit nothing",
     )
+    add_race(submit)
     submit.set_defaults(handler=_command_submit)
 
     task = grid_commands.add_parser("task", help="run one array task of a submitted grid (what job.sh runs)")
@@ -265,9 +266,14 @@ def _command_submit(args: argparse.Namespace, console: Any) -> int:
                 soft_wrap=True,
             )
             return 0
+        from ..grid.race import recorded_race
+
+        if (race_options(args) is None) != (recorded_race(args.out) is None):
+            raced = "was raced" if recorded_race(args.out) is not None else "was not raced"
+            raise ValueError(f"{args.out} {raced}: resubmit it as it was submitted (with or without --race)")
         resubmit(args.out, console)
     else:
-        submit(config, args.out, options, console, dry_run=args.dry_run)
+        submit(config, args.out, options, console, dry_run=args.dry_run, race=race_options(args))
     if args.watch:
         return 1 if watch(args.out, console, args.poll) else 0
     return 0
