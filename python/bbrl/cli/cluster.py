@@ -268,10 +268,9 @@ def _command_submit(args: argparse.Namespace, console: Any) -> int:
             return 0
         from ..grid.race import recorded_race
 
-        if (race_options(args) is None) != (recorded_race(args.out) is None):
-            raced = "was raced" if recorded_race(args.out) is not None else "was not raced"
-            raise ValueError(f"{args.out} {raced}: resubmit it as it was submitted (with or without --race)")
-        resubmit(args.out, console)
+        if race_options(args) is not None and recorded_race(args.out) is None:
+            raise ValueError(f"{args.out} was submitted without --race: its cells run in full; drop --race")
+        resubmit(args.out, console)  # a raced folder stays raced (race.json)
     else:
         submit(config, args.out, options, console, dry_run=args.dry_run, race=race_options(args))
     if args.watch:
