@@ -28,6 +28,46 @@ def shared_data() -> Path:
     return DATA
 
 
+#: One experiment where a race (batches of 10) stops two configurations: BFS3, beaten by e-Greedy,
+#: which costs less; Soft-max at tau = 10, no better than tau = 0.1 by more than the margin.
+RACED_GRID = """\
+[defaults]
+n_mdps = 100
+horizon = 60
+seed = 1
+
+[[experiment]]
+name = "GC"
+test = "GC"
+
+[[agent]]
+kind = "random"
+
+[[agent]]
+kind = "egreedy"
+epsilon = [0.0, 1.0]
+
+[[agent]]
+kind = "softmax"
+tau = [0.1, 10.0]
+
+[[agent]]
+kind = "bfs3"
+k = [2]
+c = [2]
+depth = [6]
+
+[[agent]]
+kind = "optimal"
+"""
+
+
+@pytest.fixture(scope="session")
+def raced_grid_toml() -> str:
+    """The text of a grid whose race stops configurations (tests of raced grids on every engine)."""
+    return RACED_GRID
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Under the test script, insist that ``bbrl`` is the installed wheel, not the source tree."""
     if os.environ.get("BBRL_REQUIRE_INSTALLED"):

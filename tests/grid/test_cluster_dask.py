@@ -292,38 +292,12 @@ def test_the_documented_example_runs_a_python_agent_on_nanny_workers(tmp_path: P
         assert on_dask["return"].to_numpy().tobytes() == here["return"].to_numpy().tobytes()
 
 
-RACE = """\
-[defaults]
-n_mdps = 100
-horizon = 60
-seed = 1
-
-[[experiment]]
-name = "GC"
-test = "GC"
-
-[[agent]]
-kind = "egreedy"
-epsilon = [0.0, 1.0]
-
-[[agent]]
-kind = "softmax"
-tau = [0.1, 10.0]
-
-[[agent]]
-kind = "bfs3"
-k = [2]
-c = [2]
-depth = [6]
-"""
-
-
 def test_a_race_on_dask_makes_the_local_races_stops_and_results(
-    tmp_path: Path, cluster: tuple[Path, list[subprocess.Popen[bytes]]]
+    tmp_path: Path, cluster: tuple[Path, list[subprocess.Popen[bytes]]], raced_grid_toml: str
 ) -> None:
     scheduler_file, _ = cluster
     config_file = tmp_path / "race.toml"
-    config_file.write_text(RACE)
+    config_file.write_text(raced_grid_toml)
     config = grid.load_config(config_file)
     out = tmp_path / "dask-race"
     race = ["--race", "--race-batch", "10"]

@@ -310,40 +310,17 @@ def test_submit_dry_run_prints_the_script_and_the_array_size_and_submits_nothing
     assert len((fake / "sbatch.log").read_text().splitlines()) == 1
 
 
-RACE = """\
-[defaults]
-n_mdps = 100
-horizon = 60
-seed = 1
-
-[[experiment]]
-name = "GC"
-test = "GC"
-
-[[agent]]
-kind = "egreedy"
-epsilon = [0.0, 1.0]
-
-[[agent]]
-kind = "softmax"
-tau = [0.1, 10.0]
-
-[[agent]]
-kind = "bfs3"
-k = [2]
-c = [2]
-depth = [6]
-"""
-
-
-def test_a_raced_grid_as_a_job_array_makes_the_local_races_stops(tmp_path: Path) -> None:
+def test_a_raced_grid_as_a_job_array_makes_the_local_races_stops(
+    tmp_path: Path, raced_grid_toml: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from bbrl.analysis.racing import RaceOptions
     from bbrl.grid.engines import slurm
     from bbrl.grid.race import run_raced_grid
 
     env = _fake_slurm(tmp_path)
+    monkeypatch.setenv("FAKE_SLURM", env["FAKE_SLURM"])  # the stand-in sbatch, called from this process
     config_file = tmp_path / "race.toml"
-    config_file.write_text(RACE)
+    config_file.write_text(raced_grid_toml)
     config = grid.load_config(config_file)
     out = tmp_path / "out"
     console = Console(file=io.StringIO())

@@ -26,39 +26,6 @@ from bbrl.grid.race import race_state, run_raced_grid
 from bbrl.protocol import results
 from bbrl.protocol.schema import RACE_STOPPED_BY, Col
 
-#: One experiment where a race stops two configurations: BFS3 (beaten by e-Greedy, which costs
-#: less) and Soft-max at tau = 10 (no better than tau = 0.1 by more than the margin).
-RACED = """\
-[defaults]
-n_mdps = 100
-horizon = 60
-seed = 1
-
-[[experiment]]
-name = "GC"
-test = "GC"
-
-[[agent]]
-kind = "random"
-
-[[agent]]
-kind = "egreedy"
-epsilon = [0.0, 1.0]
-
-[[agent]]
-kind = "softmax"
-tau = [0.1, 10.0]
-
-[[agent]]
-kind = "bfs3"
-k = [2]
-c = [2]
-depth = [6]
-
-[[agent]]
-kind = "optimal"
-"""
-
 OPTIONS = RaceOptions(batch=10)
 #: The columns that do not depend on the machine, the load or the runner.
 DETERMINISTIC = ["cell_id", "cell_index", "kind", "params", "details", "mdp", "return", "online_work", "offline_work"]
@@ -69,9 +36,9 @@ def _quiet() -> Console:
 
 
 @pytest.fixture(scope="module")
-def config(tmp_path_factory: pytest.TempPathFactory) -> grid.GridConfig:
+def config(tmp_path_factory: pytest.TempPathFactory, raced_grid_toml: str) -> grid.GridConfig:
     path = tmp_path_factory.mktemp("config") / "race.toml"
-    path.write_text(RACED)
+    path.write_text(raced_grid_toml)
     return grid.load_config(path)
 
 
@@ -138,7 +105,7 @@ def _race_command(config_file: Path, out: Path, *extra: str) -> list[str]:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process control as on Linux")
 def test_two_runners_share_a_race_and_a_killed_one_loses_at_most_its_batch(config, raced, tmp_path):
     config_file = tmp_path / "race.toml"
-    config_file.write_text(RACED)
+    config_file.write_text(config.text)
     # Two runners on one folder: each takes unclaimed batches; the decisions are the same.
     shared = tmp_path / "shared"
     runners = [
@@ -172,7 +139,7 @@ def test_a_race_refuses_other_settings_a_full_folder_and_shards(config, full, ra
     with pytest.raises(ValueError, match="cells of a run without --race"):
         run_raced_grid(config, full, OPTIONS, console=_quiet())
     config_file = tmp_path / "race.toml"
-    config_file.write_text(RACED)
+    config_file.write_text(config.text)
     done = subprocess.run(_race_command(config_file, tmp_path / "o", "--shard", "1/2"), capture_output=True, text=True)
     assert done.returncode == 2 and "not shards" in done.stderr, done.stderr
     done = subprocess.run(
