@@ -14,6 +14,7 @@
 //! The interval read at each checkpoint is the running intersection of the intervals at the
 //! checkpoints so far, clamped to the samples' known range.
 
+use super::looks::check_checkpoints;
 use crate::error::Result;
 use crate::invalid;
 
@@ -37,7 +38,7 @@ pub fn asymptotic_intervals_at(
     if !(low.is_finite() && high.is_finite() && low < high) {
         return Err(invalid!("the samples' range must be finite with low < high, got [{low}, {high}]"));
     }
-    super::checkpoints::check_checkpoints(checkpoints, samples.len())?;
+    check_checkpoints(checkpoints, samples.len())?;
     let log_alpha = -2.0 * alpha.ln();
     let rho2 = (log_alpha + (log_alpha + 1.0).ln()) / tuned_for as f64;
     // Welford's running mean and sum of squared deviations: no cancellation on large sums.

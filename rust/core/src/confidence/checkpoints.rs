@@ -5,6 +5,7 @@
 use rayon::prelude::*;
 
 use super::betting::{BettingOptions, BettingSequence};
+use super::looks::check_checkpoints;
 use crate::error::Result;
 use crate::invalid;
 
@@ -90,19 +91,6 @@ pub fn intervals_at_rows(
         out.extend(row?);
     }
     Ok(out)
-}
-
-pub(super) fn check_checkpoints(checkpoints: &[usize], n: usize) -> Result<()> {
-    if checkpoints.is_empty() {
-        return Err(invalid!("checkpoints must name at least one sample count"));
-    }
-    let increasing = checkpoints.windows(2).all(|w| w[0] < w[1]);
-    if !increasing || checkpoints[0] < 1 || checkpoints[checkpoints.len() - 1] > n {
-        return Err(invalid!(
-            "checkpoints must be strictly increasing sample counts between 1 and {n}, got {checkpoints:?}"
-        ));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

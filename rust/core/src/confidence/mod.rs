@@ -6,6 +6,7 @@
 //! |---|---|
 //! | `betting` | the hedged capital process with predictable plug-in bets (Waudby-Smith and Ramdas, JRSS-B 2024) and its running intersection |
 //! | `asymptotic` | the asymptotic (time-uniform central limit) sequence of Waudby-Smith et al. (2024): a Gaussian-mixture boundary with the sample standard deviation |
+//! | `looks` | the check of the sample counts a sequence is read at |
 //! | `checkpoints` | a sequence read after chosen sample counts, for many streams in parallel (a race's pairs) |
 //!
 //! Evaluators use it through [`BettingSequence::push`] and [`BettingSequence::interval`]; the
@@ -15,6 +16,7 @@
 pub mod asymptotic;
 pub mod betting;
 pub mod checkpoints;
+mod looks;
 
 pub use asymptotic::asymptotic_intervals_at;
 pub use betting::{BettingOptions, BettingSequence};
