@@ -13,15 +13,18 @@ For each experiment (its competing configurations, not the oracle):
   look and the number of looks up front, and treats the returns of two configurations as
   independent samples: it knows neither that they come from the same MDPs (the pairing) nor what
   each configuration costs. A pair it has not decided at the last look it declares equal.
-* The race (:func:`bbrl.analysis.racing.simulate_race`, default options) replays its stops.
+* The race (:func:`bbrl.analysis.racing.simulate_race`, default options) replays its stops. Its
+  default level is per comparable pair; the summary also gives the race at family-wise level
+  (``RaceOptions(family_wise=True)``), the error AdaStop controls.
 
 MDPs run: for AdaStop, a configuration is needed until every one of its comparisons is decided;
 for the race, until its stop (N when it runs to the end).
 
 ``--out`` writes the same as CSV: one row per AdaStop comparison (``method`` adastop, decision
 better / worse / equal of ``cell`` against ``other``), one per race stop (``method`` race, decision
-the rule, ``other`` the stopper), and a summary row per experiment and method (``cell`` ``*``,
-``decided`` comparisons decided before N, ``mdps_run`` the MDPs run in total).
+the rule, ``other`` the stopper; ``race-family-wise`` the same at family-wise level), and a
+summary row per experiment and method (``cell`` ``*``, ``decided`` comparisons decided before N,
+``mdps_run`` the MDPs run in total).
 """
 
 from __future__ import annotations
@@ -139,12 +142,14 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     options = racing.RaceOptions()
     rows: list[dict[str, object]] = []
-    totals = {"adastop": [0, 0, 0], "race": [0, 0, 0]}  # decided, comparisons, MDPs run
+    family = racing.RaceOptions(family_wise=True)
+    totals = {"adastop": [0, 0, 0], "race": [0, 0, 0], "race-family-wise": [0, 0, 0]}  # decided, compared, MDPs
     full_total = 0
     for label, contenders, n_total, low, high in experiments(args.folder):
         batch = args.adastop_batch or options.batch_size(n_total)
         ada = run_adastop(contenders, n_total, batch, args.permutations, args.alpha, args.seed)
         race = racing.simulate_race(contenders, n_total, low, high, options)
+        race_fw = racing.simulate_race(contenders, n_total, low, high, family)
         n_pairs = len(ada.comparisons)
         early = [c for c in ada.comparisons if c.early]
         print(
@@ -157,7 +162,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"  note: AdaStop divided its permutation counts by {ada.normalization:g} at the last look, fewer than"
                 f" the {ada.permutations_kept} statistics it kept (its normalization after the first look is"
                 f" C(2n, n)^floor(log B / log C(2n, n)), C(2n, n) = {math.comb(2 * batch, batch)} here): from its"
-                " second look on, its boundary is the largest permutation statistic"
+                " second look on, its boundary is the largest permutation statistic kept, and the observed one is"
+                " kept (the identity permutation comes first) until a first rejection: until then, a look can"
+                " reject only a pair whose |difference| exceeds every pair's signed one"
             )
         undecided = n_pairs - len(early)
         print(f"  AdaStop: {len(early)} of {n_pairs} pairs decided before N; the other {undecided} equal at N")
@@ -173,7 +180,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         ada_mdps = sum(ada.needed.values())
         race_mdps = sum(n_total if s is None else s.n_mdps for s in race.values())
         full = n_total * len(contenders)
-        print(f"  MDPs run: AdaStop {ada_mdps} of {full}, race {race_mdps} of {full}")
+        stops_fw = [s for s in race_fw.values() if s is not None]
+        fw_mdps = sum(n_total if s is None else s.n_mdps for s in race_fw.values())
+        print(
+            f"  MDPs run: AdaStop {ada_mdps} of {full}, race {race_mdps} of {full}"
+            f" (the race at family-wise level {family.delta}, like AdaStop's: {len(stops_fw)} stopped, {fw_mdps})"
+        )
         for c in ada.comparisons:
             rows.append(dict(experiment=label, method="adastop", cell=c.cell, other=c.other, decision=c.decision,
                              n_mdps=c.n_mdps))  # fmt: skip
@@ -182,9 +194,15 @@ def main(argv: Sequence[str] | None = None) -> None:
                              n_mdps=s.n_mdps))  # fmt: skip
         rows.append(dict(experiment=label, method="adastop", cell="*", decided=len(early), mdps_run=ada_mdps))
         rows.append(dict(experiment=label, method="race", cell="*", decided=len(stops), mdps_run=race_mdps))
+        for s in stops_fw:
+            rows.append(dict(experiment=label, method="race-family-wise", cell=s.cell_id, other=s.by,
+                             decision=s.rule, n_mdps=s.n_mdps))  # fmt: skip
+        rows.append(dict(experiment=label, method="race-family-wise", cell="*", decided=len(stops_fw),
+                         mdps_run=fw_mdps))  # fmt: skip
         for method, decided, compared, mdps in (
             ("adastop", len(early), n_pairs, ada_mdps),
             ("race", len(stops), len(contenders), race_mdps),
+            ("race-family-wise", len(stops_fw), len(contenders), fw_mdps),
         ):
             totals[method][0] += decided
             totals[method][1] += compared
@@ -193,7 +211,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(
         f"\nSummary: AdaStop decided {totals['adastop'][0]} of {totals['adastop'][1]} pairs before N,"
         f" {totals['adastop'][2]} of {full_total} MDPs run; the race stopped {totals['race'][0]} of"
-        f" {totals['race'][1]} configurations, {totals['race'][2]} of {full_total} MDPs run."
+        f" {totals['race'][1]} configurations, {totals['race'][2]} of {full_total} MDPs run (at family-wise level:"
+        f" {totals['race-family-wise'][0]} stopped, {totals['race-family-wise'][2]} MDPs run)."
     )
     print(
         f"AdaStop {adastop.__version__}: family-wise level {args.alpha}, B = {args.permutations} permutations,"
