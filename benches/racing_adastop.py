@@ -166,9 +166,13 @@ def main(argv: Sequence[str] | None = None) -> None:
                 " kept (the identity permutation comes first) until a first rejection: until then, a look can"
                 " reject only a pair whose |difference| exceeds every pair's signed one"
             )
-        undecided = n_pairs - len(early)
-        print(f"  AdaStop: {len(early)} of {n_pairs} pairs decided before N; the other {undecided} equal at N")
-        for c in sorted(early, key=lambda c: (c.n_mdps, c.cell, c.other)):
+        last = [c for c in ada.comparisons if not c.early and c.decision != "equal"]
+        equal = n_pairs - len(early) - len(last)
+        print(
+            f"  AdaStop: of {n_pairs} pairs, {len(early)} decided before N, {len(last)} at N, {equal} equal at N"
+            " (undecided at the last look)"
+        )
+        for c in sorted(early + last, key=lambda c: (c.n_mdps, c.cell, c.other)):
             print(f"    {c.n_mdps:4d} MDPs  {short(c.cell)}  {c.decision} than  {short(c.other)}")
         stops = [s for s in race.values() if s is not None]
         print(
