@@ -114,7 +114,7 @@ def command_simulate(args: argparse.Namespace) -> None:
         delta=args.delta, margin=args.margin, batch=args.batch, sequence=args.sequence, family_wise=args.family_wise
     )
     calibration = reference_calibration()
-    kept: dict[str, int] = {}
+    outcome: dict[str, racing.Stop | None] = {}
     for _key, cells in results.cells.group_by([Col.EXPERIMENT, Col.PRIOR], maintain_order=True):
         first = cells.row(0, named=True)
         low, high = racing.return_range(
@@ -122,24 +122,19 @@ def command_simulate(args: argparse.Namespace) -> None:
         )
         competing = cells.filter(~pl.col(Col.KIND).is_in(ORACLE_KINDS))
         contenders = racing.contenders_of(results, competing, calibration)
-        n = int(first[Col.N_MDPS])
-        outcome = racing.simulate_race(contenders, n, low, high, options)
-        stops = {k: s for k, s in outcome.items() if s is not None}
+        race = racing.simulate_race(contenders, int(first[Col.N_MDPS]), low, high, options)
+        stops = {k: s for k, s in race.items() if s is not None}
         print(f"{first[Col.EXPERIMENT]}/{first[Col.PRIOR]}: {len(stops)} of {len(contenders)} configurations stopped")
         for cell_id, stop in stops.items():
             print(
                 f"    {cell_id} after {stop.n_mdps} MDPs, {stop.rule} by {stop.by} [{stop.lower:.3g}, {stop.upper:.3g}]"
             )
-        kept.update({c: n for c in cells[Col.CELL_ID]})
-        kept.update({c: s.n_mdps for c, s in stops.items()})
-    returns = results.returns.filter(pl.col(Col.MDP) < pl.col(Col.CELL_ID).replace_strict(kept, return_dtype=pl.Int64))
-    means = returns.group_by(Col.CELL_ID).agg(pl.col(Col.RETURN).mean().alias(Col.MEAN))
-    cells = results.cells.drop(Col.MEAN).join(means, on=Col.CELL_ID).sort(Col.CELL_INDEX)
-    raced = Results(cells, returns)
+        outcome.update(race)
+    raced = racing.simulated_results(results, outcome)
     same, total = maps_agreement(results, raced)
     full_cpu, raced_cpu = cells_cpu(results), cells_cpu(raced)
     print(f"cells' CPU time: full {full_cpu:.4g} s, raced {raced_cpu:.4g} s, ratio {raced_cpu / full_cpu:.3f}")
-    print(f"MDPs run: full {results.returns.height}, raced {returns.height}")
+    print(f"MDPs run: full {results.returns.height}, raced {raced.returns.height}")
     print(f"maps: {same} of {total} cells identical ({100.0 * same / max(total, 1):.1f}%)")
 
 

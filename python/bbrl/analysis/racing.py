@@ -54,7 +54,7 @@ import numpy as np
 import polars as pl
 
 from .. import _core
-from ..protocol.results import Results
+from ..protocol.results import Results, from_frames
 from ..protocol.schema import Col, work_array
 from .cost import Calibration, cell_costs
 from .stats import MIN_PAIRS_FOR_Z
@@ -72,9 +72,13 @@ __all__ = [
     "contenders_of",
     "decide",
     "default_batch",
+    "describe_stop",
+    "paired_means",
     "precedes",
     "return_range",
     "simulate_race",
+    "simulated_results",
+    "stopper_of",
 ]
 
 #: The race's error level (per comparable pair, or for the experiment with ``family_wise``).
@@ -352,3 +356,71 @@ def contenders_of(results: Results, cells: pl.DataFrame, calibration: Calibratio
             )
         )
     return out
+
+
+def describe_stop(stop: Stop) -> str:
+    """The text a stopped cell's file keeps (:data:`~bbrl.protocol.schema.RACE_STOPPED_BY`): the
+    stopper's cell id first, then the rule, the MDPs and the bounds, e.g. ``GC/GC/egreedy/epsilon=0.0
+    (beaten after 30 MDPs: mean difference in [-15.8, -0.0462])``."""
+    bound = f"mean difference in [{stop.lower:.4g}, {stop.upper:.4g}]"
+    margin = f", margin {stop.margin:.4g}" if stop.rule == "plateau" else ""
+    return f"{stop.by} ({stop.rule} after {stop.n_mdps} MDPs: {bound}{margin})"
+
+
+def stopper_of(text: str) -> str:
+    """The stopper's cell id in a :func:`describe_stop` text."""
+    return text.split(" (", 1)[0]
+
+
+def paired_means(results: Results, cells: pl.DataFrame) -> np.ndarray:
+    """Each cell's mean return over the experiment's N test MDPs, estimated on the paired design
+    for the cells a race stopped (the others' own means).
+
+    A stopped cell ran MDPs ``0..n`` only, and the first MDPs of an experiment are not a fair
+    sample of its N: on the paper's GC at N = 500 the first 50 give the better agents about 2.5
+    more than the 500 do, so a raw mean over 50 MDPs would outrank every configuration that ran
+    500. The stopped cell's mean is therefore its stopper's, followed to a cell that ran to N (its
+    reference), plus their paired difference on the MDPs the stopped cell ran:
+    ``mean_N(R_ref) + mean_n(R_c - R_ref)``, unbiased for the cell's mean over the N MDPs under
+    the paired design. A cell whose chain of stoppers leaves ``cells`` keeps its raw mean."""
+    returns_of = {
+        cell_id: frame.sort(Col.MDP)[Col.RETURN].to_numpy()
+        for (cell_id,), frame in results.returns.partition_by(Col.CELL_ID, as_dict=True).items()
+    }
+    stopped_by: dict[str, str] = {}
+    if Col.RACE_STOPPED_BY in cells.columns:
+        for row in cells.select(Col.CELL_ID, Col.RACE_STOPPED_BY).iter_rows():
+            if row[1] is not None:
+                stopped_by[row[0]] = stopper_of(row[1])
+    means = []
+    for cell_id in cells[Col.CELL_ID].to_list():
+        own = returns_of[cell_id]
+        reference, seen = cell_id, {cell_id}
+        while reference in stopped_by and stopped_by[reference] in returns_of and stopped_by[reference] not in seen:
+            reference = stopped_by[reference]
+            seen.add(reference)
+        if reference == cell_id or reference in stopped_by:
+            means.append(float(own.mean()))
+            continue
+        full = returns_of[reference]
+        means.append(float(full.mean() + (own - full[: own.size]).mean()))
+    return np.asarray(means, dtype=np.float64)
+
+
+def simulated_results(results: Results, stops: dict[str, Stop | None]) -> Results:
+    """The results a race with ``stops`` (:func:`simulate_race`'s outcome, for any experiments)
+    would have written: each stopped cell's rows cut to the MDPs it ran, with the text of its stop,
+    read back the way a raced folder is read."""
+    stopped = {cell_id: stop for cell_id, stop in stops.items() if stop is not None}
+    if not stopped:
+        return results
+    keep = {cell_id: stop.n_mdps for cell_id, stop in stopped.items()}
+    texts = {cell_id: describe_stop(stop) for cell_id, stop in stopped.items()}
+    cell = pl.col(Col.CELL_ID)
+    rows = results.returns.filter(
+        pl.col(Col.MDP) < cell.replace_strict(keep, default=None, return_dtype=pl.Int64).fill_null(2**62)
+    )
+    rows = rows.drop(Col.RACE_STOPPED_BY, strict=False).with_columns(
+        cell.replace_strict(texts, default=None, return_dtype=pl.String).alias(Col.RACE_STOPPED_BY)
+    )
+    return from_frames([rows])

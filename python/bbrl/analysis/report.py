@@ -40,7 +40,7 @@ from .figures import (
     save_figure,
     score_figure,
 )
-from .racing import default_batch
+from .racing import default_batch, paired_means
 from .regret import plot_cumulative_regret
 from .scores import ORACLE_KINDS, NormalizedSummary, normalized_summary, regret_curves
 from .stats import best_per_algorithm, best_under_bounds
@@ -298,7 +298,8 @@ def experiment_map(
     resolution = max([clock_resolution(r) for r in competing.iter_rows(named=True)] or [0.0])
     bounds = best_under_bounds(
         competing[Col.ALGORITHM].to_list(),
-        competing[Col.MEAN].to_list(),
+        # A configuration a race stopped: its mean over the N MDPs, estimated paired (racing.py).
+        paired_means(results, competing).tolist(),
         costs.offline.tolist(),
         costs.online.tolist(),
         returns_matrix(results, ids),

@@ -387,7 +387,11 @@ def best_under_bounds(
     u_off = np.zeros(n) if offline_uncertainty is None else np.asarray(offline_uncertainty, dtype=np.float64)
     grid = bound_grid if lattice == "original" else series_grid
     if online_bounds is None:
-        online_bounds = grid(float(online.max()) if n else 0.0, minimum=float(online.min()) if n else None)
+        # From the first bound that admits the cheapest agent with any online cost: an agent whose
+        # cost is 0 (e-Greedy at epsilon = 1 solves nothing) fits every bound and sets none.
+        positive_online = online[online > 0.0]
+        cheapest = float(positive_online.min()) if positive_online.size else None
+        online_bounds = grid(float(online.max()) if n else 0.0, minimum=cheapest)
     if offline_bounds is None:
         positive = offline[offline > 0.0]
         if positive.size:

@@ -47,6 +47,7 @@ from ..analysis.racing import (
     comparable_pairs,
     contenders_of,
     decide,
+    describe_stop,
     return_range,
 )
 from ..analysis.scores import ORACLE_KINDS
@@ -134,12 +135,6 @@ def race_state(out: Path, experiment: ExperimentConfig) -> RaceState:
     return RaceState(int(document["decided"]), {k: Stop(**v) for k, v in document["stops"].items()})
 
 
-def _describe(stop: Stop) -> str:
-    bound = f"mean difference in [{stop.lower:.4g}, {stop.upper:.4g}]"
-    margin = f", margin {stop.margin:.4g}" if stop.rule == "plateau" else ""
-    return f"{stop.by} ({stop.rule} after {stop.n_mdps} MDPs: {bound}{margin})"
-
-
 def _read_part(path: Path) -> pl.DataFrame | None:
     if not path.is_file():
         return None
@@ -156,7 +151,7 @@ def _join(out: Path, cell: Cell, ends: list[int], n: int, stop: Stop | None) -> 
     parts = [pl.read_parquet(batch_path(out, cell, starts[k], ends[k])) for k in range(len(ends)) if ends[k] <= n]
     frame = pl.concat(parts, how="vertical")
     if stop is not None:
-        frame = frame.with_columns(pl.lit(_describe(stop), dtype=pl.String).alias(RACE_STOPPED_BY))
+        frame = frame.with_columns(pl.lit(describe_stop(stop), dtype=pl.String).alias(RACE_STOPPED_BY))
     buffer = io.BytesIO()
     frame.write_parquet(buffer)
     path = cell_path(out, cell)
@@ -323,7 +318,7 @@ def run_raced_grid(
         finished = "finished" if n == by_experiment[key][0].experiment.n_mdps else "running on"
         console.print(f"{key}: {n} MDPs decided, {len(stops)} stopped, {running} {finished}", highlight=False)
         for stop in stops:
-            console.print(f"  stopped: {stop.cell_id}, by {_describe(stop)}", highlight=False)
+            console.print(f"  stopped: {stop.cell_id}, by {describe_stop(stop)}", highlight=False)
 
     while True:
         progressed = waiting = False
