@@ -51,14 +51,12 @@ impl PuddleWorld {
     /// coordinate, both ends included.
     pub const STATE_BOX: [(f64, f64, &'static str); 2] = [(0.0, 1.0, "x"), (0.0, 1.0, "y")];
 
-    /// `discount` in (0, 1] (a time limit is required at 1); `noise` ≥ 0 is the standard deviation
-    /// of the step length (0.01 in the literature).
+    /// `discount` in (0, 1] (without a time limit, an undiscounted Puddle World is the episodic
+    /// task whose return runs to termination); `noise` ≥ 0 is the standard deviation of the step
+    /// length (0.01 in the literature).
     pub fn new(discount: f64, noise: f64, time_limit: Option<usize>) -> Result<Self> {
         if !(discount > 0.0 && discount <= 1.0) {
             return Err(invalid!("discount must be in (0, 1], got {discount}"));
-        }
-        if discount == 1.0 && time_limit.is_none() {
-            return Err(invalid!("an undiscounted Puddle World (discount 1) needs a time limit"));
         }
         if !(noise.is_finite() && noise >= 0.0) {
             return Err(invalid!("noise must be finite and >= 0, got {noise}"));
