@@ -158,6 +158,8 @@ def test_bad_pairings_and_inputs_are_clear_errors():
         ve.reference_values(mc, pump, 2, max_rollout_steps=500)
     with pytest.raises(ValueError, match="max_rollout_steps must be an int >= 1"):
         ve.reference_values(ve.mountain_car(1.0), pump, 2, max_rollout_steps=0)
+    with pytest.raises(ValueError, match="accept_truncated applies to rollouts that run to termination"):
+        ve.reference_values(mc, pump, 2, accept_truncated=True)
     with pytest.raises(TypeError, match="accept_truncated must be a bool"):
         ve.reference_values(ve.mountain_car(1.0), pump, 2, accept_truncated="yes")
     with pytest.raises(ValueError, match="action must be an int >= 0"):

@@ -169,9 +169,9 @@ def reference_values(
     rollout reaches the cap, its state can not be certified to termination: by default that is a
     ``ValueError`` naming the cap and how many states had such a rollout (each state stops at its
     first); ``accept_truncated=True`` certifies the return truncated at the cap instead, and
-    ``n_cut`` counts the rollouts it cut. ``max_rollout_steps`` is refused for any other
-    environment (Lemma 5 or the time limit sets the length there; with a time limit the values are
-    over that many steps).
+    ``n_cut`` counts the rollouts it cut. ``max_rollout_steps`` and ``accept_truncated`` are refused
+    for any other environment (Lemma 5 or the time limit sets the length there; with a time limit
+    the values are over that many steps).
     """
     env = as_environment(env)
     check_rule(rule)

@@ -126,6 +126,14 @@ impl ReferenceDesign {
                 if gamma < 1.0 { "Lemma 5 and the time limit" } else { "the time limit" }
             ));
         }
+        if settings.accept_truncated && !to_termination {
+            return Err(invalid!(
+                "accept_truncated applies to rollouts that run to termination (an undiscounted environment \
+                 without a time limit); {} has discount {gamma} and time limit {}, whose rollouts are cut by design",
+                env.name(),
+                env.time_limit().map_or("none".to_string(), |t| t.to_string())
+            ));
+        }
         let rollout_length = match (gamma < 1.0, env.time_limit()) {
             (true, limit) => {
                 let l = rollout_length(acc.eps_bar, settings.tau, r_max, gamma)?;
@@ -418,6 +426,9 @@ mod tests {
         assert!(e.contains("max_rollout_steps (2000)") && e.contains("Lemma 5"), "{e}");
         let limited = MountainCar::new(1.0, Some(500)).unwrap();
         assert!(ReferenceDesign::new(&limited, capped, 3).is_err());
+        let accept = ReferenceSettings { accept_truncated: true, ..settings() };
+        let e = ReferenceDesign::new(&limited, accept, 3).unwrap_err().to_string();
+        assert!(e.contains("accept_truncated applies to rollouts that run to termination"), "{e}");
         assert!(!ReferenceDesign::new(&limited, settings(), 3).unwrap().to_termination);
         assert!(ReferenceDesign::new(&env, ReferenceSettings { max_rollout_steps: Some(0), ..settings() }, 3).is_err());
 
