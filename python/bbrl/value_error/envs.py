@@ -140,9 +140,10 @@ def uniform_policy(n_actions: int) -> Policy:
 def constant_policy(action: int, n_actions: int) -> Policy:
     """``action`` in every state, of ``n_actions`` (a deterministic policy; for instance Mountain
     Car's action 1, no push, under which a car on the valley floor never reaches the goal)."""
-    n_actions, action = count(n_actions, "n_actions", 1), count(action, "action", 0)
-    core = _core.FixedPolicy.constant(action, n_actions)
-    return Policy(core, {"kind": "constant", "action": action, "n_actions": n_actions})
+    count(n_actions, "n_actions", 1)
+    count(action, "action", 0)
+    core = _core.FixedPolicy.constant(int(action), int(n_actions))
+    return Policy(core, {"kind": "constant", "action": int(action), "n_actions": int(n_actions)})
 
 
 def energy_pumping(random_share: float = 0.6) -> Policy:
