@@ -285,7 +285,8 @@ def ebgstop_iterator(samples: Any, options: dict[str, Any]) -> dict[str, Any]: .
 # beta, p, max_bet, max_samples.
 def certify_array(samples: npt.NDArray[np.float64], options: dict[str, Any]) -> dict[str, Any]: ...
 
-# epsilon, delta, tau, c (required), k, split, rule, variant, beta, p, max_samples, seed, threads.
+# epsilon, delta, tau, c (required), k, split, rule, variant, beta, p, max_samples, value_range,
+# max_rollout_steps, accept_truncated, seed, threads.
 def value_error_references(
     env: ValueErrorEnv, policy: FixedPolicy, states: npt.NDArray[Any], options: dict[str, Any]
 ) -> dict[str, Any]: ...
@@ -317,6 +318,8 @@ class ValueErrorEnv:
 class FixedPolicy:
     @staticmethod
     def uniform(n_actions: int) -> FixedPolicy: ...
+    @staticmethod
+    def constant(action: int, n_actions: int) -> FixedPolicy: ...
     @staticmethod
     def energy_pumping(random_share: float) -> FixedPolicy: ...
     @staticmethod

@@ -67,3 +67,21 @@ def test_study_writes_its_report(tmp_path, capsys):
     assert "expected about" in out and "[4/4] MountainCar eps 0.1 delta 0.1 betting" in out
     report = (tmp_path / "report.md").read_text()
     assert "| MountainCar | 0.1 | 0.1 | betting | 3 |" in report and "machine:" in report.lower()
+
+
+def test_undiscounted_references_run_to_termination_or_name_the_cap(tmp_path, capsys):
+    argv = ["value-error", "references", "--env", "mountain-car", "--gamma", "1", "--states", "2", "--epsilon", "0.3"]
+    assert main([*argv, "--max-rollout-steps", "4000", "--out", str(tmp_path / "ok")]) == 0
+    assert "every rollout ran to termination, within the 4000-step cap" in capsys.readouterr().out
+    refs = ve.References.load(tmp_path / "ok" / "references.parquet")
+    assert refs.params["to_termination"] and refs.params["value_range"] == 3999.0
+    # A cap far below Mountain Car's episodes: refused by default, accepted on request.
+    assert main([*argv, "--max-rollout-steps", "3", "--out", str(tmp_path / "short")]) == 2
+    assert "max_rollout_steps = 3 steps" in capsys.readouterr().err
+    assert not (tmp_path / "short" / "references.parquet").exists()
+    assert main([*argv, "--max-rollout-steps", "3", "--accept-truncated", "--out", str(tmp_path / "cut")]) == 0
+    assert "reached the 3-step cap before their episode ended (2 states)" in capsys.readouterr().out
+    # The cap is refused where Lemma 5 sets the length.
+    discounted = ["value-error", "references", "--env", "mountain-car", "--states", "2", "--max-rollout-steps", "9"]
+    assert main([*discounted, "--out", str(tmp_path / "d")]) == 2
+    assert "caps rollouts that run to termination" in capsys.readouterr().err

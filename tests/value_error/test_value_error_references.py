@@ -153,7 +153,19 @@ def test_bad_pairings_and_inputs_are_clear_errors():
     with pytest.raises(ValueError, match="sum to 1"):
         ve.tabular_policy(np.full((5, 2), 0.3))
     with pytest.raises(ValueError, match="discount"):
-        ve.mountain_car(discount=1.0)
+        ve.mountain_car(discount=1.5)
+    with pytest.raises(ValueError, match=r"max_rollout_steps \(500\) caps rollouts that run to termination"):
+        ve.reference_values(mc, pump, 2, max_rollout_steps=500)
+    with pytest.raises(ValueError, match="max_rollout_steps must be an int >= 1"):
+        ve.reference_values(ve.mountain_car(1.0), pump, 2, max_rollout_steps=0)
+    with pytest.raises(ValueError, match="accept_truncated applies to rollouts that run to termination"):
+        ve.reference_values(mc, pump, 2, accept_truncated=True)
+    with pytest.raises(TypeError, match="accept_truncated must be a bool"):
+        ve.reference_values(ve.mountain_car(1.0), pump, 2, accept_truncated="yes")
+    with pytest.raises(ValueError, match="action must be an int >= 0"):
+        ve.constant_policy(-1, 3)
+    with pytest.raises(ValueError, match="allowed 0 to 2"):
+        ve.constant_policy(3, 3)
     with pytest.raises(ValueError, match="random_share"):
         ve.energy_pumping(1.5)
     with pytest.raises(ValueError, match="split"):
@@ -332,3 +344,49 @@ def test_undiscounted_mountain_car_runs_to_termination_and_reports_cut_rollouts(
     # A cap of 5 steps from the valley floor cuts every rollout, and says so.
     short = ve.state_values(ve.mountain_car(1.0, time_limit=5), pump, np.array([[-0.5, 0.0]]), epsilon=0.1, delta=0.1)
     assert short.n_cut[0] == short.n_samples[0] and abs(short.values[0] + 5.0) <= 0.1 * (5.0 + 1.0)
+
+
+# --- undiscounted episodic tasks: rollouts to termination -------------------------------------
+
+
+def test_undiscounted_references_run_to_termination_and_match_long_monte_carlo_returns(tmp_path):
+    # gamma = 1 and no time limit: each rollout runs until the car reaches the goal (at most 5000
+    # steps), and the range is that of any return up to the cap.
+    env, pump = ve.mountain_car(1.0), ve.energy_pumping(0.6)
+    states = np.array([[0.3, 0.03], [-0.2, -0.05], [-0.5, 0.0]])
+    refs = ve.reference_values(env, pump, states, epsilon=0.3, delta=0.1, tau=1.0, max_rollout_steps=5000, seed=4)
+    p = refs.params
+    assert p["to_termination"] and p["rollout_length"] == 5000 and p["max_rollout_steps"] == 5000
+    assert (p["value_low"], p["value_range"]) == (-5000.0, 4999.0)
+    assert refs.certified and refs.truncated_rollouts == 0
+    eps_bar = p["eps_bar"]
+    # Long Monte Carlo returns to termination (uncapped in practice: 10^6 steps), 20 000 per
+    # state: the certified value is within eps_bar (|v| + tau) of the mean, up to 4 standard errors
+    # of the latter (no truncation error here: every return is complete).
+    for state, value in zip(states, refs.values, strict=True):
+        returns, steps = ve.sample_returns(env, pump, state, 20_000, 1_000_000, seed=5)
+        assert steps < 20_000 * 2000  # every return ended long before the cap
+        mc, se = returns.mean(), returns.std() / math.sqrt(len(returns))
+        assert abs(value - mc) <= eps_bar * (abs(mc) + 1.0) + 4 * se, (state, value, mc, se)
+    # ... and agree with independent estimates (10^5 rollouts each) of the same returns.
+    published = np.array([-8.0427, -85.74, -278.37])
+    assert np.all(np.abs(refs.values - published) <= eps_bar * (np.abs(published) + 1.0) + 0.6)
+    back = ve.References.load(refs.save(tmp_path / "refs.parquet"))
+    assert back.params["to_termination"] and back.params["accept_truncated"] is False
+
+
+def test_a_rollout_that_can_not_terminate_is_a_clear_error_naming_the_cap_and_the_count():
+    # Without a push the car never leaves the valley floor (from (0.3, 0.03) it still coasts to
+    # the goal): the default refuses, naming the cap and how many states had a capped rollout.
+    env, still = ve.mountain_car(1.0), ve.constant_policy(1, 3)
+    states = np.array([[-0.5, 0.0], [0.3, 0.03], [-0.9, 0.0]])
+    with pytest.raises(ValueError, match=r"from 2 of 3 states reached max_rollout_steps = 1000 steps") as info:
+        ve.reference_values(env, still, states, epsilon=0.3, max_rollout_steps=1000)
+    assert "accept_truncated" in str(info.value) and "states[0] = [-0.5, 0.0]" in str(info.value)
+    # Accepted, the certificate is for the return truncated at the cap, and the cut rollouts are counted.
+    refs = ve.reference_values(env, still, states[:1], epsilon=0.3, max_rollout_steps=1000, accept_truncated=True)
+    assert refs.certified and refs.truncated_rollouts == int(refs.n_samples[0]) > 0
+    assert abs(refs.values[0] + 1000.0) <= refs.params["eps_bar"] * 1001.0
+    # The same environment with a time limit is the finite-horizon task: no cap to refuse.
+    limited = ve.reference_values(ve.mountain_car(1.0, time_limit=200), still, states[:1], epsilon=0.3)
+    assert not limited.params["to_termination"] and abs(limited.values[0] + 200.0) <= 0.0375 * 201.0

@@ -29,6 +29,8 @@ examples:
   bbrl value-error references --env puddle-world --states 30 --epsilon 0.1 --delta 0.1 --k 100 --out pw
   bbrl value-error references --env mountain-car --epsilon 0.1 --delta 0.1 --c 1 --k 50 --out refs
       (no --states: Algorithm 1's number of states for epsilon, delta, c and k)
+  bbrl value-error references --env mountain-car --gamma 1 --states 20 --epsilon 0.2 --max-rollout-steps 5000 --out mc1
+      (undiscounted, no --time-limit: every rollout runs to termination, at most 5000 steps)
   bbrl value-error states --env puddle-world --states 20 --epsilon 0.05 --delta 0.1 --v-max 8000 --out pw
       (Algorithm 2 alone: each state certified to per-state epsilon and delta)
   bbrl value-error study --quick --out figure1      (the paper's Figure 1, both stopping rules)
@@ -61,6 +63,18 @@ def register(commands: Any) -> None:
     refs.add_argument("--k", type=int, default=1, help="how many times the error will be queried (default 1)")
     refs.add_argument("--split", choices=["corrected", "paper"], default="corrected", help="accuracy split")
     _add_certification(refs)
+    refs.add_argument(
+        "--max-rollout-steps",
+        type=int,
+        default=None,
+        help="with --gamma 1 and no --time-limit (rollouts to termination): the cap on a rollout "
+        "(default 100000); a rollout that reaches it is an error unless --accept-truncated",
+    )
+    refs.add_argument(
+        "--accept-truncated",
+        action="store_true",
+        help="certify the return truncated at --max-rollout-steps where a rollout reaches it, instead of refusing",
+    )
     refs.add_argument(
         "--discount",
         type=float,
@@ -132,8 +146,8 @@ def _add_certification(parser: argparse.ArgumentParser) -> None:
         "--time-limit",
         type=int,
         default=None,
-        help="steps after which a rollout is cut; with --gamma 1 (an undiscounted episodic task) a cap on "
-        "rollouts that otherwise run to termination: the command reports how many reached it",
+        help="steps after which an episode is cut: the values are over at most that many steps, and the "
+        "command reports how many rollouts reached it (without it, --gamma 1 runs every rollout to termination)",
     )
     parser.add_argument(
         "--random-share", type=float, default=0.6, help="Mountain Car: random-action share of energy pumping (0.6)"
@@ -161,13 +175,16 @@ def _setup(args: argparse.Namespace) -> tuple[Any, Any]:
     return ve.puddle_world(args.gamma, time_limit=args.time_limit), ve.uniform_policy(4)
 
 
-def _print_cuts(console: Console, n_cut: Any, n_samples: Any, length: int) -> None:
+def _print_cuts(console: Console, n_cut: Any, n_samples: Any, length: int, to_termination: bool = False) -> None:
     cut = int(np.sum(n_cut))
+    what = "cap" if to_termination else "length"
     if cut:
         console.print(
-            f"{cut} of {int(np.sum(n_samples))} rollouts reached the {length}-step length before their episode "
+            f"{cut} of {int(np.sum(n_samples))} rollouts reached the {length}-step {what} before their episode "
             f"ended ({int(np.count_nonzero(n_cut))} states); the values are of returns cut there"
         )
+    elif to_termination:
+        console.print(f"every rollout ran to termination, within the {length}-step cap")
     else:
         console.print(f"every rollout ended before the {length}-step length")
 
@@ -194,13 +211,14 @@ def _command_references(args: argparse.Namespace, console: Console) -> int:
     state_delta = args.delta / (2 * m)
     pilot = run_pilot(
         env, policy, epsilon=accuracy.eps_bar, delta=state_delta, tau=args.tau, rule=args.rule,
-        value_range=args.v_max, seed=args.seed, threads=args.threads,
+        value_range=args.v_max, rollout_length=args.max_rollout_steps, seed=args.seed, threads=args.threads,
     )  # fmt: skip
     _check_budget(args, console, pilot.cost(m, accuracy.eps_bar))
     start = time.perf_counter()
     refs = ve.reference_values(
         env, policy, m, epsilon=args.epsilon, delta=args.delta, tau=args.tau, c=args.c, k=args.k, split=args.split,
-        rule=args.rule, variant=args.variant, max_samples=args.max_samples, value_range=args.v_max, seed=args.seed,
+        rule=args.rule, variant=args.variant, max_samples=args.max_samples, value_range=args.v_max,
+        max_rollout_steps=args.max_rollout_steps, accept_truncated=args.accept_truncated, seed=args.seed,
         threads=args.threads,
     )  # fmt: skip
     seconds = time.perf_counter() - start
@@ -216,7 +234,7 @@ def _command_references(args: argparse.Namespace, console: Console) -> int:
         f"{int(refs.n_steps.sum())} steps in {seconds:.1f} s"
     )
     if refs.n_cut is not None:
-        _print_cuts(console, refs.n_cut, refs.n_samples, int(p["rollout_length"]))
+        _print_cuts(console, refs.n_cut, refs.n_samples, int(p["rollout_length"]), bool(p["to_termination"]))
     bound = "none (some states hit --max-samples)" if capped else f"{refs.guaranteed_error:.4g}"
     console.print(f"guaranteed CMAPVE error for {p['k']} queries at 1 - delta = {1 - p['delta']:.3g}: {bound}")
     if refs.m < target_m:

@@ -25,6 +25,7 @@ from .envs import (
     Environment,
     Policy,
     as_environment,
+    constant_policy,
     energy_pumping,
     finite_mdp,
     mountain_car,
@@ -45,6 +46,7 @@ from .losses import (
     squared_error,
 )
 from .references import (
+    DEFAULT_MAX_ROLLOUT_STEPS,
     CmapveResult,
     References,
     StateValues,
@@ -56,6 +58,7 @@ from .references import (
 from .stopping import DEFAULT_RULE, RULES, Rule, certify_mean
 
 __all__ = [
+    "DEFAULT_MAX_ROLLOUT_STEPS",
     "DEFAULT_RULE",
     "RULES",
     "Accuracies",
@@ -76,6 +79,7 @@ __all__ = [
     "clipped_relative_loss",
     "cmapve",
     "cmapve_estimate",
+    "constant_policy",
     "ebgstop",
     "energy_pumping",
     "finite_mdp",

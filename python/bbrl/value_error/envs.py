@@ -78,7 +78,8 @@ def mountain_car(discount: float | None = None, time_limit: int | None = None) -
     """Mountain Car (Sutton and Barto's dynamics; reward -1 per step; ends at x >= 0.5).
 
     ``discount`` defaults to the registry's 0.99, Sajed et al.'s (their value bound 100 =
-    1/(1 - 0.99)); a discount of 1 needs ``time_limit`` (steps).
+    1/(1 - 0.99)). ``time_limit`` (steps) cuts episodes; without one a discount of 1 is the
+    episodic task, whose return runs to termination.
     """
     limit = count(time_limit, "time_limit", 1, optional=True)
     core = registry.make_core("MountainCar", discount=None if discount is None else float(discount), time_limit=limit)
@@ -88,7 +89,8 @@ def mountain_car(discount: float | None = None, time_limit: int | None = None) -
 def puddle_world(discount: float | None = None, noise: float = 0.01, time_limit: int | None = None) -> Environment:
     """Puddle World (the Alberta variant: 4 actions of length 0.05 + N(0, noise); reward -1 and
     -400 x depth for each of two puddles, -81 at worst; ends at x, y >= 0.95). ``discount``
-    defaults to the registry's 0.99; ``noise`` is the step length's standard deviation."""
+    defaults to the registry's 0.99 (1 without ``time_limit``: the episodic task, to termination);
+    ``noise`` is the step length's standard deviation."""
     limit = count(time_limit, "time_limit", 1, optional=True)
     core = registry.make_core(
         "PuddleWorld",
@@ -133,6 +135,15 @@ def uniform_policy(n_actions: int) -> Policy:
     """Every action with probability ``1 / n_actions`` (Puddle World: 4)."""
     count(n_actions, "n_actions", 1)
     return Policy(_core.FixedPolicy.uniform(n_actions), {"kind": "uniform", "n_actions": n_actions})
+
+
+def constant_policy(action: int, n_actions: int) -> Policy:
+    """``action`` in every state, of ``n_actions`` (a deterministic policy; for instance Mountain
+    Car's action 1, no push, under which a car on the valley floor never reaches the goal)."""
+    count(n_actions, "n_actions", 1)
+    count(action, "action", 0)
+    core = _core.FixedPolicy.constant(int(action), int(n_actions))
+    return Policy(core, {"kind": "constant", "action": int(action), "n_actions": int(n_actions)})
 
 
 def energy_pumping(random_share: float = 0.6) -> Policy:

@@ -24,6 +24,11 @@ from .losses import cmapve_estimate
 from .stopping import DEFAULT_MAX_BET, DEFAULT_RULE, Rule, check_rule
 
 DEFAULT_MAX_SAMPLES = 100_000_000
+#: The cap on a rollout that runs to termination (an undiscounted environment without a time
+#: limit): far above the episodes of Mountain Car under energy pumping (about a thousand steps at
+#: most) and of Puddle World under the uniform policy (2757 on average from the far corner, 95th
+#: percentile 7694, a tail falling by e about every 2500 steps).
+DEFAULT_MAX_ROLLOUT_STEPS = 100_000
 FORMAT = "bbrl.value_error.references/1"
 
 
@@ -41,13 +46,15 @@ class References:
     reasons: tuple[str, ...]
     """How EBGStop stopped: ``relative``/``absolute`` (certified) or ``cap``."""
     params: dict[str, Any] = field(repr=False)
-    """The settings (epsilon, delta, tau, c, k, split, rule, variant, beta, p, max_samples, seed),
-    the environment and policy, and the derived design (m, eps_m, eps_bar, state_delta,
-    rollout_length, value_low, value_range, guaranteed_error)."""
+    """The settings (epsilon, delta, tau, c, k, split, rule, variant, beta, p, max_samples,
+    max_rollout_steps, accept_truncated, seed), the environment and policy, and the derived design
+    (m, eps_m, eps_bar, state_delta, rollout_length, to_termination, value_low, value_range,
+    guaranteed_error)."""
     n_cut: npt.NDArray[np.uint64] | None = None
     """Rollouts per state that reached the rollout length before the episode ended (None in
-    files written before it was recorded). For an undiscounted episodic task whose time limit is
-    a cap, 0 means every return ran to termination."""
+    files written before it was recorded). For an undiscounted environment without a time limit
+    (``params["to_termination"]``) these rollouts reached ``max_rollout_steps``; they are only
+    there when ``accept_truncated`` was given, and the values are then of returns truncated there."""
 
     @property
     def m(self) -> int:
@@ -62,6 +69,11 @@ class References:
     def guaranteed_error(self) -> float:
         """The bound on ``|CMAPVE - estimate|`` for any of the k queries (inf if not certified)."""
         return float(self.params["guaranteed_error"]) if self.certified else float("inf")
+
+    @property
+    def truncated_rollouts(self) -> int:
+        """Rollouts, over every state, that reached the rollout length before their episode ended."""
+        return 0 if self.n_cut is None else int(self.n_cut.sum())
 
     def to_polars(self) -> pl.DataFrame:
         """One row per state: coordinates, value, counts, reason, and one ``param.*`` column per
@@ -130,6 +142,8 @@ def reference_values(
     p: float = 1.1,
     max_samples: int = DEFAULT_MAX_SAMPLES,
     value_range: float | None = None,
+    max_rollout_steps: int | None = None,
+    accept_truncated: bool = False,
     seed: int = 0,
     threads: int | None = None,
 ) -> References:
@@ -147,6 +161,17 @@ def reference_values(
     the returns per state (a capped state is reported, and voids the guarantee). ``value_range``
     (the paper's V_max, value units) replaces the range the reward bounds give the returns,
     anchored at the highest possible return.
+
+    An undiscounted environment without a time limit (Mountain Car or Puddle World with
+    ``discount=1``) is the episodic task: each rollout runs until its episode ends, with at most
+    ``max_rollout_steps`` steps (default :data:`DEFAULT_MAX_ROLLOUT_STEPS`), and the range of the
+    returns is that of any return up to that many steps (the reward bounds times the cap). If a
+    rollout reaches the cap, its state can not be certified to termination: by default that is a
+    ``ValueError`` naming the cap and how many states had such a rollout (each state stops at its
+    first); ``accept_truncated=True`` certifies the return truncated at the cap instead, and
+    ``n_cut`` counts the rollouts it cut. ``max_rollout_steps`` and ``accept_truncated`` are refused
+    for any other environment (Lemma 5 or the time limit sets the length there; with a time limit
+    the values are over that many steps).
     """
     env = as_environment(env)
     check_rule(rule)
@@ -154,6 +179,9 @@ def reference_values(
     count(k, "k", 1)
     count(seed, "seed", 0)
     count(max_samples, "max_samples", 1)
+    count(max_rollout_steps, "max_rollout_steps", 1, optional=True)
+    if not isinstance(accept_truncated, (bool, np.bool_)):
+        raise TypeError(f"accept_truncated must be a bool, got {accept_truncated!r}")
     if states is None:
         states = env.uniform_states(sample_size(epsilon, delta, c, k), seed)
     elif isinstance(states, (int, np.integer)) and not isinstance(states, bool):
@@ -162,7 +190,8 @@ def reference_values(
     out = _core.value_error_references(
         env.core, policy.core, array, dict(epsilon=float(epsilon), delta=float(delta), tau=float(tau), c=float(c),
         k=int(k), split=split, rule=rule, variant=variant, beta=float(beta), p=float(p), max_samples=int(max_samples),
-        value_range=None if value_range is None else float(value_range), seed=int(seed), threads=threads),
+        value_range=None if value_range is None else float(value_range), max_rollout_steps=max_rollout_steps,
+        accept_truncated=bool(accept_truncated), seed=int(seed), threads=threads),
     )  # fmt: skip
     settings = {
         "format": FORMAT,
@@ -177,9 +206,11 @@ def reference_values(
         "beta": float(beta),
         "p": float(p),
         "max_samples": int(max_samples),
+        "max_rollout_steps": max_rollout_steps,
+        "accept_truncated": bool(accept_truncated),
         "seed": int(seed),
     }
-    keys = ("m", "eps_m", "eps_bar", "state_delta", "rollout_length", "value_low", "value_range")
+    keys = ("m", "eps_m", "eps_bar", "state_delta", "rollout_length", "to_termination", "value_low", "value_range")
     design = {key: out[key] for key in keys}
     design |= {"guaranteed_error": out["guaranteed_error"], "env_name": out["env"], "policy_description": out["policy"]}
     env_params = {f"env_{k}": v for k, v in env.params.items()}
@@ -293,8 +324,10 @@ def state_values(
     ``tau``) per state, as in the paper's sample-count study (which passes epsilon and delta to
     each state directly).
 
-    ``rollout_length`` defaults to Lemma 5 with ``epsilon`` (or the time limit when undiscounted:
-    for an episodic task a cap, and ``n_cut`` says how many rollouts reached it);
+    ``rollout_length`` defaults to Lemma 5 with ``epsilon``, or the time limit when undiscounted,
+    or, undiscounted without a time limit, :data:`DEFAULT_MAX_ROLLOUT_STEPS` as a cap on rollouts
+    that run to termination (``n_cut`` says how many rollouts reached the length: here nothing is
+    refused, unlike :func:`reference_values`);
     ``value_range`` (the paper's V_max, value units) to the range of a return of that length given
     the reward bounds; ``value_low`` (the lowest return) to the top of that range minus
     ``value_range``. ``threads``: worker threads (None: every core; results do not depend on it).
@@ -313,7 +346,7 @@ def state_values(
         elif env.time_limit is not None:
             rollout_length = env.time_limit
         else:
-            raise ValueError("an undiscounted environment needs a time limit")
+            rollout_length = DEFAULT_MAX_ROLLOUT_STEPS
     count(rollout_length, "rollout_length", 1)
     low, high = return_bounds(env, rollout_length)
     if value_range is None:

@@ -13,7 +13,7 @@ use super::env::PyFiniteEnv;
 use super::to_py;
 use bbrl_core::evaluators::value_error::catalog::{self, AnyEnv, AnyFeatures, AnyPolicy, States};
 use bbrl_core::evaluators::value_error::tiles::{OneHot, TileCoder};
-use bbrl_core::evaluators::value_error::{EnergyPumping, TabularPolicy, UniformPolicy};
+use bbrl_core::evaluators::value_error::{ConstantPolicy, EnergyPumping, TabularPolicy, UniformPolicy};
 
 /// An environment for value-error studies.
 #[pyclass(name = "ValueErrorEnv", module = "bbrl._core", frozen)]
@@ -53,6 +53,12 @@ impl PyFixedPolicy {
     #[staticmethod]
     fn uniform(n_actions: usize) -> PyResult<Self> {
         Ok(Self { inner: AnyPolicy::Uniform(UniformPolicy::new(n_actions).map_err(to_py)?) })
+    }
+
+    /// `action` in every state, of `n_actions`.
+    #[staticmethod]
+    fn constant(action: usize, n_actions: usize) -> PyResult<Self> {
+        Ok(Self { inner: AnyPolicy::Constant(ConstantPolicy::new(action, n_actions).map_err(to_py)?) })
     }
 
     #[staticmethod]

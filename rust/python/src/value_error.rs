@@ -165,6 +165,7 @@ fn value_error_references<'py>(
     d.set_item("eps_bar", design.eps_bar)?;
     d.set_item("state_delta", design.state_delta)?;
     d.set_item("rollout_length", design.rollout_length)?;
+    d.set_item("to_termination", design.to_termination)?;
     d.set_item("value_low", design.value_low)?;
     d.set_item("value_range", design.value_range)?;
     d.set_item("discount", design.discount)?;

@@ -33,13 +33,11 @@ impl MountainCar {
     pub const STATE_BOX: [(f64, f64, &'static str); 2] =
         [(MC_MIN_POSITION, MC_GOAL_POSITION, "position"), (-MC_MAX_SPEED, MC_MAX_SPEED, "velocity")];
 
-    /// `discount` in (0, 1], `time_limit` (steps) required when `discount` is 1.
+    /// `discount` in (0, 1]; `time_limit` (steps) optional: without one, an undiscounted Mountain
+    /// Car is the episodic task whose return runs to termination.
     pub fn new(discount: f64, time_limit: Option<usize>) -> Result<Self> {
         if !(discount > 0.0 && discount <= 1.0) {
             return Err(invalid!("discount must be in (0, 1], got {discount}"));
-        }
-        if discount == 1.0 && time_limit.is_none() {
-            return Err(invalid!("an undiscounted Mountain Car (discount 1) needs a time limit"));
         }
         if time_limit == Some(0) {
             return Err(invalid!("time_limit must be >= 1 step"));
@@ -122,7 +120,7 @@ mod tests {
             let [x0, v0] = env.reset(&mut rng);
             assert!((-0.6..-0.4).contains(&x0) && v0 == 0.0);
         }
-        assert!(MountainCar::new(1.0, None).is_err());
+        assert!(MountainCar::new(1.0, None).is_ok_and(|e| e.time_limit().is_none()));
         assert!(MountainCar::new(0.0, None).is_err());
     }
 }

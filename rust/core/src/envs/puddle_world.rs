@@ -46,19 +46,29 @@ fn segment_distance(p: [f64; 2], a: [f64; 2], b: [f64; 2]) -> f64 {
     ((p[0] - cx).powi(2) + (p[1] - cy).powi(2)).sqrt()
 }
 
+/// Whether `p` lies clearly outside the puddle of segment `a`–`b`: farther than the radius (plus a
+/// margin far above rounding) from the segment's bounding box along x or y, so that the distance
+/// computed by [`segment_distance`] exceeds the radius and the penalty is exactly 0. Most of the
+/// square is, and this test costs a few comparisons instead of a division and a square root.
+#[inline]
+fn far_from(p: [f64; 2], a: [f64; 2], b: [f64; 2]) -> bool {
+    const CLEAR: f64 = RADIUS + 1e-9;
+    let gap_x = (a[0].min(b[0]) - p[0]).max(p[0] - a[0].max(b[0]));
+    let gap_y = (a[1].min(b[1]) - p[1]).max(p[1] - a[1].max(b[1]));
+    gap_x > CLEAR || gap_y > CLEAR
+}
+
 impl PuddleWorld {
     /// The states a reference or an evaluation may start from: (low, high, name) of each
     /// coordinate, both ends included.
     pub const STATE_BOX: [(f64, f64, &'static str); 2] = [(0.0, 1.0, "x"), (0.0, 1.0, "y")];
 
-    /// `discount` in (0, 1] (a time limit is required at 1); `noise` ≥ 0 is the standard deviation
-    /// of the step length (0.01 in the literature).
+    /// `discount` in (0, 1] (without a time limit, an undiscounted Puddle World is the episodic
+    /// task whose return runs to termination); `noise` ≥ 0 is the standard deviation of the step
+    /// length (0.01 in the literature).
     pub fn new(discount: f64, noise: f64, time_limit: Option<usize>) -> Result<Self> {
         if !(discount > 0.0 && discount <= 1.0) {
             return Err(invalid!("discount must be in (0, 1], got {discount}"));
-        }
-        if discount == 1.0 && time_limit.is_none() {
-            return Err(invalid!("an undiscounted Puddle World (discount 1) needs a time limit"));
         }
         if !(noise.is_finite() && noise >= 0.0) {
             return Err(invalid!("noise must be finite and >= 0, got {noise}"));
@@ -70,8 +80,12 @@ impl PuddleWorld {
     }
 
     /// The reward of arriving at non-goal position `p`: −1 minus both puddle penalties.
+    #[inline]
     pub fn reward_at(p: [f64; 2]) -> f64 {
-        let penalty: f64 = PUDDLES.iter().map(|&(a, b)| (RADIUS - segment_distance(p, a, b)).max(0.0)).sum();
+        let penalty: f64 = PUDDLES
+            .iter()
+            .map(|&(a, b)| if far_from(p, a, b) { 0.0 } else { (RADIUS - segment_distance(p, a, b)).max(0.0) })
+            .sum();
         -1.0 - PENALTY * penalty
     }
 
@@ -113,7 +127,7 @@ impl Env for PuddleWorld {
         let mut draw = || (0.05 + 0.1 * rng.sample::<f64, _>(StandardNormal)).clamp(0.0, 1.0);
         [draw(), draw()]
     }
-    #[inline]
+    #[inline(always)]
     fn step(&self, state: &[f64; 2], action: usize, rng: &mut Rng) -> Step<[f64; 2]> {
         let length = STEP + self.noise * rng.sample::<f64, _>(StandardNormal);
         let mut p = *state;
@@ -159,5 +173,32 @@ mod tests {
             assert!((0.0..=1.0).contains(&p[0]) && (0.0..=1.0).contains(&p[1]));
         }
         assert!(PuddleWorld::new(0.99, -1.0, None).is_err());
+    }
+
+    #[test]
+    fn the_shortcut_far_from_the_puddles_changes_no_reward() {
+        // Every reward, bit for bit, is the general formula's, including points just around the
+        // edge of each puddle's reach and on a fine grid over the square.
+        let general = |p: [f64; 2]| {
+            let penalty: f64 = PUDDLES.iter().map(|&(a, b)| (RADIUS - segment_distance(p, a, b)).max(0.0)).sum();
+            -1.0 - PENALTY * penalty
+        };
+        let mut rng = stream(1, 0, 0);
+        let edges = [0.0, 0.35, 0.55, 0.65, 0.85, 0.3, 0.9, 0.45];
+        let near = |e: f64, k: i32| e + k as f64 * 1e-10;
+        for i in 0..=400 {
+            for j in 0..=400 {
+                let p = [i as f64 / 400.0, j as f64 / 400.0];
+                assert_eq!(PuddleWorld::reward_at(p).to_bits(), general(p).to_bits(), "{p:?}");
+            }
+        }
+        for &e in &edges {
+            for k in -50..=50 {
+                let u: f64 = rng.random();
+                for p in [[near(e, k), u], [u, near(e, k)]] {
+                    assert_eq!(PuddleWorld::reward_at(p).to_bits(), general(p).to_bits(), "{p:?}");
+                }
+            }
+        }
     }
 }

@@ -5,9 +5,9 @@
 
 use super::learners::{td_lambda, LearningCurve, TdSettings};
 use super::options::StateValuesOptions;
-use super::policy::{EnergyPumping, Policy, TabularPolicy, UniformPolicy};
+use super::policy::{ConstantPolicy, EnergyPumping, Policy, TabularPolicy, UniformPolicy};
 use super::references::{
-    reference_values, rollout_values, state_stream, truncated_return, ReferenceDesign, ReferenceSettings,
+    reference_values, rollout_values, state_stream, truncated_return, OnCut, ReferenceDesign, ReferenceSettings,
     ReferenceValue, RolloutCount,
 };
 use super::tiles::{OneHot, TileCoder};
@@ -21,6 +21,7 @@ use crate::rng::{purpose, random_below, stream};
 #[derive(Clone, Debug)]
 pub enum AnyPolicy {
     Uniform(UniformPolicy),
+    Constant(ConstantPolicy),
     EnergyPumping(EnergyPumping),
     Tabular(TabularPolicy),
 }
@@ -80,6 +81,7 @@ impl AnyPolicy {
     pub fn describe(&self) -> String {
         match self {
             AnyPolicy::Uniform(p) => Policy::<usize>::describe(p),
+            AnyPolicy::Constant(p) => Policy::<usize>::describe(p),
             AnyPolicy::EnergyPumping(p) => p.describe(),
             AnyPolicy::Tabular(p) => p.describe(),
         }
@@ -156,8 +158,14 @@ macro_rules! with_pair {
         match ($env, $policy) {
             (AnyEnv::MountainCar($e), AnyPolicy::EnergyPumping($p)) => $body,
             (AnyEnv::MountainCar($e), AnyPolicy::Uniform($p)) => $body,
+            (AnyEnv::MountainCar($e), AnyPolicy::Constant($p)) => $body,
             (AnyEnv::PuddleWorld($e), AnyPolicy::Uniform($p)) => $body,
+            (AnyEnv::PuddleWorld($e), AnyPolicy::Constant($p)) => $body,
             (AnyEnv::Finite(boxed), AnyPolicy::Uniform($p)) => {
+                let $e: &FiniteEnv = boxed;
+                $body
+            }
+            (AnyEnv::Finite(boxed), AnyPolicy::Constant($p)) => {
                 let $e: &FiniteEnv = boxed;
                 $body
             }
@@ -200,7 +208,15 @@ pub fn state_values(
     check_states(env, states)?;
     let StateValuesOptions { stop, rollout_length, seed, threads } = *options;
     threads::install(threads, || {
-        with_pair!(env, policy, |e, p| rollout_values(e, p, StateKind::slice(states)?, &stop, rollout_length, seed))
+        with_pair!(env, policy, |e, p| rollout_values(
+            e,
+            p,
+            StateKind::slice(states)?,
+            &stop,
+            rollout_length,
+            seed,
+            OnCut::Count
+        ))
     })?
 }
 

@@ -13,7 +13,7 @@
 //! | `rollout_length` | Lemma 5's truncation length |
 //! | `ebgstop` | Algorithm 2: EBGStop with the τ rule, check-point or every-sample variant |
 //! | `stopping` | the stopping-rule seam: the betting confidence sequence (default) or EBGStop, one contract |
-//! | `policy` | fixed policies: uniform, Mountain Car's energy pumping, tabular |
+//! | `policy` | fixed policies: uniform, constant, Mountain Car's energy pumping, tabular |
 //! | `references` | Algorithm 1's references in parallel over states; CMAPVE with its bound |
 //! | `tiles` | sparse binary features: grid tile coding, one-hot |
 //! | `learners` | linear TD(λ) learning curves to evaluate |
@@ -35,7 +35,7 @@ pub mod tiles;
 pub use ebgstop::{ebgstop, ebgstop_slice, CheckVariant, EbgStopConfig, EbgStopOutcome, StopReason};
 pub use losses::{clipped_relative_loss, elementwise_loss, mean_loss, Loss};
 pub use options::StateValuesOptions;
-pub use policy::{EnergyPumping, Policy, TabularPolicy, UniformPolicy};
+pub use policy::{ConstantPolicy, EnergyPumping, Policy, TabularPolicy, UniformPolicy};
 pub use references::{cmapve, reference_values, CmapveReport, ReferenceDesign, ReferenceSettings, ReferenceValue};
 pub use rollout_length::rollout_length;
 pub use sample_size::{accuracies, guaranteed_error, sample_size, state_sampling_error, Accuracies, AccuracySplit};

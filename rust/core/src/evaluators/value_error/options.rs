@@ -63,6 +63,8 @@ impl Default for ReferenceSettings {
             p: ebgstop.p,
             max_samples: ebgstop.max_samples,
             value_range: None,
+            max_rollout_steps: None,
+            accept_truncated: false,
             seed: 0,
             threads: None,
         }
@@ -83,6 +85,8 @@ impl Options for ReferenceSettings {
         "p",
         "max_samples",
         "value_range",
+        "max_rollout_steps",
+        "accept_truncated",
         "seed",
         "threads",
     ];
@@ -102,6 +106,8 @@ impl Options for ReferenceSettings {
             "p" => self.p = value.as_f64(key)?,
             "max_samples" => self.max_samples = value.as_u64(key)?,
             "value_range" => self.value_range = Some(value.as_f64(key)?),
+            "max_rollout_steps" => self.max_rollout_steps = Some(value.as_usize(key)?),
+            "accept_truncated" => self.accept_truncated = value.as_bool(key)?,
             "seed" => self.seed = value.as_u64(key)?,
             "threads" => self.threads = Some(value.as_u64(key)? as usize),
             _ => return Err(unknown_key(key, Self::KEYS)),

@@ -51,6 +51,43 @@ impl<S> Policy<S> for UniformPolicy {
     }
 }
 
+/// The same action in every state: a deterministic policy, for instance one under which an
+/// episode never ends (Mountain Car without pushing from the valley floor).
+#[derive(Clone, Debug)]
+pub struct ConstantPolicy {
+    action: usize,
+    n_actions: usize,
+}
+
+impl ConstantPolicy {
+    pub fn new(action: usize, n_actions: usize) -> Result<Self> {
+        if n_actions == 0 {
+            return Err(invalid!("a constant policy needs n_actions >= 1"));
+        }
+        if action >= n_actions {
+            return Err(invalid!("action {action} is out of range: allowed 0 to {}", n_actions - 1));
+        }
+        Ok(Self { action, n_actions })
+    }
+}
+
+impl<S> Policy<S> for ConstantPolicy {
+    fn n_actions(&self) -> usize {
+        self.n_actions
+    }
+    fn probabilities(&self, _state: &S, out: &mut [f64]) {
+        out.fill(0.0);
+        out[self.action] = 1.0;
+    }
+    #[inline]
+    fn draw(&self, _state: &S, _rng: &mut Rng) -> usize {
+        self.action
+    }
+    fn describe(&self) -> String {
+        format!("constant(action={}, n_actions={})", self.action, self.n_actions)
+    }
+}
+
 /// Mountain Car's energy-pumping policy: push in the direction of the velocity (right, action 2,
 /// when v ≥ 0; left, action 0, otherwise); with probability `random_share` the action is instead
 /// uniform over the three. Sajed et al. use a share of 0.6, so π(pump | s) = 0.4 + 0.6/3 = 0.6 and
@@ -200,5 +237,8 @@ mod tests {
         check(&|rng| Policy::<usize>::draw(&uni, &0, rng), &[0.25; 4]);
         assert!(TabularPolicy::new(1, 2, vec![0.5, 0.6]).is_err());
         assert!(EnergyPumping::new(1.5).is_err());
+        let still = ConstantPolicy::new(1, 3).unwrap();
+        check(&|rng| Policy::<usize>::draw(&still, &0, rng), &[0.0, 1.0, 0.0]);
+        assert!(ConstantPolicy::new(3, 3).unwrap_err().to_string().contains("allowed 0 to 2"));
     }
 }

@@ -17,6 +17,14 @@ use crate::invalid;
 use crate::platform::threads;
 use crate::rng::{purpose, stream, Rng};
 
+/// The default cap on the steps of a rollout that runs to termination (an undiscounted
+/// environment without a time limit). Under the paper's policies no episode comes near it:
+/// Mountain Car's energy pumping ends within about a thousand steps from any state, and Puddle
+/// World's uniform policy takes 2757 steps on average from the far corner (median 2062, 95th
+/// percentile 7694: an exponential tail falling by e every 2 500 steps, which extrapolates to about
+/// 10⁻¹⁸ per rollout above 10⁵).
+pub const DEFAULT_MAX_ROLLOUT_STEPS: usize = 100_000;
+
 /// What the caller chooses.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ReferenceSettings {
@@ -42,6 +50,13 @@ pub struct ReferenceSettings {
     /// The width of the returns' range (the paper's V_max), anchored at the highest possible
     /// return; None: the range the reward bounds give a return of the rollout length.
     pub value_range: Option<f64>,
+    /// The cap on a rollout that runs to termination (an undiscounted environment without a time
+    /// limit); None: [`DEFAULT_MAX_ROLLOUT_STEPS`]. Refused for any other environment, whose
+    /// rollout length Lemma 5 or the time limit sets.
+    pub max_rollout_steps: Option<usize>,
+    /// When a rollout to termination reaches the cap: false (the default) refuses with an error
+    /// that names the cap and the states; true certifies the return truncated at the cap there.
+    pub accept_truncated: bool,
     pub seed: u64,
     /// Threads of the rollouts over states (None: every core); the values never depend on it.
     pub threads: Option<usize>,
@@ -71,8 +86,12 @@ pub struct ReferenceDesign {
     pub eps_bar: f64,
     /// The per-state failure probability δ/(2m).
     pub state_delta: f64,
-    /// Steps per rollout at most (Lemma 5 with ε̄, or the time limit).
+    /// Steps per rollout at most (Lemma 5 with ε̄, the time limit, or the cap of a rollout to
+    /// termination).
     pub rollout_length: usize,
+    /// The rollouts run until their episode ends, `rollout_length` being only a cap (an
+    /// undiscounted environment without a time limit).
+    pub to_termination: bool,
     /// The lowest possible truncated return, and the width R of their range (EBGStop's R).
     pub value_low: f64,
     pub value_range: f64,
@@ -93,21 +112,42 @@ impl ReferenceDesign {
         }
         let gamma = env.discount();
         let r_max = lo.abs().max(hi.abs());
+        if gamma >= 1.0 && !(settings.tau.is_finite() && settings.tau > 0.0) {
+            return Err(invalid!("tau must be finite and > 0, got {}", settings.tau));
+        }
+        let to_termination = gamma >= 1.0 && env.time_limit().is_none();
+        if let (Some(cap), false) = (settings.max_rollout_steps, to_termination) {
+            return Err(invalid!(
+                "max_rollout_steps ({cap}) caps rollouts that run to termination, which only an undiscounted \
+                 environment without a time limit has; {} has discount {gamma} and time limit {} (the rollout \
+                 length comes from {})",
+                env.name(),
+                env.time_limit().map_or("none".to_string(), |t| t.to_string()),
+                if gamma < 1.0 { "Lemma 5 and the time limit" } else { "the time limit" }
+            ));
+        }
+        if settings.accept_truncated && !to_termination {
+            return Err(invalid!(
+                "accept_truncated applies to rollouts that run to termination (an undiscounted environment \
+                 without a time limit); {} has discount {gamma} and time limit {}, whose rollouts are cut by design",
+                env.name(),
+                env.time_limit().map_or("none".to_string(), |t| t.to_string())
+            ));
+        }
         let rollout_length = match (gamma < 1.0, env.time_limit()) {
             (true, limit) => {
                 let l = rollout_length(acc.eps_bar, settings.tau, r_max, gamma)?;
                 limit.map_or(l, |t| l.min(t))
             }
-            (false, Some(limit)) => {
-                if !(settings.tau.is_finite() && settings.tau > 0.0) {
-                    return Err(invalid!("tau must be finite and > 0, got {}", settings.tau));
-                }
-                limit
-            }
-            (false, None) => return Err(invalid!("an undiscounted environment needs a time limit")),
+            (false, Some(limit)) => limit,
+            (false, None) => match settings.max_rollout_steps.unwrap_or(DEFAULT_MAX_ROLLOUT_STEPS) {
+                0 => return Err(invalid!("max_rollout_steps must be >= 1")),
+                cap => cap,
+            },
         };
         // A return of 1..=l rewards: at least min(lo, lo·S_l), at most max(hi, hi·S_l), where
-        // S_l = Σ_{k<l} γ^k. A single possible return (range 0) is certified by one sample.
+        // S_l = Σ_{k<l} γ^k (l itself when undiscounted, so a rollout to termination gets the range
+        // of any return up to the cap). A single possible return (range 0) is certified by one sample.
         let horizon_weight =
             if gamma < 1.0 { (1.0 - gamma.powi(rollout_length as i32)) / (1.0 - gamma) } else { rollout_length as f64 };
         let lowest = lo.min(lo * horizon_weight);
@@ -127,6 +167,7 @@ impl ReferenceDesign {
             eps_bar: acc.eps_bar,
             state_delta: settings.delta / (2.0 * m as f64),
             rollout_length,
+            to_termination,
             value_low: lowest,
             value_range,
             discount: gamma,
@@ -217,6 +258,17 @@ fn check_policy<E: Env, P: Policy<E::State> + ?Sized>(env: &E, policy: &P) -> Re
     Ok(())
 }
 
+/// What a rollout that reaches the rollout length before its episode ends does to its state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnCut {
+    /// Counted in `n_cut`; the return is the truncated one (a discounted rollout, a time limit,
+    /// or a cap the caller accepts).
+    Count,
+    /// Ends the state's sampling (reason `Exhausted`, `n_cut` 1): its return to termination can
+    /// not be certified.
+    Stop,
+}
+
 /// Algorithm 2 at each state with the given stopping rule and rollout length, in parallel
 /// over states; state i uses stream (seed, VALUE_ERROR_ROLLOUTS, i), so the values do not depend
 /// on the thread count.
@@ -227,6 +279,7 @@ pub fn rollout_values<E: Env, P: Policy<E::State> + ?Sized>(
     config: &StopConfig,
     length: usize,
     seed: u64,
+    on_cut: OnCut,
 ) -> Result<Vec<ReferenceValue>> {
     check_policy(env, policy)?;
     config.validate()?;
@@ -239,7 +292,12 @@ pub fn rollout_values<E: Env, P: Policy<E::State> + ?Sized>(
         .map(|(i, state)| {
             let mut rng = stream(seed, purpose::VALUE_ERROR_ROLLOUTS, i as u64);
             let mut count = RolloutCount::default();
-            let out = certify(config, || Some(truncated_return(env, policy, state, length, &mut rng, &mut count)))?;
+            let out = certify(config, || {
+                if on_cut == OnCut::Stop && count.cut > 0 {
+                    return None;
+                }
+                Some(truncated_return(env, policy, state, length, &mut rng, &mut count))
+            })?;
             Ok(ReferenceValue {
                 value: out.estimate,
                 n_samples: out.n_samples,
@@ -261,9 +319,27 @@ pub fn reference_values<E: Env, P: Policy<E::State> + ?Sized>(
     check_policy(env, policy)?;
     let design = ReferenceDesign::new(env, settings, states.len())?;
     let config = design.stop_config();
+    let on_cut = if design.to_termination && !settings.accept_truncated { OnCut::Stop } else { OnCut::Count };
     let values = threads::install(settings.threads, || {
-        rollout_values(env, policy, states, &config, design.rollout_length, settings.seed)
+        rollout_values(env, policy, states, &config, design.rollout_length, settings.seed, on_cut)
     })??;
+    if on_cut == OnCut::Stop {
+        let cut: Vec<usize> = (0..values.len()).filter(|&i| values[i].n_cut > 0).collect();
+        if let Some(&first) = cut.first() {
+            return Err(invalid!(
+                "a rollout from {} of {} states reached max_rollout_steps = {} steps before its episode ended \
+                 (the first is states[{}] = {:?}), so its undiscounted return to termination can not be certified; \
+                 raise max_rollout_steps if episodes are that long, check that the policy reaches a terminal \
+                 state, or accept the return truncated at {} steps (accept_truncated)",
+                cut.len(),
+                values.len(),
+                design.rollout_length,
+                first,
+                states[first],
+                design.rollout_length
+            ));
+        }
+    }
     Ok((design, values))
 }
 
@@ -313,6 +389,8 @@ mod tests {
             p: 1.1,
             max_samples: 1_000_000,
             value_range: None,
+            max_rollout_steps: None,
+            accept_truncated: false,
             seed: 9,
             threads: None,
         }
@@ -330,6 +408,43 @@ mod tests {
         assert!((d.value_range - (s_l - 1.0)).abs() < 1e-9);
         assert!(ReferenceDesign::new(&env, ReferenceSettings { tau: 0.0, ..settings() }, 10).is_err());
         assert!(ReferenceDesign::new(&env, settings(), 0).is_err());
+    }
+
+    #[test]
+    fn undiscounted_rollouts_run_to_termination_under_a_cap() {
+        use crate::evaluators::value_error::policy::ConstantPolicy;
+        let env = MountainCar::new(1.0, None).unwrap();
+        let capped = ReferenceSettings { max_rollout_steps: Some(2000), ..settings() };
+        let d = ReferenceDesign::new(&env, capped, 3).unwrap();
+        // Returns of 1 to 2000 steps of −1: the range holds every return up to the cap.
+        assert!(d.to_termination && d.rollout_length == 2000);
+        assert_eq!((d.value_low, d.value_range), (-2000.0, 1999.0));
+        let d = ReferenceDesign::new(&env, settings(), 3).unwrap();
+        assert_eq!(d.rollout_length, DEFAULT_MAX_ROLLOUT_STEPS);
+        // The cap means nothing where Lemma 5 or a time limit sets the length.
+        let e = ReferenceDesign::new(&MountainCar::new(0.99, None).unwrap(), capped, 3).unwrap_err().to_string();
+        assert!(e.contains("max_rollout_steps (2000)") && e.contains("Lemma 5"), "{e}");
+        let limited = MountainCar::new(1.0, Some(500)).unwrap();
+        assert!(ReferenceDesign::new(&limited, capped, 3).is_err());
+        let accept = ReferenceSettings { accept_truncated: true, ..settings() };
+        let e = ReferenceDesign::new(&limited, accept, 3).unwrap_err().to_string();
+        assert!(e.contains("accept_truncated applies to rollouts that run to termination"), "{e}");
+        assert!(!ReferenceDesign::new(&limited, settings(), 3).unwrap().to_termination);
+        assert!(ReferenceDesign::new(&env, ReferenceSettings { max_rollout_steps: Some(0), ..settings() }, 3).is_err());
+
+        // From (0.3, 0.03) energy pumping ends within a few dozen steps: no rollout is cut.
+        let pump = EnergyPumping::new(0.6).unwrap();
+        let (_, v) = reference_values(&env, &pump, &[[0.3, 0.03]], capped).unwrap();
+        assert!(v[0].n_cut == 0 && v[0].reason.certified() && (v[0].value + 8.0427).abs() < 0.5, "{v:?}");
+        // Without a push the car never leaves the valley floor: an error naming the cap and the
+        // states, after one rollout per such state; accepted, the truncated return −2000.
+        let still = ConstantPolicy::new(1, 3).unwrap();
+        let states = [[-0.5, 0.0], [0.3, 0.03], [-0.6, 0.0]];
+        let e = reference_values(&env, &still, &states, capped).unwrap_err().to_string();
+        assert!(e.contains("from 2 of 3 states reached max_rollout_steps = 2000") && e.contains("states[0]"), "{e}");
+        let accept = ReferenceSettings { accept_truncated: true, ..capped };
+        let (_, v) = reference_values(&env, &still, &states[..1], accept).unwrap();
+        assert!(v[0].n_cut == v[0].n_samples && (v[0].value + 2000.0).abs() < 0.0375 * 2001.0, "{v:?}");
     }
 
     #[test]
