@@ -7,6 +7,8 @@ One job per module: :mod:`~bbrl.grid.config` (the TOML file parsed and validated
 :mod:`~bbrl.grid.shipped` (the shipped configurations), :mod:`~bbrl.grid.store` (the output folder:
 cell files, failure records, trained-agent cache, status), :mod:`~bbrl.grid.claims` (claims and
 locks), :mod:`~bbrl.grid.plan` (cost planning), :mod:`~bbrl.grid.runner` (running the cells),
+:mod:`~bbrl.grid.race` (running them as a race, :func:`run_raced_grid`; the rule and its
+:class:`~bbrl.analysis.racing.RaceOptions` are :mod:`bbrl.analysis.racing`),
 :mod:`~bbrl.grid.display` (progress) and :mod:`~bbrl.grid.engines` (Dask, SLURM).
 See :mod:`bbrl.grid.config` for the configuration format.
 """
@@ -18,6 +20,7 @@ from .classes import load_python_agent_class
 from .config import ConfigError, load_config, parse_config
 from .ids import params_id
 from .model import Cell, ExperimentConfig, GridConfig
+from .race import race_state, run_raced_grid
 from .runner import GridRun, run_cell, run_grid
 from .shards import parse_shard, select_shard
 from .shipped import SHIPPED_CONFIGS, config_path, shipped_config
@@ -53,8 +56,10 @@ __all__ = [
     "params_id",
     "parse_config",
     "parse_shard",
+    "race_state",
     "run_cell",
     "run_grid",
+    "run_raced_grid",
     "select_shard",
     "shipped_config",
     "stale_temp_files",
