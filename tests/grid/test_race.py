@@ -157,3 +157,13 @@ def test_the_race_record_names_each_stop_with_its_bounds(config, raced):
     settings = json.loads((raced / "race.json").read_text())
     assert settings == {**OPTIONS.settings(), "calibration": "reference"}
     assert np.isfinite([s["lower"] for s in document["stops"].values()]).all()
+
+
+def test_grid_status_tells_the_race(config, raced):
+    done = subprocess.run(
+        [sys.executable, "-m", "bbrl", "grid", "status", str(raced)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "raced (delta 0.05, margin 1.0, batch 10" in done.stdout
+    assert "GC/GC: 100 of 100 MDPs decided, 2 configurations stopped" in done.stdout
+    assert f"total: {len(config.cells)}/{len(config.cells)} cells done" in done.stdout

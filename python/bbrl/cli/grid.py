@@ -116,6 +116,7 @@ def _command_grid_status(args: argparse.Namespace, console: Console) -> int:
         by_experiment.setdefault(cell.experiment.key, [0, 0])[1] += 1
     for key, (done, total) in by_experiment.items():
         console.print(f"{key}: {done}/{total} cells done", highlight=False)
+    _print_race(Path(out), config, console)
     running_ids = {cell.id for cell, _ in state.running}
     failed_ids = {cell.id for cell, _ in state.failed}
     done_ids = {cell.id for cell in state.done}
@@ -144,3 +145,21 @@ def _command_grid_status(args: argparse.Namespace, console: Console) -> int:
     if state.expired_claims:
         console.print(f"{len(state.expired_claims)} claims of runners that died (their cells run again when reached)")
     return 0
+
+
+def _print_race(out: Path, config: Any, console: Console) -> None:
+    """For a raced folder: its settings and, per experiment, the rounds decided and the stops."""
+    from ..grid.race import race_state, recorded_race
+
+    race = recorded_race(out)
+    if race is None:
+        return
+    settings = ", ".join(f"{k} {v}" for k, v in race.settings().items())
+    console.print(f"raced ({settings}):", highlight=False)
+    for experiment in config.experiments:
+        state = race_state(out, experiment)
+        console.print(
+            f"  {experiment.key}: {state.decided} of {experiment.n_mdps} MDPs decided, "
+            f"{len(state.stops)} configurations stopped",
+            highlight=False,
+        )
