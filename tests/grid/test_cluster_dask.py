@@ -315,6 +315,7 @@ def test_a_race_on_dask_makes_the_local_races_stops_and_results(
     run_raced_grid(config, local, RaceOptions(batch=10), threads=1, console=Console(file=io.StringIO()))
     state = (local / "race" / "GC" / "GC.json").read_text()
     assert (out / "race" / "GC" / "GC.json").read_text() == state and '"rule"' in state
+    assert not list((out / "batches").rglob("*.parquet")), "a batch run again after its cell was joined"
     for cell in config.cells:
         on_dask = pl.read_parquet(grid.cell_path(out, cell))
         here = pl.read_parquet(grid.cell_path(local, cell))

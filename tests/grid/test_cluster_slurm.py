@@ -340,6 +340,7 @@ def test_a_raced_grid_as_a_job_array_makes_the_local_races_stops(
     run_raced_grid(config, local, RaceOptions(batch=10), threads=1, console=console)
     state = (local / "race" / "GC" / "GC.json").read_text()
     assert (out / "race" / "GC" / "GC.json").read_text() == state and '"rule"' in state
+    assert not list((out / "batches").rglob("*.parquet")), "a batch run again after its cell was joined"
     assert len(grid.status(config, out).done) == len(config.cells)
     with pytest.raises(ValueError, match="raced with other settings"):
         slurm.submit(config, out, slurm.SlurmOptions(), console, sbatch=fake, race=RaceOptions(batch=20))

@@ -115,6 +115,7 @@ def test_two_runners_share_a_race_and_a_killed_one_loses_at_most_its_batch(confi
     outputs = [r.communicate(timeout=300)[0].decode(errors="replace") for r in runners]
     assert [r.returncode for r in runners] == [0, 0], outputs
     assert (shared / "race" / "GC" / "GC.json").read_bytes() == (raced / "race" / "GC" / "GC.json").read_bytes()
+    assert not list((shared / "batches").rglob("*.parquet")), "a batch run again after its cell was joined"
     # A runner killed (SIGKILL) once it has written batches: the next run finishes the race.
     killed = tmp_path / "killed"
     victim = subprocess.Popen(_race_command(config_file, killed), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -170,6 +170,8 @@ class _Experiment:
         self.low, self.high = return_range(experiment.test_fdm.rewards, experiment.gamma, experiment.horizon)
         # Batches never change once written: each is read once per runner.
         self._parts: dict[Path, pl.DataFrame] = {}
+        #: Decisions and joins (which remove batches) happen under this lock only.
+        self.lock = out / "locks" / "race.lock"
 
     def _part(self, path: Path) -> pl.DataFrame | None:
         if path not in self._parts:
@@ -187,7 +189,11 @@ class _Experiment:
         or decides the round when all its batches are in. Returns (did something, waits on
         another runner)."""
         state = race_state(self.out, self.experiment)
-        self._join_decided(state)
+        if self._finished_cells(state):
+            # Left by a runner killed between a decision and its joins; joined under the race's
+            # lock, as every join is, so that no runner reads batches another one is removing.
+            with file_lock(self.lock):
+                self._join_decided(race_state(self.out, self.experiment))
         if state.decided >= self.experiment.n_mdps:
             return False, False
         k = self.ends.index(state.decided) + 1 if state.decided else 0
@@ -196,7 +202,7 @@ class _Experiment:
         waiting = False
         for cell in running:
             path = batch_path(self.out, cell, start, stop)
-            if path.is_file():  # written atomically: whole (a damaged one fails the decision, named)
+            if path.is_file():  # written atomically: whole (a damaged one is run again, below)
                 continue
             if failure_path(self.out, cell).is_file():
                 continue  # a failed cell drops out of the race (listed by `grid status`)
@@ -205,7 +211,9 @@ class _Experiment:
                 waiting = True
                 continue
             try:
-                if not path.is_file():
+                # Another runner may have decided this round (and joined the cell) meanwhile.
+                current = race_state(self.out, self.experiment)
+                if not path.is_file() and current.decided < stop and cell.id not in current.stops:
                     # A Python agent's batch runs in this process: worker processes cost more to
                     # start than a batch of a few MDPs takes (the results do not depend on it).
                     workers = 1 if isinstance(cell.spec, agents.Agent) else threads
@@ -228,23 +236,29 @@ class _Experiment:
             on_round(self.experiment.key, stop, len(running) - len(decided), decided)
         return True, False
 
-    def _join_decided(self, state: RaceState) -> None:
-        """Joins the cells the recorded decisions have finished (stopped, or at N) whose files are
-        not written yet: what a runner killed between a decision and its joins left."""
+    def _finished_cells(self, state: RaceState) -> list[tuple[Cell, int, Stop | None]]:
+        """The cells the recorded decisions have finished (stopped, or at N) whose files are not
+        written yet, with their MDP count and stop."""
         by_id = {c.id: c for c in self.cells}
-        for stop in state.stops.values():
-            cell = by_id.get(stop.cell_id)
-            if cell is not None and not _is_joined(self.out, cell):
-                _join(self.out, cell, self.ends, stop.n_mdps, stop)
+        out = [
+            (by_id[s.cell_id], s.n_mdps, s)
+            for s in state.stops.values()
+            if s.cell_id in by_id and not _is_joined(self.out, by_id[s.cell_id])
+        ]
         if state.decided >= self.experiment.n_mdps:
-            for cell in self.cells:
-                if cell.id not in state.stops and not _is_joined(self.out, cell):
-                    _join(self.out, cell, self.ends, self.experiment.n_mdps, None)
+            n = self.experiment.n_mdps
+            out += [(c, n, None) for c in self.cells if c.id not in state.stops and not _is_joined(self.out, c)]
+        return out
+
+    def _join_decided(self, state: RaceState) -> None:
+        """Joins the cells :meth:`_finished_cells` names; the caller holds the race's lock."""
+        for cell, n, stop in self._finished_cells(state):
+            _join(self.out, cell, self.ends, n, stop)
 
     def _decide(self, stop: int) -> list[Stop] | None:
         """Decides the round ending at ``stop`` MDPs: the new stops, or None if another runner
         had decided it."""
-        with file_lock(self.out / "locks" / "race.lock"):
+        with file_lock(self.lock):
             state = race_state(self.out, self.experiment)
             if state.decided >= stop:
                 return None  # another runner decided this round
