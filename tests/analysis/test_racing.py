@@ -14,7 +14,7 @@ from scipy import stats
 
 from bbrl import _core
 from bbrl.analysis import racing
-from bbrl.analysis.racing import Contender, RaceOptions
+from bbrl.analysis.racing import Contender, RaceOptions, Stop
 
 RUNS = 2_000
 DELTA = 0.05
@@ -202,3 +202,40 @@ def test_batches_and_return_range():
     assert racing.default_batch(500) == 50 and racing.default_batch(100) == 10 and racing.default_batch(7) == 7
     low, high = racing.return_range(np.array([[0.0, 2.0], [10.0, 0.0]]), 0.5, 3)
     assert (low, high) == (0.0, 10.0 * (1 + 0.5 + 0.25))
+
+
+def test_a_stopped_setting_ranks_by_its_paired_estimate_not_its_first_mdps():
+    # MDPs 0..49 pay 10, MDPs 50..99 pay 0. A ran all 100 (mean 5); B, stopped after 50 by A,
+    # did 0.1 worse than A on them: its raw mean is 9.9, its paired estimate 4.9, so A is the
+    # algorithm's best; C, stopped by B, is followed to A.
+    import polars as pl
+
+    from bbrl.analysis.stats import best_per_algorithm
+    from bbrl.protocol.results import Results
+    from bbrl.protocol.schema import Col
+
+    base = np.r_[np.full(50, 10.0), np.zeros(50)]
+    rows = {"A": base, "B": base[:50] - 0.1, "C": base[:40] - 0.3}
+    returns = pl.DataFrame(
+        {
+            Col.CELL_ID: [c for c, r in rows.items() for _ in r],
+            Col.MDP: [i for r in rows.values() for i in range(r.size)],
+            Col.RETURN: np.concatenate(list(rows.values())),
+        }
+    )
+    stops = {"B": Stop("B", "A", 50, "plateau", -0.1, 0.0, 0.5), "C": Stop("C", "B", 40, "beaten", -0.4, -0.2, 0.0)}
+    cells = pl.DataFrame(
+        {
+            Col.CELL_ID: list(rows),
+            Col.ALGORITHM: ["X", "X", "X"],
+            Col.MEAN: [float(r.mean()) for r in rows.values()],
+            Col.RACE_STOPPED_BY: [None, racing.describe_stop(stops["B"]), racing.describe_stop(stops["C"])],
+        }
+    )
+    assert racing.stopper_of(racing.describe_stop(stops["B"])) == "A"
+    results = racing.with_paired_means(Results(cells, returns))
+    assert np.allclose(results.cells[Col.PAIRED_MEAN].to_numpy(), [5.0, 4.9, 4.7])
+    assert best_per_algorithm(cells)[Col.CELL_ID].to_list() == ["B"]  # the raw means' choice
+    assert best_per_algorithm(results.cells)[Col.CELL_ID].to_list() == ["A"]
+    unraced = Results(cells.with_columns(pl.lit(None, dtype=pl.String).alias(Col.RACE_STOPPED_BY)), returns)
+    assert racing.with_paired_means(unraced) is unraced

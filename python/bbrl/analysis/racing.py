@@ -79,6 +79,7 @@ __all__ = [
     "simulate_race",
     "simulated_results",
     "stopper_of",
+    "with_paired_means",
 ]
 
 #: The race's error level (per comparable pair, or for the experiment with ``family_wise``).
@@ -424,3 +425,14 @@ def simulated_results(results: Results, stops: dict[str, Stop | None]) -> Result
         cell.replace_strict(texts, default=None, return_dtype=pl.String).alias(Col.RACE_STOPPED_BY)
     )
     return from_frames([rows])
+
+
+def with_paired_means(results: Results) -> Results:
+    """``results`` with the cells' :data:`~bbrl.protocol.schema.Col.PAIRED_MEAN` column
+    (:func:`paired_means`) when a race stopped any of them, which then ranks the settings of an
+    algorithm (:func:`~bbrl.analysis.stats.best_per_algorithm`); unchanged otherwise."""
+    cells = results.cells
+    if Col.RACE_STOPPED_BY not in cells.columns or cells[Col.RACE_STOPPED_BY].null_count() == cells.height:
+        return results
+    paired = pl.Series(Col.PAIRED_MEAN, paired_means(results, cells), dtype=pl.Float64)
+    return Results(cells.with_columns(paired), results.returns)

@@ -40,7 +40,7 @@ from .figures import (
     save_figure,
     score_figure,
 )
-from .racing import default_batch, paired_means
+from .racing import default_batch, paired_means, with_paired_means
 from .regret import plot_cumulative_regret
 from .scores import ORACLE_KINDS, NormalizedSummary, normalized_summary, regret_curves
 from .stats import best_per_algorithm, best_under_bounds
@@ -495,7 +495,7 @@ def write_report(
     calibration of these results' own cells is fitted, cached in ``results_dir/calibration.json``
     and its fit per algorithm is reported (``calibration-fit.csv``).
     """
-    results = load(results_dir)
+    results = with_paired_means(load(results_dir))
     race = race_settings(results_dir)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)

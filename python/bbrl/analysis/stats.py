@@ -163,9 +163,12 @@ def best_per_algorithm(cells: pl.DataFrame, within: Sequence[str] = (), algorith
         within: columns that separate independent comparisons, e.g. ``("experiment", "prior")``.
     """
     keys = [*within, algorithm]
+    # In a raced grid's analysis a stopped setting ranks by its paired estimate over the N MDPs
+    # (bbrl.analysis.racing.with_paired_means), not by the mean of the first MDPs it ran.
+    score = Col.PAIRED_MEAN if Col.PAIRED_MEAN in cells.columns else Col.MEAN
     indexed = cells.with_row_index("_row")
     best = (
-        indexed.sort([Col.MEAN, "_row"], descending=[True, False])
+        indexed.sort([score, "_row"], descending=[True, False])
         .group_by(keys, maintain_order=True)
         .first()
         .sort("_row")

@@ -115,6 +115,9 @@ class Col:
     # Summaries: one row per run or per cell.
     #: Mean return over the MDPs.
     MEAN = "mean"
+    #: Only in a raced grid's analysis: the cell's mean over the experiment's N MDPs, estimated on
+    #: the paired design for a cell the race stopped (its own mean otherwise); what ranks settings.
+    PAIRED_MEAN = "paired_mean"
     #: Half-width of its 95% interval.
     CI95 = "ci95"
     #: Test MDPs the cell ran: N, or fewer for a configuration a race stopped early (its mean and
