@@ -168,3 +168,58 @@ def test_grid_status_tells_the_race(config, raced):
     assert "raced (delta 0.05, margin 1.0, batch 10" in done.stdout
     assert "GC/GC: 100 of 100 MDPs decided, 2 configurations stopped" in done.stdout
     assert f"total: {len(config.cells)}/{len(config.cells)} cells done" in done.stdout
+
+
+#: A Python agent whose 26th task in a process fails (the race runs a Python agent's batches in
+#: its own process): it fails in its third batch, MDPs 20..29.
+FRAGILE = """
+from dataclasses import dataclass
+
+from bbrl import agents
+
+TASKS = [0]
+
+
+@dataclass
+class Fragile(agents.Agent):
+    action: int = 0
+
+    def start_task(self):
+        TASKS[0] += 1
+        if TASKS[0] > 25:
+            raise RuntimeError("fragile: broke on its 26th task")
+
+    def act(self, state, rng):
+        return self.action
+
+    def observe(self, state, action, reward, next_state):
+        pass
+"""
+
+
+def test_a_cell_that_fails_drops_out_and_the_race_goes_on(config, raced, tmp_path):
+    (tmp_path / "fragile.py").write_text(FRAGILE)
+    config_file = tmp_path / "race.toml"
+    config_file.write_text(config.text + '\n[[agent]]\nkind = "python"\nclass = "fragile.py:Fragile"\n')
+    out = tmp_path / "out"
+    done = subprocess.run(_race_command(config_file, out), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (
+        "failed: GC/GC/python-fragile" in done.stdout
+        and "fragile: broke"
+        in (out / "cells").joinpath("GC", "GC", "python-fragile", "action=0.failed.json").read_text()
+    )
+    # The others raced as without it: the same stops, the same rows.
+    assert (out / "race" / "GC" / "GC.json").read_bytes() == (raced / "race" / "GC" / "GC.json").read_bytes()
+    for cell in config.cells:
+        a = pl.read_parquet(grid.cell_path(out, cell)).select(DETERMINISTIC)
+        assert a.equals(pl.read_parquet(grid.cell_path(raced, cell)).select(DETERMINISTIC)), cell.id
+    # Its batches are kept for a retry: the next run (agent fixed) catches it up to N and joins it.
+    kept = sorted(p.name for p in (out / "batches").rglob("*.parquet"))
+    assert kept == ["0000000-0000010.parquet", "0000010-0000020.parquet"], kept
+    (tmp_path / "fragile.py").write_text(FRAGILE.replace("> 25", "> 10**9"))
+    again = subprocess.run(_race_command(config_file, out), capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stdout + again.stderr
+    fixed = pl.read_parquet(out / "cells" / "GC" / "GC" / "python-fragile" / "action=0.parquet")
+    assert fixed["mdp"].to_list() == list(range(100)) and RACE_STOPPED_BY not in fixed.columns
+    assert not list((out / "batches").rglob("*.parquet")) and not list(out.rglob("*.failed.json"))

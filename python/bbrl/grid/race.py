@@ -59,7 +59,7 @@ from .model import Cell, ExperimentConfig, GridConfig
 from .runner import GridRun, prepare_folder, run_cell
 from .store import cell_path, failure_path, folder_lock, write_failure
 
-__all__ = ["RaceState", "batch_path", "race_state", "record_race", "recorded_race", "run_raced_grid"]
+__all__ = ["RaceState", "batch_path", "race_state", "record_race", "recorded_race", "retry_failures", "run_raced_grid"]
 
 #: The cost model a race compares configurations with: the shipped calibration, so that every
 #: machine and every engine takes the same decisions (the maps' default model).
@@ -185,56 +185,75 @@ class _Experiment:
         return all(_is_joined(self.out, c) for c in self.cells)
 
     def advance(self, threads: int | None, on_round: Callable[[str, int, int, list[Stop]], None]) -> tuple[bool, bool]:
-        """Does one step of this experiment's race: runs one unclaimed batch of the current round,
-        or decides the round when all its batches are in. Returns (did something, waits on
-        another runner)."""
+        """Does one step of this experiment's race: runs one unclaimed batch a running cell lacks
+        up to the current round's end, or, when every running cell has them, decides the round.
+        Returns (did something, waits on another runner).
+
+        A cell that failed drops out of the race; run again (its failure record is removed when a
+        race starts), it catches up with the round from its own first missing batch, and joins the
+        decisions from there; after the last round it runs to N."""
         state = race_state(self.out, self.experiment)
         if self._finished_cells(state):
-            # Left by a runner killed between a decision and its joins; joined under the race's
-            # lock, as every join is, so that no runner reads batches another one is removing.
+            # Left by a runner killed between a decision and its joins, or a cell that caught up
+            # after the last round: joined under the race's lock, as every join is, so that no
+            # runner reads batches another one is removing.
             with file_lock(self.lock):
                 self._join_decided(race_state(self.out, self.experiment))
-        if state.decided >= self.experiment.n_mdps:
-            return False, False
-        k = self.ends.index(state.decided) + 1 if state.decided else 0
-        start, stop = (self.ends[k - 1] if k else 0), self.ends[k]
-        running = [c for c in self.cells if c.id not in state.stops]
+            return True, False
+        n = self.experiment.n_mdps
+        stop = n if state.decided >= n else self.ends[self.ends.index(state.decided) + 1 if state.decided else 0]
+        running = [c for c in self.cells if c.id not in state.stops and not _is_joined(self.out, c)]
         waiting = False
         for cell in running:
-            path = batch_path(self.out, cell, start, stop)
-            if path.is_file():  # written atomically: whole (a damaged one is run again, below)
-                continue
-            if failure_path(self.out, cell).is_file():
-                continue  # a failed cell drops out of the race (listed by `grid status`)
-            claim = Claim(path.with_suffix(".claim"), self.out / "locks" / "claims.lock")
-            if claim.acquire() is not None:
-                waiting = True
-                continue
-            try:
-                # Another runner may have decided this round (and joined the cell) meanwhile.
-                current = race_state(self.out, self.experiment)
-                if not path.is_file() and current.decided < stop and cell.id not in current.stops:
-                    # A Python agent's batch runs in this process: worker processes cost more to
-                    # start than a batch of a few MDPs takes (the results do not depend on it).
-                    workers = 1 if isinstance(cell.spec, agents.Agent) else threads
-                    try:
-                        run_cell(self.out, cell, workers, mdps=range(start, stop), path=path)
-                    except Exception as exc:  # an agent's failure: recorded, the race goes on without it
-                        write_failure(self.out, cell, exc, "".join(traceback.format_exception(exc)[-12:]))
-            finally:
-                claim.release()
-            return True, False
-        if waiting:
-            return False, True
-        for cell in running:
-            path = batch_path(self.out, cell, start, stop)
-            if path.is_file() and self._part(path) is None:
-                path.unlink(missing_ok=True)  # damaged on disk (not by us: written atomically): run again
+            for first, end in self._batches(stop):
+                path = batch_path(self.out, cell, first, end)
+                if path.is_file():  # written atomically: whole (a damaged one is run again, below)
+                    continue
+                outcome = self._run_batch(cell, first, end, threads)
+                if outcome == "busy":
+                    waiting = True
+                    break
                 return True, False
+        if waiting or state.decided >= n:
+            return False, waiting
+        for cell in running:
+            for first, end in self._batches(stop):
+                path = batch_path(self.out, cell, first, end)
+                if self._part(path) is None:
+                    path.unlink(missing_ok=True)  # damaged on disk (not by us: written atomically): run again
+                    return True, False
         decided = self._decide(stop)
         if decided is not None:
             on_round(self.experiment.key, stop, len(running) - len(decided), decided)
         return True, False
+
+    def _batches(self, stop: int) -> list[tuple[int, int]]:
+        """The batches ``(start, stop)`` up to ``stop`` MDPs."""
+        ends = [e for e in self.ends if e <= stop]
+        return list(zip([0, *ends[:-1]], ends, strict=True))
+
+    def _run_batch(self, cell: Cell, first: int, end: int, threads: int | None) -> str:
+        """Claims and runs one batch of ``cell``: ``"ran"`` (or found done, or the cell failed:
+        recorded, and it drops out of the race), or ``"busy"`` (another runner holds it)."""
+        path = batch_path(self.out, cell, first, end)
+        claim = Claim(path.with_suffix(".claim"), self.out / "locks" / "claims.lock")
+        if claim.acquire() is not None:
+            return "busy"
+        try:
+            # Another runner may have run it, or decided past it and joined the cell, meanwhile.
+            current = race_state(self.out, self.experiment)
+            if path.is_file() or cell.id in current.stops or _is_joined(self.out, cell):
+                return "ran"
+            # A Python agent's batch runs in this process: worker processes cost more to start
+            # than a batch of a few MDPs takes (the results do not depend on it).
+            workers = 1 if isinstance(cell.spec, agents.Agent) else threads
+            try:
+                run_cell(self.out, cell, workers, mdps=range(first, end), path=path)
+            except Exception as exc:  # an agent's failure: recorded, the race goes on without it
+                write_failure(self.out, cell, exc, "".join(traceback.format_exception(exc)[-12:]))
+        finally:
+            claim.release()
+        return "ran"
 
     def _finished_cells(self, state: RaceState) -> list[tuple[Cell, int, Stop | None]]:
         """The cells the recorded decisions have finished (stopped, or at N) whose files are not
@@ -247,7 +266,13 @@ class _Experiment:
         ]
         if state.decided >= self.experiment.n_mdps:
             n = self.experiment.n_mdps
-            out += [(c, n, None) for c in self.cells if c.id not in state.stops and not _is_joined(self.out, c)]
+            out += [
+                (c, n, None)
+                for c in self.cells
+                if c.id not in state.stops
+                and not _is_joined(self.out, c)
+                and all(batch_path(self.out, c, a, b).is_file() for a, b in self._batches(n))
+            ]
         return out
 
     def _join_decided(self, state: RaceState) -> None:
@@ -300,6 +325,14 @@ class _Experiment:
         return contenders_of(results, results.cells, reference_calibration())
 
 
+def retry_failures(out: Path, cells: list[Cell]) -> None:
+    """Removes the failure records of ``cells`` that have no cell file, so that a race runs them
+    again (their batches so far are kept)."""
+    for cell in cells:
+        if not cell_path(out, cell).is_file():
+            failure_path(out, cell).unlink(missing_ok=True)
+
+
 def _is_joined(out: Path, cell: Cell) -> bool:
     """Whether the cell is over: its file written (atomically, so whole) or its failure recorded."""
     return cell_path(out, cell).is_file() or failure_path(out, cell).is_file()
@@ -312,15 +345,22 @@ def run_raced_grid(
     threads: int | None = None,
     console: Any = None,
     poll_seconds: float = 1.0,
+    retry_failed: bool = True,
 ) -> GridRun:
     """Races every experiment of ``config`` into ``out`` (see the module's text); resumes a race
-    left unfinished. Returns what ran (``GridRun.ran``: the cells joined now, stopped or full)."""
+    left unfinished. Returns what ran (``GridRun.ran``: the cells joined now, stopped or full).
+
+    ``retry_failed``: run cells whose agent failed again, as ``bbrl grid run`` does (they catch up
+    with the race from their first missing batch); the engines' own tasks pass False, their
+    driver having cleared the failures once (:func:`retry_failures`)."""
     from rich.console import Console
 
     console = console or Console()
     folder = Path(out)
     selected, _, skipped = prepare_folder(config, folder, None, console)
     record_race(folder, options)
+    if retry_failed:
+        retry_failures(folder, selected)
     started = time.perf_counter()
     by_experiment: dict[str, list[Cell]] = {}
     for cell in selected:

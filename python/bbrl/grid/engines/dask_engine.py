@@ -173,7 +173,9 @@ def race_worker_task(text: str, base: str | None, out: str, settings: dict[str, 
 
     config = _parsed(text, base)
     quiet = Console(file=io.StringIO())
-    run_raced_grid(config, out, RaceOptions(**settings), threads or _worker_threads(), console=quiet)
+    run_raced_grid(
+        config, out, RaceOptions(**settings), threads or _worker_threads(), console=quiet, retry_failed=False
+    )
     return f"{socket.gethostname()} (process {os.getpid()})"
 
 
@@ -190,12 +192,13 @@ def race_on_dask(
     local race). The output folder must be on a file system every worker sees, at the same path."""
     from rich.console import Console
 
-    from ..race import race_state, record_race
+    from ..race import race_state, record_race, retry_failures
 
     console = console or Console()
     folder = Path(out).resolve()
     selected, _, skipped = prepare_folder(config, folder, None, console)
     record_race(folder, options)
+    retry_failures(folder, selected)
     started = time.perf_counter()
     base = config.base if config.base is not None else (config.path.resolve().parent if config.path else None)
     client = connect(scheduler)

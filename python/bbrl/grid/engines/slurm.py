@@ -35,7 +35,7 @@ from typing import Any
 from ...fileio import write_atomic
 from ..model import Cell, GridConfig
 from ..plan import longest_first, lpt_makespan, plan_path, static_cost
-from ..race import record_race, recorded_race, run_raced_grid
+from ..race import record_race, recorded_race, retry_failures, run_raced_grid
 from ..runner import cores_given, prepare_folder, run_claimed
 from ..store import folder_lock, load_output_config, remove_stale_temp_files, status
 
@@ -212,6 +212,7 @@ def submit(
         _, todo, skipped = prepare_folder(config, folder, None, console)
         if race is not None:
             record_race(folder, race)
+            retry_failures(folder, list(config.cells))
     if not todo:
         console.print(f"all {len(skipped)} cells are done in {out}")
         return None
@@ -322,7 +323,7 @@ def run_task(out: Path, index: int, console: Any) -> int:
     config = load_output_config(folder)
     race = recorded_race(folder)
     if race is not None:  # every task runs the race's loop until every race is over
-        outcome = run_raced_grid(config, folder, race, threads=cores_given(), console=console)
+        outcome = run_raced_grid(config, folder, race, threads=cores_given(), console=console, retry_failed=False)
         return len(outcome.failed)
     by_id = {c.id: c for c in config.cells}
     missing = [i for i in tasks[index] if i not in by_id]
