@@ -68,6 +68,7 @@ __all__ = [
     "RaceOptions",
     "Stop",
     "batch_ends",
+    "batch_spans",
     "comparable_pairs",
     "contenders_of",
     "decide",
@@ -75,6 +76,7 @@ __all__ = [
     "describe_stop",
     "paired_means",
     "precedes",
+    "read_stop",
     "return_range",
     "simulate_race",
     "simulated_results",
@@ -145,6 +147,12 @@ class RaceOptions:
 def default_batch(n_mdps: int) -> int:
     """Test MDPs per batch: a tenth of N, at least 10 (N itself when smaller): ten looks per race."""
     return min(n_mdps, max(10, math.ceil(n_mdps / 10)))
+
+
+def batch_spans(n_mdps: int, batch: int) -> list[tuple[int, int]]:
+    """The batches ``(start, stop)`` of test MDPs: ``(0, batch), (batch, 2 batch), ..., (., n_mdps)``."""
+    ends = batch_ends(n_mdps, batch)
+    return list(zip([0, *ends[:-1]], ends, strict=True))
 
 
 def batch_ends(n_mdps: int, batch: int) -> list[int]:
@@ -368,9 +376,19 @@ def describe_stop(stop: Stop) -> str:
     return f"{stop.by} ({stop.rule} after {stop.n_mdps} MDPs: {bound}{margin})"
 
 
+def read_stop(text: str) -> tuple[str, str, str]:
+    """``(stopper's cell id, rule, bounds)`` of a :func:`describe_stop` text; a text of another
+    form is the stopper whole, with no rule nor bounds."""
+    by, _, detail = text.rpartition(" (")
+    if not by or not detail.endswith(")"):
+        return text, "", ""
+    head, _, bounds = detail[:-1].partition(": ")
+    return by, head.split(" ", 1)[0], bounds
+
+
 def stopper_of(text: str) -> str:
     """The stopper's cell id in a :func:`describe_stop` text."""
-    return text.split(" (", 1)[0]
+    return read_stop(text)[0]
 
 
 def paired_means(results: Results, cells: pl.DataFrame) -> np.ndarray:

@@ -299,7 +299,7 @@ def experiment_map(
     bounds = best_under_bounds(
         competing[Col.ALGORITHM].to_list(),
         # A configuration a race stopped: its mean over the N MDPs, estimated paired (racing.py).
-        paired_means(results, competing).tolist(),
+        (competing[Col.PAIRED_MEAN] if Col.PAIRED_MEAN in competing.columns else paired_means(results, competing)),
         costs.offline.tolist(),
         costs.online.tolist(),
         returns_matrix(results, ids),

@@ -23,6 +23,7 @@ from ..protocol import Run
 from ..protocol.experiment import learned_text
 from ..protocol.schema import Col
 from .formatting import format_duration, latex_duration
+from .racing import read_stop
 from .stats import best_per_algorithm
 
 __all__ = [
@@ -159,13 +160,7 @@ def race_stops(cells: pl.DataFrame) -> dict[str, RaceStop]:
         text = row[Col.RACE_STOPPED_BY]
         if text is None:
             continue
-        by, _, detail = text.rpartition(" (")
-        rule, bounds = "", ""
-        if by and detail.endswith(")"):
-            head, _, bounds = detail[:-1].partition(": ")
-            rule = head.split(" ", 1)[0]
-        else:
-            by = text
+        by, rule, bounds = read_stop(text)
         n_run = int(row[Col.N_RUN]) if row.get(Col.N_RUN) is not None else int(row[Col.N_MDPS])
         out[row[Col.CELL_ID]] = RaceStop(
             cell_id=row[Col.CELL_ID],

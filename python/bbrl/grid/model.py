@@ -3,6 +3,7 @@ ids, and the parsed configuration."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,16 @@ from .. import agents
 from ..distributions import FDM
 from .ids import REWARDS_SUFFIX, params_id
 
-__all__ = ["DEFAULTS", "DEFAULT_KEYS", "EXPERIMENT_KEYS", "RECORDING_KEYS", "Cell", "ExperimentConfig", "GridConfig"]
+__all__ = [
+    "DEFAULTS",
+    "DEFAULT_KEYS",
+    "EXPERIMENT_KEYS",
+    "RECORDING_KEYS",
+    "Cell",
+    "ExperimentConfig",
+    "GridConfig",
+    "cells_by_experiment",
+]
 
 EXPERIMENT_KEYS = ("name", "test", "prior", "n_mdps", "gamma", "horizon", "seed")
 
@@ -111,3 +121,11 @@ class GridConfig:
 
     def blocks(self) -> list[str]:
         return list(dict.fromkeys(c.block for c in self.cells))
+
+
+def cells_by_experiment(cells: Iterable[Cell]) -> dict[str, list[Cell]]:
+    """``cells`` grouped by their experiment's key (``experiment/prior``), in order of appearance."""
+    groups: dict[str, list[Cell]] = {}
+    for cell in cells:
+        groups.setdefault(cell.experiment.key, []).append(cell)
+    return groups

@@ -43,7 +43,7 @@ from ..analysis.racing import (
     Contender,
     RaceOptions,
     Stop,
-    batch_ends,
+    batch_spans,
     comparable_pairs,
     contenders_of,
     decide,
@@ -55,11 +55,22 @@ from ..fileio import write_atomic
 from ..protocol.results import CellFileError, check_cell_file, from_frames
 from ..protocol.schema import RACE_STOPPED_BY, Col
 from .claims import Claim, file_lock
-from .model import Cell, ExperimentConfig, GridConfig
+from .model import Cell, ExperimentConfig, GridConfig, cells_by_experiment
 from .runner import GridRun, prepare_folder, run_cell
-from .store import cell_path, failure_path, folder_lock, write_failure
+from .store import cell_path, experiment_folder, failure_path, folder_lock, write_failure
 
-__all__ = ["RaceState", "batch_path", "race_state", "record_race", "recorded_race", "retry_failures", "run_raced_grid"]
+__all__ = [
+    "RaceState",
+    "batch_path",
+    "race_outcome",
+    "race_state",
+    "read_rows",
+    "record_race",
+    "recorded_race",
+    "retry_failures",
+    "run_batch",
+    "run_raced_grid",
+]
 
 #: The cost model a race compares configurations with: the shipped calibration, so that every
 #: machine and every engine takes the same decisions (the maps' default model).
@@ -102,12 +113,8 @@ def batch_path(out: Path, cell: Cell, start: int, stop: int) -> Path:
 
 
 def _state_path(out: Path, experiment: ExperimentConfig) -> Path:
-    relative = cell_path(out, _probe(experiment)).relative_to(out / "cells").parts[:2]
-    return out / "race" / relative[0] / f"{relative[1]}.json"
-
-
-def _probe(experiment: ExperimentConfig) -> Cell:
-    return Cell(0, experiment, "x", {}, "", None)
+    folder = experiment_folder(out / "race", experiment)
+    return folder.parent / f"{folder.name}.json"
 
 
 @dataclass
@@ -135,20 +142,30 @@ def race_state(out: Path, experiment: ExperimentConfig) -> RaceState:
     return RaceState(int(document["decided"]), {k: Stop(**v) for k, v in document["stops"].items()})
 
 
-def _read_part(path: Path) -> pl.DataFrame | None:
+def read_rows(path: Path, start: int, stop: int) -> pl.DataFrame | None:
+    """The rows of test MDPs ``start..stop`` of a batch or a whole cell file, or None when the
+    file is missing, damaged, or lacks one of them."""
     if not path.is_file():
         return None
     try:
         check_cell_file(path)
-        return pl.read_parquet(path)
+        frame = pl.read_parquet(path).filter((pl.col(Col.MDP) >= start) & (pl.col(Col.MDP) < stop))
     except CellFileError:
         return None
+    return frame if frame[Col.MDP].sort().to_list() == list(range(start, stop)) else None
 
 
-def _join(out: Path, cell: Cell, ends: list[int], n: int, stop: Stop | None) -> None:
+def run_batch(out: Path, cell: Cell, start: int, stop: int, threads: int | None) -> Path:
+    """Runs ``cell`` on test MDPs ``start..stop`` into its batch file (:func:`batch_path`). A Python
+    agent's batch runs in this process: worker processes cost more to start than a batch of a few
+    MDPs takes (the results do not depend on it)."""
+    workers = 1 if isinstance(cell.spec, agents.Agent) else threads
+    return run_cell(out, cell, workers, mdps=range(start, stop), path=batch_path(out, cell, start, stop))
+
+
+def _join(out: Path, cell: Cell, spans: list[tuple[int, int]], n: int, stop: Stop | None) -> None:
     """Writes the cell's file from its batches up to ``n`` MDPs (atomically), then removes them."""
-    starts = [0, *ends]
-    parts = [pl.read_parquet(batch_path(out, cell, starts[k], ends[k])) for k in range(len(ends)) if ends[k] <= n]
+    parts = [pl.read_parquet(batch_path(out, cell, a, b)) for a, b in spans if b <= n]
     frame = pl.concat(parts, how="vertical")
     if stop is not None:
         frame = frame.with_columns(pl.lit(describe_stop(stop), dtype=pl.String).alias(RACE_STOPPED_BY))
@@ -157,8 +174,8 @@ def _join(out: Path, cell: Cell, ends: list[int], n: int, stop: Stop | None) -> 
     path = cell_path(out, cell)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, buffer.getvalue())
-    for k in range(len(ends)):
-        batch_path(out, cell, starts[k], ends[k]).unlink(missing_ok=True)
+    for a, b in spans:
+        batch_path(out, cell, a, b).unlink(missing_ok=True)
 
 
 class _Experiment:
@@ -166,16 +183,18 @@ class _Experiment:
 
     def __init__(self, out: Path, experiment: ExperimentConfig, cells: list[Cell], options: RaceOptions) -> None:
         self.out, self.experiment, self.cells, self.options = out, experiment, cells, options
-        self.ends = batch_ends(experiment.n_mdps, options.batch_size(experiment.n_mdps))
+        self.spans = batch_spans(experiment.n_mdps, options.batch_size(experiment.n_mdps))
+        self.ends = [stop for _, stop in self.spans]
         self.low, self.high = return_range(experiment.test_fdm.rewards, experiment.gamma, experiment.horizon)
         # Batches never change once written: each is read once per runner.
         self._parts: dict[Path, pl.DataFrame] = {}
         #: Decisions and joins (which remove batches) happen under this lock only.
         self.lock = out / "locks" / "race.lock"
 
-    def _part(self, path: Path) -> pl.DataFrame | None:
+    def _part(self, cell: Cell, start: int, stop: int) -> pl.DataFrame | None:
+        path = batch_path(self.out, cell, start, stop)
         if path not in self._parts:
-            frame = _read_part(path)
+            frame = read_rows(path, start, stop)
             if frame is None:
                 return None
             self._parts[path] = frame
@@ -218,9 +237,9 @@ class _Experiment:
             return False, waiting
         for cell in running:
             for first, end in self._batches(stop):
-                path = batch_path(self.out, cell, first, end)
-                if self._part(path) is None:
-                    path.unlink(missing_ok=True)  # damaged on disk (not by us: written atomically): run again
+                if self._part(cell, first, end) is None:
+                    # Damaged on disk (not by us: batches are written atomically): run it again.
+                    batch_path(self.out, cell, first, end).unlink(missing_ok=True)
                     return True, False
         decided = self._decide(stop)
         if decided is not None:
@@ -229,8 +248,7 @@ class _Experiment:
 
     def _batches(self, stop: int) -> list[tuple[int, int]]:
         """The batches ``(start, stop)`` up to ``stop`` MDPs."""
-        ends = [e for e in self.ends if e <= stop]
-        return list(zip([0, *ends[:-1]], ends, strict=True))
+        return [span for span in self.spans if span[1] <= stop]
 
     def _run_batch(self, cell: Cell, first: int, end: int, threads: int | None) -> str:
         """Claims and runs one batch of ``cell``: ``"ran"`` (or found done, or the cell failed:
@@ -244,11 +262,8 @@ class _Experiment:
             current = race_state(self.out, self.experiment)
             if path.is_file() or cell.id in current.stops or _is_joined(self.out, cell):
                 return "ran"
-            # A Python agent's batch runs in this process: worker processes cost more to start
-            # than a batch of a few MDPs takes (the results do not depend on it).
-            workers = 1 if isinstance(cell.spec, agents.Agent) else threads
             try:
-                run_cell(self.out, cell, workers, mdps=range(first, end), path=path)
+                run_batch(self.out, cell, first, end, threads)
             except Exception as exc:  # an agent's failure: recorded, the race goes on without it
                 write_failure(self.out, cell, exc, "".join(traceback.format_exception(exc)[-12:]))
         finally:
@@ -278,7 +293,7 @@ class _Experiment:
     def _join_decided(self, state: RaceState) -> None:
         """Joins the cells :meth:`_finished_cells` names; the caller holds the race's lock."""
         for cell, n, stop in self._finished_cells(state):
-            _join(self.out, cell, self.ends, n, stop)
+            _join(self.out, cell, self.spans, n, stop)
 
     def _decide(self, stop: int) -> list[Stop] | None:
         """Decides the round ending at ``stop`` MDPs: the new stops, or None if another runner
@@ -307,11 +322,10 @@ class _Experiment:
     def _contenders(self, cells: list[Cell], n: int, missing_ok: bool = False) -> list[Contender]:
         """The raceable cells (not the oracle; with work counts) as they stood after ``n`` MDPs."""
         frames = []
-        starts = [0, *self.ends]
         for cell in cells:
             if cell.kind in ORACLE_KINDS:
                 continue
-            parts = [self._part(batch_path(self.out, cell, starts[k], e)) for k, e in enumerate(self.ends) if e <= n]
+            parts = [self._part(cell, a, b) for a, b in self._batches(n)]
             if cell_path(self.out, cell).is_file():  # joined (e.g. stopped earlier): its first rows
                 parts = [pl.read_parquet(cell_path(self.out, cell)).filter(pl.col(Col.MDP) < n)]
             if any(p is None for p in parts):
@@ -362,11 +376,8 @@ def run_raced_grid(
     if retry_failed:
         retry_failures(folder, selected)
     started = time.perf_counter()
-    by_experiment: dict[str, list[Cell]] = {}
-    for cell in selected:
-        by_experiment.setdefault(cell.experiment.key, []).append(cell)
+    by_experiment = cells_by_experiment(selected)
     races = [_Experiment(folder, cells[0].experiment, cells, options) for cells in by_experiment.values()]
-    done_before = {c.id for c in skipped}
 
     def on_round(key: str, n: int, running: int, stops: list[Stop]) -> None:
         finished = "finished" if n == by_experiment[key][0].experiment.n_mdps else "running on"
@@ -383,8 +394,16 @@ def run_raced_grid(
             if not waiting and all(r.finished() for r in races):
                 break
             time.sleep(poll_seconds)
-    ran = [c for c in selected if c.id not in done_before and not failure_path(folder, c).is_file()]
+    return race_outcome(folder, selected, skipped, time.perf_counter() - started, console)
+
+
+def race_outcome(folder: Path, selected: list[Cell], skipped: list[Cell], seconds: float, console: Any) -> GridRun:
+    """What a race of ``selected`` into ``folder`` did, as every engine reports it: the cells
+    joined now, those done before, the failures; and a line saying how many stopped early."""
+    done = {c.id for c in skipped}
     failed = [(c, "see " + str(failure_path(folder, c))) for c in selected if failure_path(folder, c).is_file()]
-    stopped = sum(len(race_state(folder, r.experiment).stops) for r in races)
+    ran = [c for c in selected if c.id not in done and not failure_path(folder, c).is_file()]
+    experiments = {c.experiment.key: c.experiment for c in selected}.values()
+    stopped = sum(len(race_state(folder, e).stops) for e in experiments)
     console.print(f"race: {stopped} of {len(selected)} configurations stopped early", highlight=False)
-    return GridRun(ran, skipped, time.perf_counter() - started, failed)
+    return GridRun(ran, skipped, seconds, failed)

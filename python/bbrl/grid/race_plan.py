@@ -39,7 +39,7 @@ import json
 import statistics
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,22 +47,23 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .. import agents
 from ..analysis.cost import reference_calibration
 from ..analysis.racing import (
     MIN_MDPS,
     Contender,
     RaceOptions,
     batch_ends,
+    batch_spans,
     contenders_of,
     return_range,
     simulate_race,
 )
 from ..analysis.scores import ORACLE_KINDS
 from ..fileio import write_atomic
-from ..protocol.results import CellFileError, check_cell_file, from_frames
+from ..protocol.results import from_frames
 from ..protocol.schema import Col
-from .model import Cell, GridConfig
+from .model import Cell, GridConfig, cells_by_experiment
+from .race import batch_path, read_rows, run_batch
 from .store import cell_path
 
 __all__ = [
@@ -206,9 +207,6 @@ def race_pilot(
     Raises:
         ValueError: for a pilot below 2 MDPs or a cell whose agent this installation lacks.
     """
-    from .race import batch_path
-    from .runner import run_cell
-
     if pilot_mdps is not None:
         check_race_pilot(pilot_mdps, 1)
     for cell in config.cells:
@@ -218,36 +216,18 @@ def race_pilot(
     for index, cell in enumerate(config.cells):
         n_total = cell.experiment.n_mdps
         m = pilot_size(n_total, options, pilot_mdps)
-        done = _rows(cell_path(folder, cell), 0, m)
+        done = read_rows(cell_path(folder, cell), 0, m)
         if done is not None:
             frames.append(done)
             continue
-        ends = [end for end in batch_ends(n_total, options.batch_size(n_total)) if end <= m]
-        for start, stop in zip([0, *ends], ends, strict=False):
-            path = batch_path(folder, cell, start, stop)
-            part = _rows(path, start, stop)
-            if part is None:
-                # A Python agent runs in this process, as in a race: a few MDPs take less than
-                # starting worker processes (the rows do not depend on it).
-                workers = 1 if isinstance(cell.spec, agents.Agent) else threads
-                run_cell(folder, cell, workers, mdps=range(start, stop), path=path)
-                part = pl.read_parquet(path)
-            frames.append(part)
+        for start, stop in batch_spans(n_total, options.batch_size(n_total)):
+            if stop > m:
+                break
+            part = read_rows(batch_path(folder, cell, start, stop), start, stop)
+            frames.append(part if part is not None else pl.read_parquet(run_batch(folder, cell, start, stop, threads)))
         if console is not None and (index + 1) % 50 == 0:
             console.print(f"race pilot: {index + 1} of {len(config.cells)} cells run")
     return pl.concat(frames, how="diagonal_relaxed")
-
-
-def _rows(path: Path, start: int, stop: int) -> pl.DataFrame | None:
-    """The rows of MDPs ``start..stop`` of a whole cell file or batch that has all of them."""
-    if not path.is_file():
-        return None
-    try:
-        check_cell_file(path)
-        frame = pl.read_parquet(path).filter((pl.col(Col.MDP) >= start) & (pl.col(Col.MDP) < stop))
-    except CellFileError:
-        return None
-    return frame if frame[Col.MDP].sort().to_list() == list(range(start, stop)) else None
 
 
 def predict_grid(
@@ -263,7 +243,7 @@ def predict_grid(
     results = from_frames([rows])
     calibration = reference_calibration()
     out: dict[str, dict[str, Forecast]] = {}
-    for key, cells in _by_experiment(config.cells).items():
+    for key, cells in cells_by_experiment(config.cells).items():
         e = cells[0].experiment
         ids = [c.id for c in cells if c.kind not in ORACLE_KINDS]
         frame = results.cells.filter(pl.col(Col.CELL_ID).is_in(ids)).sort(Col.CELL_INDEX)
@@ -272,13 +252,6 @@ def predict_grid(
         forecasts = predict_race(contenders, e.n_mdps, low, high, options, resamples, seed)
         out[key] = {c.id: forecasts.get(c.id) or Forecast(c.id, e.n_mdps, e.n_mdps, 0.0) for c in cells}
     return out
-
-
-def _by_experiment(cells: Iterable[Cell]) -> dict[str, list[Cell]]:
-    groups: dict[str, list[Cell]] = {}
-    for cell in cells:
-        groups.setdefault(cell.experiment.key, []).append(cell)
-    return groups
 
 
 def raced_seconds(seconds: float, offline: float, forecast: Forecast) -> float:
@@ -343,12 +316,11 @@ def plan_race(
     forecasts = predict_grid(config, rows, options, resamples)
     by_id = {f.cell_id: f for by_cell in forecasts.values() for f in by_cell.values()}
     raced = {c.id: raced_seconds(seconds[c.id], offline[c.id], by_id[c.id]) for c in config.cells}
-    sizes = {key: pilot_size(cells[0].experiment.n_mdps, options, pilot_mdps) for key, cells in _groups(config)}
+    sizes = {
+        key: pilot_size(cells[0].experiment.n_mdps, options, pilot_mdps)
+        for key, cells in cells_by_experiment(config.cells).items()
+    }
     return RacePlan(dict(seconds), raced, forecasts, sizes, time.perf_counter() - started)
-
-
-def _groups(config: GridConfig) -> list[tuple[str, list[Cell]]]:
-    return list(_by_experiment(config.cells).items())
 
 
 def race_plan_path(out: Path) -> Path:

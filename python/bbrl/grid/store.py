@@ -39,7 +39,7 @@ from ..fileio import write_atomic
 from ..protocol.results import CellFileError, check_cell_file
 from .claims import Claim, ClaimInfo, file_lock, pid_alive, read_claim
 from .config import load_config
-from .model import Cell, GridConfig
+from .model import Cell, ExperimentConfig, GridConfig
 
 __all__ = [
     "CellFileError",
@@ -50,6 +50,7 @@ __all__ = [
     "cell_path",
     "check_cell_file",
     "claim_path",
+    "experiment_folder",
     "failure_path",
     "load_output_config",
     "missing_by_experiment",
@@ -66,12 +67,17 @@ def _safe(component: str) -> str:
     return "%2E" + encoded[1:] if encoded.startswith(".") else encoded
 
 
+def experiment_folder(root: Path, experiment: ExperimentConfig) -> Path:
+    """``root/<experiment>/<prior>``, each part percent-encoded: where an experiment's files go
+    under ``root`` (its cells under ``out/cells``, a race's decisions under ``out/race``)."""
+    return root / _safe(experiment.name) / _safe(experiment.prior)
+
+
 def cell_path(out: Path, cell: Cell) -> Path:
     """``out/cells/<experiment>/<prior>/<kind>/<params>.parquet``, each part percent-encoded
     (``<params>+rewards.parquet`` for a cell that records per-step rewards)."""
-    parts = [cell.experiment.name, cell.experiment.prior, cell.kind]
     tail = cell.params_id
-    folder = out / "cells" / Path(*[_safe(p) for p in parts])
+    folder = experiment_folder(out / "cells", cell.experiment) / _safe(cell.kind)
     suffix = cell.suffix + ".parquet"
     return folder.parent / f"{folder.name}{suffix}" if not tail else folder / f"{_safe(tail)}{suffix}"
 

@@ -23,7 +23,7 @@ from ..config import parse_config
 from ..display import open_display
 from ..model import GridConfig
 from ..runner import CellOutcome, GridRun, cores_given, prepare_folder, run_claimed
-from ..store import cell_path, failure_path, write_failure
+from ..store import cell_path, write_failure
 
 __all__ = ["connect", "race_on_dask", "race_worker_task", "run_on_dask", "worker_task"]
 
@@ -192,7 +192,7 @@ def race_on_dask(
     local race). The output folder must be on a file system every worker sees, at the same path."""
     from rich.console import Console
 
-    from ..race import race_state, record_race, retry_failures
+    from ..race import race_outcome, record_race, retry_failures
 
     console = console or Console()
     folder = Path(out).resolve()
@@ -222,9 +222,4 @@ def race_on_dask(
         client.gather(futures)
     finally:
         client.close()
-    done = {c.id for c in skipped}
-    failed = [(c, "see " + str(failure_path(folder, c))) for c in selected if failure_path(folder, c).is_file()]
-    ran = [c for c in selected if c.id not in done and not failure_path(folder, c).is_file()]
-    stopped = sum(len(race_state(folder, e).stops) for e in config.experiments)
-    console.print(f"race: {stopped} of {len(selected)} configurations stopped early", highlight=False)
-    return GridRun(ran, skipped, time.perf_counter() - started, failed)
+    return race_outcome(folder, selected, skipped, time.perf_counter() - started, console)
