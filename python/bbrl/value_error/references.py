@@ -21,7 +21,7 @@ from .budget import rollout_length as rollout_length_of
 from .ebgstop import Variant
 from .envs import Environment, Policy, as_environment
 from .losses import cmapve_estimate
-from .stopping import DEFAULT_MAX_BET, DEFAULT_RULE, Rule, check_rule
+from .stopping import DEFAULT_BETS, DEFAULT_MAX_BET, DEFAULT_RULE, Bets, Rule, check_bets, check_rule
 
 DEFAULT_MAX_SAMPLES = 100_000_000
 #: The cap on a rollout that runs to termination (an undiscounted environment without a time
@@ -316,6 +316,7 @@ def state_values(
     beta: float = 1.1,
     p: float = 1.1,
     max_bet: float = DEFAULT_MAX_BET,
+    bets: Bets = DEFAULT_BETS,
     max_samples: int = DEFAULT_MAX_SAMPLES,
     seed: int = 0,
     threads: int | None = None,
@@ -330,10 +331,13 @@ def state_values(
     refused, unlike :func:`reference_values`);
     ``value_range`` (the paper's V_max, value units) to the range of a return of that length given
     the reward bounds; ``value_low`` (the lowest return) to the top of that range minus
-    ``value_range``. ``threads``: worker threads (None: every core; results do not depend on it).
+    ``value_range``. ``max_bet``, ``bets``: the betting rule's truncation and bets (see
+    :func:`bbrl.value_error.certify_mean`). ``threads``: worker threads (None: every core; results
+    do not depend on it).
     """
     env = as_environment(env)
     check_rule(rule)
+    check_bets(bets)
     count(threads, "threads", 1, optional=True)
     count(seed, "seed", 0)
     count(max_samples, "max_samples", 1)
@@ -356,7 +360,8 @@ def state_values(
     array = _states_array(env, states)
     options = dict(rule=rule, epsilon=float(epsilon), delta=float(delta), tau=float(tau), value_low=float(value_low),
         value_range=float(value_range), variant=variant, beta=float(beta), p=float(p), max_bet=float(max_bet),
-        max_samples=int(max_samples), rollout_length=int(rollout_length), seed=int(seed), threads=threads)  # fmt: skip
+        bets=bets, max_samples=int(max_samples), rollout_length=int(rollout_length), seed=int(seed),
+        threads=threads)  # fmt: skip
     out = _core.value_error_state_values(env.core, policy.core, array, options)
     return StateValues(
         out["value"],

@@ -7,7 +7,8 @@
 //!   K⁺_t(m) = Π_{i≤t} (1 + λ⁺_i(m)(y_i − m)),  K⁻_t(m) = Π_{i≤t} (1 − λ⁻_i(m)(y_i − m)),
 //! with λ⁺_i(m) = min(λ_i, c/m), λ⁻_i(m) = min(λ_i, c/(1 − m)) and the predictable plug-in bet
 //! λ_i = sqrt(2 log(2/δ) / (σ̂²_{i−1} i log(1 + i))), where σ̂² is the regularised running
-//! variance (its prior 1/4 counts as one sample). The only cap is the truncation at c/m and
+//! variance (its prior 1/4 counts as one sample); with a [`BetAim`], λ_i is at least w_{i−1}/σ̂²_{i−1}
+//! for the half-width w the caller stops at. The only cap is the truncation at c/m and
 //! c/(1 − m), which keeps every factor ≥ 1 − c: a low-variance stream may bet far more than c
 //! where m is far from the samples, and that is where the interval shrinks fastest. At the true mean both products are nonnegative
 //! martingales, so by Ville's inequality the hedged capital max(K⁺/2, K⁻/2) reaches 1/δ with
@@ -45,11 +46,36 @@ pub struct BettingOptions {
     /// of the bet replaced by `n`, Waudby-Smith and Ramdas' fixed-time plug-in): still valid at
     /// every time, and narrowest around `n`, where a race of `n` test MDPs ends.
     pub tuned_for: Option<u64>,
+    /// `Some(aim)`: never bet less than the growth-optimal bet against a mean at the half-width
+    /// the caller needs, `aim.half_width(μ̂)` from the estimate before the sample (see [`BetAim`]).
+    pub aim: Option<BetAim>,
+}
+
+/// The half-width `relative · |μ̂| + absolute` (in the samples' units) that a caller stops at,
+/// such as the value-error rule's ε(|μ̂| + τ).
+///
+/// Why aim: the interval is narrow enough once the candidates about that far from the mean are
+/// rejected, and against a candidate at distance w the bet that makes the capital grow fastest
+/// is about w/σ² (Kelly's bet for a mean shift w). The anytime plug-in bet shrinks like
+/// 1/√(t log t) and falls below that long before the caller's width is reached, so its capital
+/// grows slowly where the caller looks. The aimed bet is a function of the samples before it
+/// (predictable), so the guarantee is unchanged.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BetAim {
+    pub relative: f64,
+    pub absolute: f64,
+}
+
+impl BetAim {
+    /// The half-width aimed at when the estimate is `estimate`, in the samples' units.
+    pub fn half_width(&self, estimate: f64) -> f64 {
+        self.relative * estimate.abs() + self.absolute
+    }
 }
 
 impl Default for BettingOptions {
     fn default() -> Self {
-        Self { max_bet: 0.5, grid: 128, tuned_for: None }
+        Self { max_bet: 0.5, grid: 128, tuned_for: None, aim: None }
     }
 }
 
@@ -63,6 +89,16 @@ impl BettingOptions {
         }
         if self.tuned_for == Some(0) {
             return Err(invalid!("the bets must be tuned for at least 1 sample, got 0"));
+        }
+        if let Some(aim) = self.aim {
+            let finite = |x: f64| x.is_finite() && x >= 0.0;
+            if !(finite(aim.relative) && finite(aim.absolute) && aim.relative + aim.absolute > 0.0) {
+                return Err(invalid!(
+                    "the aimed half-width needs relative and absolute parts >= 0, not both 0, got {} and {}",
+                    aim.relative,
+                    aim.absolute
+                ));
+            }
         }
         Ok(())
     }
@@ -190,7 +226,14 @@ impl BettingSequence {
             Some(n) => n as f64,
             None => t * (1.0 + t).ln(),
         };
-        (self.bet_scale / (variance * horizon)).sqrt()
+        let plug_in = (self.bet_scale / (variance * horizon)).sqrt();
+        match self.options.aim {
+            Some(aim) => {
+                let estimate = self.low + self.range * (0.5 + self.sum) / t;
+                plug_in.max(aim.half_width(estimate) / self.range / variance)
+            }
+            None => plug_in,
+        }
     }
 
     fn live_points(&self) -> usize {
@@ -267,6 +310,11 @@ mod tests {
         assert!(BettingSequence::new(0.0, 1.0, 1.0, BettingOptions::default()).is_err());
         assert!(BettingSequence::new(0.0, 1.0, 0.1, BettingOptions { max_bet: 1.0, ..Default::default() }).is_err());
         assert!(BettingSequence::new(0.0, 1.0, 0.1, BettingOptions { grid: 2, ..Default::default() }).is_err());
+        for (relative, absolute) in [(0.0, 0.0), (-0.1, 1.0), (0.1, f64::NAN)] {
+            let aim = Some(BetAim { relative, absolute });
+            let e = BettingSequence::new(0.0, 1.0, 0.1, BettingOptions { aim, ..Default::default() }).unwrap_err();
+            assert!(e.to_string().contains("aimed half-width"), "{e}");
+        }
         let mut cs = BettingSequence::new(0.0, 1.0, 0.1, BettingOptions::default()).unwrap();
         let e = cs.push(1.5).unwrap_err().to_string();
         assert!(e.contains("outside the declared bounds"), "{e}");
@@ -278,18 +326,42 @@ mod tests {
         // 200 paths of 1000 Bernoulli(0.3) samples at δ = 0.1: a path fails if the interval ever
         // misses 0.3. Expected failures ≤ 20; 20 + 4 sd (sd = 4.2) = 37 would contradict the
         // guarantee (a smoke check; the Clopper–Pearson coverage tests are in Python).
-        let failures = (0..200)
+        let aimed = BettingOptions { aim: Some(BetAim { relative: 0.1, absolute: 0.02 }), ..Default::default() };
+        for options in [BettingOptions::default(), aimed] {
+            assert!(bernoulli_failures(options) <= 37, "{options:?}");
+        }
+    }
+
+    #[test]
+    fn aimed_bets_reach_the_aimed_width_sooner() {
+        // Samples uniform on [0.15, 0.85] (sd 0.2): the samples until the half-width is 0.02. The
+        // anytime bet there is about 0.2, the aimed one 0.02/0.2² = 0.5, both under the cap 1.
+        let until_narrow = |options: BettingOptions| {
+            let mut rng = stream(6, 0, 0);
+            let mut cs = BettingSequence::new(0.0, 1.0, 0.1, options).unwrap();
+            while cs.interval().1 - cs.interval().0 > 0.04 {
+                cs.push(0.15 + 0.7 * rng.random::<f64>()).unwrap();
+            }
+            cs.n()
+        };
+        let anytime = until_narrow(BettingOptions::default());
+        let aimed =
+            until_narrow(BettingOptions { aim: Some(BetAim { relative: 0.0, absolute: 0.02 }), ..Default::default() });
+        assert!(4 * aimed < 3 * anytime, "aimed {aimed} vs anytime {anytime}");
+    }
+
+    fn bernoulli_failures(options: BettingOptions) -> usize {
+        (0..200)
             .filter(|&run| {
                 let mut rng = stream(5, 0, run);
-                let mut cs = BettingSequence::new(0.0, 1.0, 0.1, BettingOptions::default()).unwrap();
+                let mut cs = BettingSequence::new(0.0, 1.0, 0.1, options).unwrap();
                 (0..1000).any(|_| {
                     cs.push(if rng.random::<f64>() < 0.3 { 1.0 } else { 0.0 }).unwrap();
                     let (lo, hi) = cs.interval();
                     !(lo <= 0.3 && 0.3 <= hi)
                 })
             })
-            .count();
-        assert!(failures <= 37, "{failures} failures");
+            .count()
     }
 
     proptest! {

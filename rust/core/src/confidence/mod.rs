@@ -4,7 +4,7 @@
 //!
 //! | module | one job |
 //! |---|---|
-//! | `betting` | the hedged capital process with predictable plug-in bets (Waudby-Smith and Ramdas, JRSS-B 2024) and its running intersection |
+//! | `betting` | the hedged capital process with predictable plug-in bets (Waudby-Smith and Ramdas, JRSS-B 2024), optionally aimed at the caller's stopping width, and its running intersection |
 //! | `asymptotic` | the asymptotic (time-uniform central limit) sequence of Waudby-Smith et al. (2024): a Gaussian-mixture boundary with the sample standard deviation |
 //! | `looks` | the check of the sample counts a sequence is read at |
 //! | `checkpoints` | a sequence read after chosen sample counts, for many streams in parallel (a race's pairs) |
@@ -19,5 +19,5 @@ pub mod checkpoints;
 mod looks;
 
 pub use asymptotic::asymptotic_intervals_at;
-pub use betting::{BettingOptions, BettingSequence};
+pub use betting::{BetAim, BettingOptions, BettingSequence};
 pub use checkpoints::{intervals_at, intervals_at_rows, Sequence};

@@ -121,8 +121,20 @@ impl Options for ReferenceSettings {
 }
 
 /// The keys of one certified mean under either stopping rule.
-const STOP_KEYS: &[&str] =
-    &["rule", "epsilon", "delta", "tau", "value_low", "value_range", "variant", "beta", "p", "max_bet", "max_samples"];
+const STOP_KEYS: &[&str] = &[
+    "rule",
+    "epsilon",
+    "delta",
+    "tau",
+    "value_low",
+    "value_range",
+    "variant",
+    "beta",
+    "p",
+    "max_bet",
+    "bets",
+    "max_samples",
+];
 
 impl Default for StopConfig {
     /// The betting rule; ε, δ, τ and the bounds have no default (NaN).
@@ -147,6 +159,7 @@ impl Options for StopConfig {
             "beta" => self.beta = value.as_f64(key)?,
             "p" => self.p = value.as_f64(key)?,
             "max_bet" => self.betting.max_bet = value.as_f64(key)?,
+            "bets" => self.bets = value.parse(key)?,
             "max_samples" => self.max_samples = value.as_u64(key)?,
             _ => return Err(unknown_key(key, Self::KEYS)),
         }
@@ -181,6 +194,7 @@ impl Options for StateValuesOptions {
         "beta",
         "p",
         "max_bet",
+        "bets",
         "max_samples",
         "rollout_length",
         "seed",
