@@ -2,6 +2,7 @@
 
     python benches/racing.py run [CONFIG] [--runs 3] [--threads 2]   # full and raced runs, side by side
     python benches/racing.py simulate FOLDER [--margin 1.0] ...     # the race a full run would have made
+    python benches/racing.py floor FOLDER [--margin 1.0]            # the most any race could save there
 
 ``run`` runs the grid (default: the shipped quick grid) in full and raced, ``--runs`` times each,
 alternating, into temporary folders, and prints per run the cells' CPU time (the online CPU time of
@@ -14,11 +15,19 @@ and their ratios.
 raced run's rows are the full run's rows, so this is the race a raced run makes) and prints, per
 experiment, the stops, the cells' CPU time the race would have spent, and the maps' agreement:
 the cheap way to see what racing does on an expensive grid already run in full.
+
+``floor`` is the race's best case on a finished full run: an oracle that knows every MDP's return
+stops, at the race's first look, every configuration that a fixed-N paired test at N would stop
+(the 95% normal upper bound of its mean difference to a still-running configuration that costs no
+more is below 0, or, for a setting of the same algorithm, below the margin), and runs every other
+configuration to N. No race that must decide from the first MDPs can spend less; the cells that
+remain, per algorithm, are where the floor is.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import resource
 import statistics
@@ -29,6 +38,7 @@ import time
 from pathlib import Path
 
 import polars as pl
+from scipy import stats as scipy_stats
 
 from bbrl import distributions
 from bbrl.analysis import racing, stats
@@ -138,6 +148,57 @@ def command_simulate(args: argparse.Namespace) -> None:
     print(f"maps: {same} of {total} cells identical ({100.0 * same / max(total, 1):.1f}%)")
 
 
+def oracle_stops(contenders: list[racing.Contender], n_total: int, margin: float) -> dict[str, racing.Stop | None]:
+    """The stops of the oracle :func:`command_floor` describes, at the race's first look."""
+    options = racing.RaceOptions(margin=margin)
+    first_look = next(e for e in racing.batch_ends(n_total, options.batch_size(n_total)) if e >= racing.MIN_MDPS)
+    z = float(scipy_stats.norm.ppf(1.0 - options.delta / 2.0))
+    order = sorted(contenders, key=lambda c: (c.offline_cost, c.online_cost, c.index))
+    live = {c.cell_id for c in contenders}
+    outcome: dict[str, racing.Stop | None] = {c.cell_id: None for c in contenders}
+    for b in order:
+        for a in order:
+            if a.cell_id not in live or not racing.precedes(a, b):
+                continue
+            differences = b.returns - a.returns
+            se = differences.std(ddof=1) / math.sqrt(n_total)
+            high = differences.mean() + z * se
+            rule = "beaten" if high < 0.0 else "plateau" if a.algorithm == b.algorithm and high <= margin * se else None
+            if rule is not None:
+                outcome[b.cell_id] = racing.Stop(b.cell_id, a.cell_id, first_look, rule, high - 2 * z * se, high, 0.0)
+                live.discard(b.cell_id)
+                break
+    return outcome
+
+
+def command_floor(args: argparse.Namespace) -> None:
+    print(host_line())
+    results = load(args.folder)
+    calibration = reference_calibration()
+    outcome: dict[str, racing.Stop | None] = {}
+    for _key, cells in results.cells.group_by([Col.EXPERIMENT, Col.PRIOR], maintain_order=True):
+        competing = cells.filter(~pl.col(Col.KIND).is_in(ORACLE_KINDS))
+        contenders = racing.contenders_of(results, competing, calibration)
+        outcome.update(oracle_stops(contenders, int(cells.row(0, named=True)[Col.N_MDPS]), args.margin))
+    floor = racing.simulated_results(results, outcome)
+    full_cpu, floor_cpu = cells_cpu(results), cells_cpu(floor)
+    stopped = sum(stop is not None for stop in outcome.values())
+    print(f"oracle: {stopped} of {len(outcome)} configurations stopped at the first look")
+    print(f"cells' CPU time: full {full_cpu:.4g} s, floor {floor_cpu:.4g} s, ratio {floor_cpu / full_cpu:.3f}")
+    online = floor.returns.group_by(Col.CELL_ID).agg(pl.col(Col.ONLINE_CPU_SECONDS).sum().alias("online"))
+    per_cell = floor.cells.join(online, on=Col.CELL_ID, how="left").with_columns(
+        (pl.col("online").fill_null(0.0) + pl.col(Col.OFFLINE_TIME)).alias("cpu_s")
+    )
+    share = (
+        per_cell.group_by(Col.EXPERIMENT, Col.KIND)
+        .agg(pl.col("cpu_s").sum())
+        .with_columns((pl.col("cpu_s") / floor_cpu).round(3).alias("share_of_floor"))
+        .sort("cpu_s", descending=True)
+    )
+    with pl.Config(tbl_rows=12):
+        print(share.head(12))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -154,6 +215,10 @@ def main() -> None:
     simulate.add_argument("--sequence", choices=racing.SEQUENCES, default=racing.SEQUENCES[0])
     simulate.add_argument("--family-wise", action="store_true")
     simulate.set_defaults(handler=command_simulate)
+    floor = commands.add_parser("floor", help="the most any race could save on a finished full run")
+    floor.add_argument("folder", type=Path)
+    floor.add_argument("--margin", type=float, default=racing.DEFAULT_MARGIN)
+    floor.set_defaults(handler=command_floor)
     args = parser.parse_args()
     args.handler(args)
 
