@@ -203,12 +203,14 @@ def confidence_intervals(
     kind: str = "betting",
     max_bet: float = 0.5,
     tuned_for: int | None = None,
+    one_sided: bool = False,
     threads: int | None = None,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """The confidence sequence kind ("betting" or "asymptotic") of each row of samples (rows, n),
     read after each count of checkpoints: the (rows, checkpoints) lower and upper bounds;
     tuned_for: the sample count the sequence is tuned for (betting: None for the anytime bets;
-    asymptotic: required)."""
+    asymptotic: required); one_sided: each bound at level 1 - delta on its own (for a caller that
+    acts on one bound), instead of both at once."""
 
 def reward_buffer_entries(n_mdps: int, horizon: int) -> int:
     """N x T; raises ValueError (naming the size) when N x T x 8 bytes exceeds 2 GiB."""

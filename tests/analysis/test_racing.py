@@ -37,25 +37,47 @@ def _bounded(rng: np.random.Generator, shape: tuple[int, int]) -> tuple[np.ndarr
     return rng.beta(2.0, 5.0, shape) - rng.random(shape), 2.0 / 7.0 - 0.5
 
 
+def _assert_within_delta(failures: int, what: str) -> None:
+    bound = clopper_pearson_upper(failures, RUNS)
+    print(f"{what}: {failures} failures in {RUNS} runs, 99% upper bound {bound:.4f}")
+    assert bound <= DELTA, f"{what}: {failures} failures in {RUNS}: upper bound {bound:.4f} > {DELTA}"
+
+
+@pytest.mark.parametrize("one_sided", [False, True], ids=["two-sided", "one-sided"])
 @pytest.mark.parametrize("sequence", racing.SEQUENCES)
 @pytest.mark.parametrize("draw", [_paired_bernoulli, _bounded], ids=["paired-bernoulli", "bounded"])
-def test_the_sequences_cover_the_mean_at_every_batch(sequence, draw):
+def test_the_sequences_cover_the_mean_at_every_batch(sequence, draw, one_sided):
     # 2,000 runs of 300 paired differences, looked at after every batch of 10 from the race's
-    # first look (MIN_MDPS) on: a run fails if the mean leaves the interval at any look.
+    # first look (MIN_MDPS) on: a run fails if the mean leaves the interval at any look; for the
+    # one-sided sequences (the race's), each bound is checked on its own.
     rng = np.random.default_rng(7)
     n = 300
     differences, mean = draw(rng, (RUNS, n))
     looks = list(range(racing.MIN_MDPS, n + 1, 10))
     lower, upper = _core.confidence_intervals(
-        differences, -1.0, 1.0, DELTA, looks, kind=sequence, tuned_for=n, threads=2
+        differences, -1.0, 1.0, DELTA, looks, kind=sequence, tuned_for=n, one_sided=one_sided, threads=2
     )
-    missed = ((lower > mean) | (upper < mean)).any(axis=1)
-    failures = int(missed.sum())
-    bound = clopper_pearson_upper(failures, RUNS)
-    print(f"{sequence}: {failures} failures in {RUNS} runs, 99% upper bound {bound:.4f}")
-    assert bound <= DELTA, f"{failures} failures in {RUNS}: upper bound {bound:.4f} > {DELTA}"
+    if one_sided:
+        _assert_within_delta(int((upper < mean).any(axis=1).sum()), f"{sequence}, upper bound")
+        _assert_within_delta(int((lower > mean).any(axis=1).sum()), f"{sequence}, lower bound")
+    else:
+        _assert_within_delta(int(((lower > mean) | (upper < mean)).any(axis=1).sum()), sequence)
     # The running intersection: intervals only shrink from one look to the next.
     assert (np.diff(lower, axis=1) >= 0).all() and (np.diff(upper, axis=1) <= 0).all()
+
+
+@pytest.mark.parametrize("sequence", racing.SEQUENCES)
+def test_one_sided_bounds_lie_inside_the_two_sided_ones(sequence):
+    rng = np.random.default_rng(3)
+    samples = np.clip(0.1 + 0.3 * rng.standard_normal((20, 200)), -1.0, 1.0)
+    looks = [30, 100, 200]
+    both = [
+        _core.confidence_intervals(samples, -1.0, 1.0, DELTA, looks, kind=sequence, tuned_for=200, one_sided=side)
+        for side in (False, True)
+    ]
+    (lo2, hi2), (lo1, hi1) = both
+    assert (lo1 >= lo2).all() and (hi1 <= hi2).all()
+    assert (hi1 - lo1 < hi2 - lo2).any()
 
 
 def test_the_asymptotic_sequence_is_narrower_than_the_betting_one_on_a_wide_range():

@@ -19,7 +19,11 @@ No configuration stops before :data:`MIN_MDPS` test MDPs, the count below which 
 paired Z-test does not trust its normal approximation.
 
 **The confidence sequences** (``bbrl._core.confidence_intervals``) are valid at every batch at
-once, so looking after every batch does not inflate the error:
+once, so looking after every batch does not inflate the error. Every stop reads one bound, the
+upper bound on ``mean(R_c - R_c')``, so the race asks for **one-sided** sequences: each bound
+holds at level ``1 - delta`` on its own (about 10% narrower than a two-sided sequence at the same
+level, whose error is shared by both bounds); the lower bounds reported beside a stop hold at the
+same level on their own.
 
 * ``"asymptotic"`` (the default): the time-uniform central-limit sequence of Waudby-Smith, Arbour,
   Sinha, Kennedy and Ramdas (Annals of Statistics 2024), tuned for N; its width follows the spread
@@ -287,8 +291,9 @@ def decide(
     np.clip(differences, -width, width, out=differences)  # rounding only: returns lie in the range
     level = options.delta / max(n_pairs, len(pairs)) if options.family_wise else options.delta
     lower, upper = _core.confidence_intervals(
-        differences, -width, width, level, looks, kind=options.sequence, tuned_for=n_total, threads=threads
-    )
+        differences, -width, width, level, looks, kind=options.sequence, tuned_for=n_total, one_sided=True,
+        threads=threads,
+    )  # fmt: skip
     sd = differences.std(axis=1, ddof=1)
     bounds = {
         (a.cell_id, b.cell_id): (float(lower[k, -1]), float(upper[k, -1]), float(sd[k]))

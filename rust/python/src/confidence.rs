@@ -13,9 +13,10 @@ type Bounds<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>);
 /// The confidence sequence `kind` of each row of `samples` (each value in [low, high]) read
 /// after each count of `checkpoints`: two (rows, checkpoints) arrays, the lower and upper bounds.
 /// `kind`: "betting" or "asymptotic"; `tuned_for`: the sample count the sequence is tuned for
-/// (betting: None gives the anytime bets; asymptotic: required).
+/// (betting: None gives the anytime bets; asymptotic: required); `one_sided`: each bound at level
+/// 1 − delta on its own (for a caller that acts on one bound), instead of both at once.
 #[pyfunction]
-#[pyo3(signature = (samples, low, high, delta, checkpoints, kind="betting", max_bet=0.5, tuned_for=None, threads=None))]
+#[pyo3(signature = (samples, low, high, delta, checkpoints, kind="betting", max_bet=0.5, tuned_for=None, one_sided=false, threads=None))]
 #[allow(clippy::too_many_arguments)]
 fn confidence_intervals<'py>(
     py: Python<'py>,
@@ -27,12 +28,13 @@ fn confidence_intervals<'py>(
     kind: &str,
     max_bet: f64,
     tuned_for: Option<u64>,
+    one_sided: bool,
     threads: Option<usize>,
 ) -> PyResult<Bounds<'py>> {
     let (rows, columns) = (samples.shape()[0], samples.shape()[1]);
     let table: Vec<f64> = samples.as_array().iter().copied().collect();
-    let sequence =
-        Sequence::named(kind, BettingOptions { max_bet, tuned_for, ..BettingOptions::default() }).map_err(to_py)?;
+    let sequence = Sequence::named(kind, BettingOptions { max_bet, tuned_for, ..BettingOptions::default() }, one_sided)
+        .map_err(to_py)?;
     let found = py
         .detach(|| {
             threads::install(threads, || {

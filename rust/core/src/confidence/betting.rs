@@ -49,6 +49,9 @@ pub struct BettingOptions {
     /// `Some(aim)`: never bet less than the growth-optimal bet against a mean at the half-width
     /// the caller needs, `aim.half_width(μ̂)` from the estimate before the sample (see [`BetAim`]).
     pub aim: Option<BetAim>,
+    /// `true`: each bound holds at level 1 − δ on its own (a gambler rejects at capital 1/δ, for a
+    /// caller that acts on one bound only); `false`: both at once (the hedged 2/δ).
+    pub one_sided: bool,
 }
 
 /// The half-width `relative · |μ̂| + absolute` (in the samples' units) that a caller stops at,
@@ -75,7 +78,7 @@ impl BetAim {
 
 impl Default for BettingOptions {
     fn default() -> Self {
-        Self { max_bet: 0.5, grid: 128, tuned_for: None, aim: None }
+        Self { max_bet: 0.5, grid: 128, tuned_for: None, aim: None, one_sided: false }
     }
 }
 
@@ -109,7 +112,8 @@ impl BettingOptions {
 pub struct BettingSequence {
     low: f64,
     range: f64,
-    /// 2/δ: the capital at which a gambler's candidate mean is rejected (hedging halves 1/δ).
+    /// 2/δ: the capital at which a gambler's candidate mean is rejected (hedging halves 1/δ);
+    /// 1/δ when each bound stands on its own.
     reject_at: f64,
     /// 2 log(2/δ), the numerator of the plug-in bet.
     bet_scale: f64,
@@ -150,7 +154,7 @@ impl BettingSequence {
         let mut sequence = Self {
             low,
             range,
-            reject_at: 2.0 / delta,
+            reject_at: if options.one_sided { 1.0 / delta } else { 2.0 / delta },
             bet_scale: 2.0 * (2.0 / delta).ln(),
             options,
             n: 0,

@@ -44,18 +44,20 @@ pub enum Sequence {
     /// [`BettingSequence`]: valid at every sample count for samples in the declared range.
     Betting(BettingOptions),
     /// [`super::asymptotic::asymptotic_intervals_at`], tuned for the given sample count: valid
-    /// as the counts grow, its width following the samples' spread.
-    Asymptotic { tuned_for: u64 },
+    /// as the counts grow, its width following the samples' spread; `one_sided`: each bound at
+    /// the level on its own.
+    Asymptotic { tuned_for: u64, one_sided: bool },
 }
 
 impl Sequence {
     /// The sequence called `kind` ("betting" with `betting`'s options, or "asymptotic" tuned for
-    /// `betting.tuned_for` samples, which it then requires).
-    pub fn named(kind: &str, betting: BettingOptions) -> Result<Self> {
+    /// `betting.tuned_for` samples, which it then requires); `one_sided`: each bound at the level
+    /// on its own.
+    pub fn named(kind: &str, betting: BettingOptions, one_sided: bool) -> Result<Self> {
         match kind {
-            "betting" => Ok(Self::Betting(betting)),
+            "betting" => Ok(Self::Betting(BettingOptions { one_sided, ..betting })),
             "asymptotic" => match betting.tuned_for {
-                Some(n) => Ok(Self::Asymptotic { tuned_for: n }),
+                Some(n) => Ok(Self::Asymptotic { tuned_for: n, one_sided }),
                 None => Err(invalid!("the asymptotic sequence needs the sample count it is tuned for")),
             },
             other => Err(invalid!("unknown confidence sequence {other:?}: known are \"betting\" and \"asymptotic\"")),
@@ -81,8 +83,8 @@ pub fn intervals_at_rows(
     check_checkpoints(checkpoints, columns)?;
     let read = |row: &[f64]| match sequence {
         Sequence::Betting(options) => intervals_at(row, low, range, delta, options, checkpoints),
-        Sequence::Asymptotic { tuned_for } => {
-            super::asymptotic::asymptotic_intervals_at(row, low, low + range, delta, tuned_for, checkpoints)
+        Sequence::Asymptotic { tuned_for, one_sided } => {
+            super::asymptotic::asymptotic_intervals_at(row, low, low + range, delta, tuned_for, one_sided, checkpoints)
         }
     };
     let rows: Vec<Result<Vec<(f64, f64)>>> = table.par_chunks(columns).map(read).collect();
