@@ -120,21 +120,17 @@ impl Options for ReferenceSettings {
     }
 }
 
+/// The keys of one certified mean under either stopping rule, followed by `$extra`: the one list
+/// that [`STOP_KEYS`] and the options built on a [`StopConfig`] are written from.
+macro_rules! stop_keys {
+    ($($extra:literal),*) => {
+        &["rule", "epsilon", "delta", "tau", "value_low", "value_range", "variant", "beta", "p", "max_bet", "bets",
+          "max_samples" $(, $extra)*]
+    };
+}
+
 /// The keys of one certified mean under either stopping rule.
-const STOP_KEYS: &[&str] = &[
-    "rule",
-    "epsilon",
-    "delta",
-    "tau",
-    "value_low",
-    "value_range",
-    "variant",
-    "beta",
-    "p",
-    "max_bet",
-    "bets",
-    "max_samples",
-];
+const STOP_KEYS: &[&str] = stop_keys!();
 
 impl Default for StopConfig {
     /// The betting rule; ε, δ, τ and the bounds have no default (NaN).
@@ -183,23 +179,7 @@ pub struct StateValuesOptions {
 }
 
 impl Options for StateValuesOptions {
-    const KEYS: &'static [&'static str] = &[
-        "rule",
-        "epsilon",
-        "delta",
-        "tau",
-        "value_low",
-        "value_range",
-        "variant",
-        "beta",
-        "p",
-        "max_bet",
-        "bets",
-        "max_samples",
-        "rollout_length",
-        "seed",
-        "threads",
-    ];
+    const KEYS: &'static [&'static str] = stop_keys!("rollout_length", "seed", "threads");
     const REQUIRED: &'static [&'static str] =
         &["epsilon", "delta", "tau", "value_low", "value_range", "rollout_length"];
 
