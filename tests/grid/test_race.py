@@ -223,3 +223,19 @@ def test_a_cell_that_fails_drops_out_and_the_race_goes_on(config, raced, tmp_pat
     fixed = pl.read_parquet(out / "cells" / "GC" / "GC" / "python-fragile" / "action=0.parquet")
     assert fixed["mdp"].to_list() == list(range(100)) and RACE_STOPPED_BY not in fixed.columns
     assert not list((out / "batches").rglob("*.parquet")) and not list(out.rglob("*.failed.json"))
+
+
+def test_a_batch_removed_while_it_is_read_reads_as_missing(raced, tmp_path, monkeypatch):
+    # Another runner may join a cell and remove its batches between a runner's look and its read
+    # (seen once in ten runs of two runners on a loaded machine: the runner stopped with the error).
+    from bbrl.grid import race
+
+    path = tmp_path / "batch.parquet"
+    pl.read_parquet(next((raced / "cells").rglob("*.parquet"))).head(10).write_parquet(path)
+
+    def checked_then_removed(p, n_mdps=None):
+        p.unlink()
+        return 10
+
+    monkeypatch.setattr(race, "check_cell_file", checked_then_removed)
+    assert race.read_rows(path, 0, 10) is None

@@ -144,13 +144,15 @@ def race_state(out: Path, experiment: ExperimentConfig) -> RaceState:
 
 def read_rows(path: Path, start: int, stop: int) -> pl.DataFrame | None:
     """The rows of test MDPs ``start..stop`` of a batch or a whole cell file, or None when the
-    file is missing, damaged, or lacks one of them."""
+    file is missing, damaged, or lacks one of them. A batch may vanish while it is read: another
+    runner that decided its round joins the cell and removes its batches (under the race's lock,
+    which a runner only looking for missing batches does not hold)."""
     if not path.is_file():
         return None
     try:
         check_cell_file(path)
         frame = pl.read_parquet(path).filter((pl.col(Col.MDP) >= start) & (pl.col(Col.MDP) < stop))
-    except CellFileError:
+    except (CellFileError, FileNotFoundError):
         return None
     return frame if frame[Col.MDP].sort().to_list() == list(range(start, stop)) else None
 
