@@ -55,7 +55,13 @@ def test_states_command_certifies_each_state(tmp_path, capsys):
     frame = pl.read_parquet(tmp_path / "states.parquet")
     assert frame.height == 3 and set(frame["reason"]) <= {"relative", "absolute"}
     assert frame["param.value_range"][0] == 8000.0 and frame["param.rule"][0] == "betting"
+    assert frame["param.bets"][0] == "aimed"
     assert "returns per state median" in capsys.readouterr().out
+    # The anytime bets need at least as many returns on the same states and returns here.
+    anytime = tmp_path / "anytime"
+    assert main([*argv, "--v-max", "8000", "--threads", "1", "--bets", "anytime", "--out", str(anytime)]) == 0
+    other = pl.read_parquet(anytime / "states.parquet")
+    assert other["param.bets"][0] == "anytime" and other["n_samples"].sum() > frame["n_samples"].sum()
 
 
 def test_study_writes_its_report(tmp_path, capsys):

@@ -94,17 +94,18 @@ def test_references_are_identical_whatever_the_thread_count(tmp_path):
 
 def test_parquet_round_trip_keeps_every_parameter(tmp_path):
     env, pol = ve.paper_setup("mountain-car")
-    refs = ve.reference_values(env, pol, 4, epsilon=0.3, delta=0.1, c=2.0, k=7, seed=3)
+    refs = ve.reference_values(env, pol, 4, epsilon=0.3, delta=0.1, c=2.0, k=7, seed=3, bets="anytime")
     path = refs.save(tmp_path / "refs.parquet")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["refs.parquet"]  # no temporary file left
     back = ve.References.load(path)
     np.testing.assert_array_equal(back.states, refs.states)
     np.testing.assert_array_equal(back.values, refs.values)
     assert back.reasons == refs.reasons
-    keys = ["epsilon", "delta", "tau", "c", "k", "split", "variant", "beta", "p", "max_samples", "seed"]
+    keys = ["epsilon", "delta", "tau", "c", "k", "split", "bets", "variant", "beta", "p", "max_samples", "seed"]
     keys += ["eps_bar", "rollout_length", "value_range", "guaranteed_error", "env_kind", "policy_random_share"]
     for key in keys:
         assert back.params[key] == refs.params[key], key
+    assert back.params["bets"] == "anytime"
     (tmp_path / "bad.parquet").write_bytes(b"not parquet")
     with pytest.raises(Exception):  # noqa: B017 - polars' own error type for a corrupt file
         ve.References.load(tmp_path / "bad.parquet")

@@ -132,6 +132,12 @@ def _add_certification(parser: argparse.ArgumentParser) -> None:
         default="betting",
         help="stopping rule: the betting confidence sequence (default) or the paper's EBGStop",
     )
+    parser.add_argument(
+        "--bets",
+        choices=["aimed", "anytime"],
+        default="aimed",
+        help="the betting rule's bets: aimed at the width it stops at (default) or the anytime plug-in bets alone",
+    )
     parser.add_argument("--variant", choices=["checkpoints", "every"], default="checkpoints", help="EBGStop checks")
     parser.add_argument(
         "--v-max",
@@ -210,14 +216,14 @@ def _command_references(args: argparse.Namespace, console: Console) -> int:
     accuracy = ve.accuracies(args.epsilon, args.c, args.split)
     state_delta = args.delta / (2 * m)
     pilot = run_pilot(
-        env, policy, epsilon=accuracy.eps_bar, delta=state_delta, tau=args.tau, rule=args.rule,
+        env, policy, epsilon=accuracy.eps_bar, delta=state_delta, tau=args.tau, rule=args.rule, bets=args.bets,
         value_range=args.v_max, rollout_length=args.max_rollout_steps, seed=args.seed, threads=args.threads,
     )  # fmt: skip
     _check_budget(args, console, pilot.cost(m, accuracy.eps_bar))
     start = time.perf_counter()
     refs = ve.reference_values(
         env, policy, m, epsilon=args.epsilon, delta=args.delta, tau=args.tau, c=args.c, k=args.k, split=args.split,
-        rule=args.rule, variant=args.variant, max_samples=args.max_samples, value_range=args.v_max,
+        rule=args.rule, bets=args.bets, variant=args.variant, max_samples=args.max_samples, value_range=args.v_max,
         max_rollout_steps=args.max_rollout_steps, accept_truncated=args.accept_truncated, seed=args.seed,
         threads=args.threads,
     )  # fmt: skip
@@ -255,15 +261,15 @@ def _command_states(args: argparse.Namespace, console: Console) -> int:
     out = output_dir(args.out)
     env, policy = _setup(args)
     pilot = run_pilot(
-        env, policy, epsilon=args.epsilon, delta=args.delta, tau=args.tau, rule=args.rule, value_range=args.v_max,
-        seed=args.seed, threads=args.threads,
+        env, policy, epsilon=args.epsilon, delta=args.delta, tau=args.tau, rule=args.rule, bets=args.bets,
+        value_range=args.v_max, seed=args.seed, threads=args.threads,
     )  # fmt: skip
     n_states = smoke.value_error_states(args.states)
     _check_budget(args, console, pilot.cost(n_states, args.epsilon))
     states = env.uniform_states(n_states, args.seed)
     start = time.perf_counter()
     values = ve.state_values(
-        env, policy, states, epsilon=args.epsilon, delta=args.delta, tau=args.tau, rule=args.rule,
+        env, policy, states, epsilon=args.epsilon, delta=args.delta, tau=args.tau, rule=args.rule, bets=args.bets,
         variant=args.variant, value_range=args.v_max, max_samples=args.max_samples, seed=args.seed,
         threads=args.threads,
     )  # fmt: skip
@@ -283,6 +289,7 @@ def _command_states(args: argparse.Namespace, console: Console) -> int:
         pl.lit(args.delta).alias("param.delta"),
         pl.lit(args.tau).alias("param.tau"),
         pl.lit(args.rule).alias("param.rule"),
+        pl.lit(args.bets).alias("param.bets"),
         pl.lit(values.value_low).alias("param.value_low"),
         pl.lit(values.value_range).alias("param.value_range"),
         pl.lit(values.rollout_length).alias("param.rollout_length"),

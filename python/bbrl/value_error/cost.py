@@ -17,7 +17,7 @@ import numpy as np
 
 from .envs import Environment, Policy
 from .references import state_values
-from .stopping import Rule
+from .stopping import DEFAULT_BETS, Bets, Rule
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,7 @@ def run_pilot(
     delta: float,
     tau: float = 1.0,
     rule: Rule = "betting",
+    bets: Bets = DEFAULT_BETS,
     value_range: float | None = None,
     rollout_length: int | None = None,
     pilot_states: int = 4,
@@ -106,7 +107,7 @@ def run_pilot(
     start = time.perf_counter()
     for eps in dict.fromkeys((coarse, fine)):
         out = state_values(
-            env, policy, states, epsilon=eps, delta=delta, tau=tau, rule=rule, value_range=value_range,
+            env, policy, states, epsilon=eps, delta=delta, tau=tau, rule=rule, bets=bets, value_range=value_range,
             rollout_length=rollout_length, seed=seed + 1, threads=threads,
         )  # fmt: skip
         means.append(float(np.mean(out.n_samples)))

@@ -137,6 +137,7 @@ def reference_values(
     k: int = 1,
     split: Split = "corrected",
     rule: Rule = DEFAULT_RULE,
+    bets: Bets = DEFAULT_BETS,
     variant: Variant = "checkpoints",
     beta: float = 1.1,
     p: float = 1.1,
@@ -155,7 +156,8 @@ def reference_values(
     ``epsilon`` is the target accuracy of CMAPVE (clip level ``c``, floor ``tau`` in value units)
     for ``k`` queries, all holding with probability ``1 - delta``; ``split`` chooses how epsilon is
     divided (see :func:`accuracies`). Each state runs the stopping ``rule`` (``"betting"``, the
-    default, or the paper's ``"ebgstop"`` with ``variant``, ``beta``, ``p``) with
+    default, with ``bets`` (see :func:`bbrl.value_error.certify_mean`), or the paper's
+    ``"ebgstop"`` with ``variant``, ``beta``, ``p``) with
     (eps_bar, delta/(2m), tau) on returns truncated by Lemma 5, in parallel over states on
     ``threads`` threads (None: every core; the values do not depend on it); ``max_samples`` caps
     the returns per state (a capped state is reported, and voids the guarantee). ``value_range``
@@ -175,6 +177,7 @@ def reference_values(
     """
     env = as_environment(env)
     check_rule(rule)
+    check_bets(bets)
     count(threads, "threads", 1, optional=True)
     count(k, "k", 1)
     count(seed, "seed", 0)
@@ -189,7 +192,8 @@ def reference_values(
     array = _states_array(env, states)
     out = _core.value_error_references(
         env.core, policy.core, array, dict(epsilon=float(epsilon), delta=float(delta), tau=float(tau), c=float(c),
-        k=int(k), split=split, rule=rule, variant=variant, beta=float(beta), p=float(p), max_samples=int(max_samples),
+        k=int(k), split=split, rule=rule, bets=bets, variant=variant, beta=float(beta), p=float(p),
+        max_samples=int(max_samples),
         value_range=None if value_range is None else float(value_range), max_rollout_steps=max_rollout_steps,
         accept_truncated=bool(accept_truncated), seed=int(seed), threads=threads),
     )  # fmt: skip
@@ -202,6 +206,7 @@ def reference_values(
         "k": int(k),
         "split": split,
         "rule": rule,
+        "bets": bets,
         "variant": variant,
         "beta": float(beta),
         "p": float(p),

@@ -7,7 +7,7 @@ use super::ebgstop::{CheckVariant, EbgStopConfig};
 use super::learners::TdSettings;
 use super::references::ReferenceSettings;
 use super::sample_size::AccuracySplit;
-use super::stopping::{StopConfig, StoppingRule};
+use super::stopping::{Bets, StopConfig, StoppingRule};
 use crate::error::Result;
 use crate::invalid;
 use crate::options::{unknown_key, Options, ParamValue};
@@ -58,6 +58,7 @@ impl Default for ReferenceSettings {
             k: 1,
             split: AccuracySplit::Corrected,
             rule: StoppingRule::Betting,
+            bets: Bets::Aimed,
             variant: CheckVariant::Checkpoints,
             beta: ebgstop.beta,
             p: ebgstop.p,
@@ -80,6 +81,7 @@ impl Options for ReferenceSettings {
         "k",
         "split",
         "rule",
+        "bets",
         "variant",
         "beta",
         "p",
@@ -101,6 +103,7 @@ impl Options for ReferenceSettings {
             "k" => self.k = value.as_u64(key)?,
             "split" => self.split = value.parse(key)?,
             "rule" => self.rule = value.parse(key)?,
+            "bets" => self.bets = value.parse(key)?,
             "variant" => self.variant = value.parse(key)?,
             "beta" => self.beta = value.as_f64(key)?,
             "p" => self.p = value.as_f64(key)?,

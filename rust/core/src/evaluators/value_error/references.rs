@@ -10,7 +10,7 @@ use super::losses::{mean_loss, Loss};
 use super::policy::Policy;
 use super::rollout_length::rollout_length;
 use super::sample_size::{accuracies, guaranteed_error, AccuracySplit};
-use super::stopping::{certify, StopConfig, StoppingRule};
+use super::stopping::{certify, Bets, StopConfig, StoppingRule};
 use crate::envs::Env;
 use crate::error::Result;
 use crate::invalid;
@@ -41,6 +41,8 @@ pub struct ReferenceSettings {
     pub split: AccuracySplit,
     /// The confidence bound that stops each state's sampling (betting by default).
     pub rule: StoppingRule,
+    /// The betting rule's bets (aimed at the stopping width by default; unused by EBGStop).
+    pub bets: Bets,
     /// EBGStop's check variant, growth and budget exponent (unused by the betting rule).
     pub variant: CheckVariant,
     pub beta: f64,
@@ -182,6 +184,7 @@ impl ReferenceDesign {
         let s = &self.settings;
         StopConfig {
             rule: s.rule,
+            bets: s.bets,
             variant: s.variant,
             beta: s.beta,
             p: s.p,
@@ -384,6 +387,7 @@ mod tests {
             k: 1,
             split: AccuracySplit::Corrected,
             rule: StoppingRule::Betting,
+            bets: Bets::Aimed,
             variant: CheckVariant::Checkpoints,
             beta: 1.1,
             p: 1.1,
