@@ -64,6 +64,7 @@ from .cost import Calibration, cell_costs
 from .stats import MIN_PAIRS_FOR_Z
 
 __all__ = [
+    "BOUNDS",
     "DEFAULT_DELTA",
     "DEFAULT_MARGIN",
     "MIN_MDPS",
@@ -87,6 +88,11 @@ __all__ = [
     "stopper_of",
     "with_paired_means",
 ]
+
+#: How the race's confidence sequences hold: each bound at level 1 - delta on its own, since every
+#: stop reads one bound (recorded with a raced folder, so that a race never resumes under another
+#: rule; races of bbrl before this rule used "two-sided" sequences).
+BOUNDS = "one-sided"
 
 #: The race's error level (per comparable pair, or for the experiment with ``family_wise``).
 DEFAULT_DELTA = 0.05
@@ -291,8 +297,8 @@ def decide(
     np.clip(differences, -width, width, out=differences)  # rounding only: returns lie in the range
     level = options.delta / max(n_pairs, len(pairs)) if options.family_wise else options.delta
     lower, upper = _core.confidence_intervals(
-        differences, -width, width, level, looks, kind=options.sequence, tuned_for=n_total, one_sided=True,
-        threads=threads,
+        differences, -width, width, level, looks, kind=options.sequence, tuned_for=n_total,
+        one_sided=BOUNDS == "one-sided", threads=threads,
     )  # fmt: skip
     sd = differences.std(axis=1, ddof=1)
     bounds = {

@@ -40,6 +40,7 @@ import polars as pl
 from .. import agents
 from ..analysis.cost import reference_calibration
 from ..analysis.racing import (
+    BOUNDS,
     Contender,
     RaceOptions,
     Stop,
@@ -81,7 +82,7 @@ def record_race(out: Path, options: RaceOptions) -> None:
     """Records the race's settings in ``out/race.json``; refuses a folder raced with other settings,
     or whose cells were run in full (without a race)."""
     file = out / "race.json"
-    settings = {**options.settings(), "calibration": RACE_CALIBRATION}
+    settings = {**options.settings(), "calibration": RACE_CALIBRATION, "bounds": BOUNDS}
     with folder_lock(out):
         if file.is_file():
             recorded = json.loads(file.read_text())
