@@ -149,25 +149,22 @@ def command_simulate(args: argparse.Namespace) -> None:
 
 
 def oracle_stops(contenders: list[racing.Contender], n_total: int, margin: float) -> dict[str, racing.Stop | None]:
-    """The stops of the oracle :func:`command_floor` describes, at the race's first look."""
+    """The stops of the oracle :func:`command_floor` describes, at the race's first look: the race's
+    rule (:func:`racing.stops_from_bounds`) on the fixed-N normal bounds of all N MDPs."""
     options = racing.RaceOptions(margin=margin)
     first_look = next(e for e in racing.batch_ends(n_total, options.batch_size(n_total)) if e >= racing.MIN_MDPS)
     z = float(scipy_stats.norm.ppf(1.0 - options.delta / 2.0))
-    order = sorted(contenders, key=lambda c: (c.offline_cost, c.online_cost, c.index))
-    live = {c.cell_id for c in contenders}
+    bounds = {}
+    for a in contenders:
+        for b in contenders:
+            if a is not b and racing.precedes(a, b):
+                differences = b.returns - a.returns
+                s_d = float(differences.std(ddof=1))
+                mean, half = float(differences.mean()), z * s_d / math.sqrt(n_total)
+                bounds[(a.cell_id, b.cell_id)] = (mean - half, mean + half, s_d)
     outcome: dict[str, racing.Stop | None] = {c.cell_id: None for c in contenders}
-    for b in order:
-        for a in order:
-            if a.cell_id not in live or not racing.precedes(a, b):
-                continue
-            differences = b.returns - a.returns
-            se = differences.std(ddof=1) / math.sqrt(n_total)
-            high = differences.mean() + z * se
-            rule = "beaten" if high < 0.0 else "plateau" if a.algorithm == b.algorithm and high <= margin * se else None
-            if rule is not None:
-                outcome[b.cell_id] = racing.Stop(b.cell_id, a.cell_id, first_look, rule, high - 2 * z * se, high, 0.0)
-                live.discard(b.cell_id)
-                break
+    for stop in racing.stops_from_bounds(contenders, bounds, first_look, n_total, margin):
+        outcome[stop.cell_id] = stop
     return outcome
 
 

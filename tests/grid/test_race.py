@@ -242,10 +242,11 @@ def test_a_batch_removed_while_it_is_read_reads_as_missing(raced, tmp_path, monk
 
     path = tmp_path / "batch.parquet"
     pl.read_parquet(next((raced / "cells").rglob("*.parquet"))).head(10).write_parquet(path)
+    read = pl.read_parquet
 
-    def checked_then_removed(p, n_mdps=None):
-        p.unlink()
-        return 10
+    def removed_then_read(p, *args, **kwargs):
+        Path(p).unlink(missing_ok=True)
+        return read(p, *args, **kwargs)
 
-    monkeypatch.setattr(race, "check_cell_file", checked_then_removed)
+    monkeypatch.setattr(pl, "read_parquet", removed_then_read)
     assert race.read_rows(path, 0, 10) is None

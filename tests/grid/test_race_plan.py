@@ -13,7 +13,7 @@ from bbrl.analysis.racing import Contender, RaceOptions, simulate_race
 from bbrl.cli import main
 from bbrl.grid import load_config
 from bbrl.grid.race import batch_path
-from bbrl.grid.race_plan import Forecast, pilot_size, predict_race, raced_seconds
+from bbrl.grid.race_plan import pilot_size, predict_race, raced_seconds
 from bbrl.protocol.results import load
 from bbrl.protocol.schema import Col
 
@@ -65,8 +65,8 @@ def test_the_pilot_size_and_the_raced_cost() -> None:
     assert pilot_size(100, options, 45) == 50 and pilot_size(100, options, 1000) == 100
     assert pilot_size(100, RaceOptions(batch=7), 2) == 7
     # Offline cost stays; online cost scales with the MDPs run.
-    assert raced_seconds(110.0, 10.0, Forecast("c", 30, 100, 1.0)) == pytest.approx(40.0)
-    assert raced_seconds(110.0, 10.0, Forecast("c", 100, 100, 0.0)) == pytest.approx(110.0)
+    assert raced_seconds(110.0, 10.0, 30, 100) == pytest.approx(40.0)
+    assert raced_seconds(110.0, 10.0, 100, 100) == pytest.approx(110.0)
 
 
 def test_bad_pilot_or_contenders_are_refused() -> None:

@@ -86,6 +86,7 @@ __all__ = [
     "simulate_race",
     "simulated_results",
     "stopper_of",
+    "stops_from_bounds",
     "with_paired_means",
 ]
 
@@ -209,8 +210,12 @@ class Contender:
 
     def first(self, n: int) -> Contender:
         """This contender as it stood after the first ``n`` test MDPs."""
+        return self.take(slice(None, n))
+
+    def take(self, rows: np.ndarray | slice) -> Contender:
+        """This contender on the test MDPs ``rows`` (indices into its arrays), in their order."""
         return Contender(
-            self.cell_id, self.index, self.algorithm, self.offline_cost, self.online_costs[:n], self.returns[:n]
+            self.cell_id, self.index, self.algorithm, self.offline_cost, self.online_costs[rows], self.returns[rows]
         )
 
 
@@ -305,6 +310,21 @@ def decide(
         (a.cell_id, b.cell_id): (float(lower[k, -1]), float(upper[k, -1]), float(sd[k]))
         for k, (a, b) in enumerate(pairs)
     }
+    return stops_from_bounds(running, bounds, n, n_total, options.margin)
+
+
+def stops_from_bounds(
+    running: Sequence[Contender],
+    bounds: dict[tuple[str, str], tuple[float, float, float]],
+    n: int,
+    n_total: int,
+    margin: float,
+) -> list[Stop]:
+    """The rule of :func:`decide` on given bounds: ``bounds[(a, b)]`` is ``(lower, upper, s_d)``
+    for ``mean(R_b - R_a)`` and the standard deviation of the pair's differences, for each pair
+    where ``a`` costs no more than ``b``. Configurations are considered from the cheapest up, each
+    stopped by the first still-running one that beats it or, of its algorithm, whose upper bound is
+    at most the margin ``margin * s_d / sqrt(n_total)``; the stops are at ``n`` test MDPs."""
     order = sorted(running, key=lambda c: (c.offline_cost, c.online_cost, c.index))
     live = {c.cell_id for c in running}
     stops: list[Stop] = []
@@ -315,7 +335,7 @@ def decide(
             low, high, s_d = bounds[(a.cell_id, b.cell_id)]
             if high < 0.0:
                 stops.append(Stop(b.cell_id, a.cell_id, n, "beaten", low, high, 0.0))
-            elif a.algorithm == b.algorithm and high <= (eta := options.margin * s_d / math.sqrt(n_total)):
+            elif a.algorithm == b.algorithm and high <= (eta := margin * s_d / math.sqrt(n_total)):
                 stops.append(Stop(b.cell_id, a.cell_id, n, "plateau", low, high, eta))
             else:
                 continue

@@ -53,7 +53,7 @@ from ..analysis.racing import (
 )
 from ..analysis.scores import ORACLE_KINDS
 from ..fileio import write_atomic
-from ..protocol.results import CellFileError, check_cell_file, from_frames
+from ..protocol.results import CellFileError, from_frames, read_cell_file
 from ..protocol.schema import RACE_STOPPED_BY, Col
 from .claims import Claim, file_lock
 from .model import Cell, ExperimentConfig, GridConfig, cells_by_experiment
@@ -151,9 +151,8 @@ def read_rows(path: Path, start: int, stop: int) -> pl.DataFrame | None:
     if not path.is_file():
         return None
     try:
-        check_cell_file(path)
-        frame = pl.read_parquet(path).filter((pl.col(Col.MDP) >= start) & (pl.col(Col.MDP) < stop))
-    except (CellFileError, FileNotFoundError):
+        frame = read_cell_file(path).filter((pl.col(Col.MDP) >= start) & (pl.col(Col.MDP) < stop))
+    except CellFileError:  # damaged, or removed since the look above
         return None
     return frame if frame[Col.MDP].sort().to_list() == list(range(start, stop)) else None
 

@@ -157,10 +157,7 @@ def predict_race(
     head = np.arange(min(m, n_total))
     for _ in range(streams):
         rows = np.concatenate([head, rng.integers(0, m, size=n_total - head.size)])
-        stream = [
-            Contender(c.cell_id, c.index, c.algorithm, c.offline_cost, c.online_costs[rows], c.returns[rows])
-            for c in contenders
-        ]
+        stream = [c.take(rows) for c in contenders]
         for cell_id, stop in simulate_race(stream, n_total, return_low, return_high, options).items():
             outcomes[cell_id].append((n_total, None, None) if stop is None else (stop.n_mdps, stop.by, stop.rule))
     forecasts = {}
@@ -254,11 +251,11 @@ def predict_grid(
     return out
 
 
-def raced_seconds(seconds: float, offline: float, forecast: Forecast) -> float:
-    """A cell's predicted raced core-seconds: its offline part, plus its online part (``seconds -
-    offline``, N trajectories) scaled to the MDPs it is predicted to run."""
+def raced_seconds(seconds: float, offline: float, n_mdps: int, n_total: int) -> float:
+    """A cell's predicted core-seconds when it runs ``n_mdps`` of its ``n_total`` test MDPs: its
+    offline part, plus its online part (``seconds - offline``, N trajectories) scaled to them."""
     online = max(seconds - offline, 0.0)
-    return offline + online * forecast.n_mdps / forecast.n_total
+    return offline + online * n_mdps / n_total
 
 
 @dataclass(frozen=True)
@@ -315,7 +312,9 @@ def plan_race(
     rows = race_pilot(config, folder, options, pilot_mdps, threads, console)
     forecasts = predict_grid(config, rows, options, resamples)
     by_id = {f.cell_id: f for by_cell in forecasts.values() for f in by_cell.values()}
-    raced = {c.id: raced_seconds(seconds[c.id], offline[c.id], by_id[c.id]) for c in config.cells}
+    raced = {
+        c.id: raced_seconds(seconds[c.id], offline[c.id], by_id[c.id].n_mdps, by_id[c.id].n_total) for c in config.cells
+    }
     sizes = {
         key: pilot_size(cells[0].experiment.n_mdps, options, pilot_mdps)
         for key, cells in cells_by_experiment(config.cells).items()
@@ -347,5 +346,5 @@ def pilot_cost(
     for cell in config.cells if cells is None else cells:
         n_total = cell.experiment.n_mdps
         m = pilot_size(n_total, options, pilot_mdps)
-        total += raced_seconds(seconds[cell.id], offline[cell.id], Forecast(cell.id, m, n_total, 0.0))
+        total += raced_seconds(seconds[cell.id], offline[cell.id], m, n_total)
     return total

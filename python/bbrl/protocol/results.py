@@ -20,6 +20,7 @@ __all__ = [
     "check_cell_file",
     "from_frames",
     "load",
+    "read_cell_file",
     "returns_matrix",
     "rewards_matrix",
 ]
@@ -50,16 +51,39 @@ def check_cell_file(path: Path, n_mdps: int | None = None) -> int:
     try:
         frame = pl.read_parquet(path, columns=list(REQUIRED_COLUMNS))
     except Exception as exc:  # polars raises several error types for a damaged file
-        raise CellFileError(
-            f"cell file {str(path)!r} is damaged or truncated ({type(exc).__name__}: {exc}); "
-            "run `bbrl grid run` again to redo it"
-        ) from None
+        raise _damaged(path, exc) from None
     if n_mdps is not None and frame.height != n_mdps and not _stopped_by_race(path, frame.height, n_mdps):
         raise CellFileError(
             f"cell file {str(path)!r} has {frame.height} rows, expected one per test MDP ({n_mdps}); "
             "run `bbrl grid run` again to redo it"
         )
     return frame.height
+
+
+def read_cell_file(path: Path) -> pl.DataFrame:
+    """The whole frame of a cell file (or of a raced cell's batch), read once.
+
+    Raises:
+        CellFileError: naming the file, when it is missing, damaged or truncated, or lacks a
+            required column.
+    """
+    try:
+        frame = pl.read_parquet(path)
+    except Exception as exc:  # polars raises several error types for a damaged file
+        raise _damaged(path, exc) from None
+    missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
+    if missing:
+        raise CellFileError(
+            f"cell file {str(path)!r} lacks the columns {missing}; run `bbrl grid run` again to redo it"
+        )
+    return frame
+
+
+def _damaged(path: Path, exc: Exception) -> CellFileError:
+    return CellFileError(
+        f"cell file {str(path)!r} is damaged or truncated ({type(exc).__name__}: {exc}); "
+        "run `bbrl grid run` again to redo it"
+    )
 
 
 def _stopped_by_race(path: Path, rows: int, n_mdps: int) -> bool:
@@ -108,11 +132,8 @@ def load(out: str | os.PathLike[str]) -> Results:
     files = sorted(folder.rglob("*.parquet")) if folder.is_dir() else []
     if not files:
         raise FileNotFoundError(f"no finished cells in {str(Path(out))!r} (run `bbrl grid run CONFIG --out DIR` first)")
-    frames = []
-    for file in files:
-        check_cell_file(file)  # a clear error naming a damaged file, not a bare polars one
-        frames.append(pl.read_parquet(file))
-    return from_frames(frames)
+    # A clear error naming a damaged file, not a bare polars one.
+    return from_frames([read_cell_file(file) for file in files])
 
 
 def from_frames(frames: list[pl.DataFrame]) -> Results:
