@@ -84,6 +84,12 @@ def register(grid_commands: Any) -> None:
     task = grid_commands.add_parser("task", help="run one array task of a submitted grid (what job.sh runs)")
     task.add_argument("out", type=Path, help="the output folder of `bbrl grid submit`")
     task.add_argument("index", type=int, help="the array task index ($SLURM_ARRAY_TASK_ID)")
+    task.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="the grid's configuration, needed when it names Python agents (a folder's copy never imports code)",
+    )
     task.set_defaults(handler=_command_task, kept="finished cells are kept in {out} (each whole)")
 
 
@@ -281,4 +287,4 @@ def _command_submit(args: argparse.Namespace, console: Any) -> int:
 def _command_task(args: argparse.Namespace, console: Any) -> int:
     from ..grid.engines.slurm import run_task
 
-    return 1 if run_task(args.out, args.index, console) else 0
+    return 1 if run_task(args.out, args.index, console, args.config) else 0

@@ -12,6 +12,7 @@ from rich.console import Console
 
 from .. import agents, distributions
 from ..envs import registry
+from .convert import add_convert
 
 __all__ = ["PYTHON_KIND", "describe_agent", "plain_text", "register"]
 
@@ -36,9 +37,9 @@ def plain_text(text: str) -> str:
 
 def register(commands: Any) -> None:
     """Adds ``agents``, ``distributions`` and ``envs`` to the CLI's subcommands."""
-    commands.add_parser("agents", help="list the agents, their parameters, defaults and ranges").set_defaults(
-        handler=_command_agents
-    )
+    listing = commands.add_parser("agents", help="list the agents, their parameters, defaults and ranges")
+    listing.set_defaults(handler=_command_agents)
+    add_convert(listing.add_subparsers(dest="agents_action", metavar="ACTION", required=False))
     commands.add_parser("distributions", help="list the built-in distributions").set_defaults(
         handler=_command_distributions
     )

@@ -154,6 +154,32 @@ def add_agent(parser: Any, required: bool = True) -> None:
     parser.add_argument("--agent", required=required, help=f"agent: {', '.join(kinds())}")
 
 
+def add_agent_file_options(parser: argparse.ArgumentParser) -> None:
+    """``--agent-class FILE.py:CLASS`` and ``--allow-pickle``: how an agent file's Python agent is
+    read (see :func:`load_agent_file`)."""
+    parser.add_argument(
+        "--agent-class",
+        default=None,
+        metavar="FILE.py:CLASS",
+        help="the class of a Python agent in the agent file ('file.py:Class' or 'module:Class'): reading an agent "
+        "file never imports a module it names",
+    )
+    parser.add_argument(
+        "--allow-pickle",
+        action="store_true",
+        help="read an agent file of bbrl's earlier format (pickles), which runs any code it holds (trusted files only)",
+    )
+
+
+def load_agent_file(path: Path, args: argparse.Namespace) -> Any:
+    """The trained agent of ``path`` with the options of :func:`add_agent_file_options`."""
+    from ..agents import load
+    from ..grid.classes import load_python_agent_class
+
+    agent_class = None if args.agent_class is None else load_python_agent_class(args.agent_class, Path.cwd())
+    return load(path, agent_class, allow_pickle=args.allow_pickle)  # with pickles, load() warns
+
+
 def add_params(parser: argparse.ArgumentParser) -> None:
     """``--param NAME=VALUE``, repeatable: the agent's parameters (see :func:`parse_params`)."""
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="agent parameter (repeat)")

@@ -17,9 +17,11 @@ from ..protocol.schema import csv_columns
 from .options import (
     DeprecatedAlias,
     add_agent,
+    add_agent_file_options,
     add_out,
     add_params,
     add_protocol_options,
+    load_agent_file,
     output_file,
     parse_params,
 )
@@ -44,6 +46,7 @@ def register(commands: Any) -> None:
     who = run.add_mutually_exclusive_group(required=True)
     add_agent(who, required=False)
     who.add_argument("--agent-file", type=Path, help="a trained agent saved with --save-agent (no retraining)")
+    add_agent_file_options(run)
     run.add_argument("--save-agent", type=Path, default=None, help="save the trained agent to this file")
     add_params(run)
     run.add_argument(
@@ -78,7 +81,7 @@ def command(args: argparse.Namespace, console: Console) -> int:
     if args.agent_file is not None:
         if args.param or args.prior:
             raise ValueError("--agent-file brings its parameters and prior: drop --param and --prior")
-        agent: agents.AgentSpec | agents.TrainedAgent = agents.load(args.agent_file)
+        agent: agents.AgentSpec | agents.TrainedAgent = load_agent_file(args.agent_file, args)
     else:
         params = parse_params(args.param)
         if args.paper_names and isinstance(params.get("formula"), str):

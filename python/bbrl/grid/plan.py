@@ -46,7 +46,7 @@ from .. import agents
 from ..fileio import write_atomic
 from ..protocol import Experiment
 from ..protocol.schema import Col
-from .model import Cell, GridConfig
+from .model import Cell, GridConfig, check_runnable
 
 __all__ = [
     "Fit",
@@ -253,9 +253,8 @@ def pilot(
     """
     check_pilot_size(pilot_mdps, pilot_decisions, budget_seconds)
     groups: dict[tuple[str, str], list[Cell]] = {}
+    check_runnable(config.cells)
     for cell in config.cells:
-        if cell.spec is None:
-            raise ValueError(f"cell {cell.id}: agent {cell.kind!r} is not known to this installation")
         groups.setdefault((cell.experiment.key, cell.kind), []).append(cell)
     if every_cell:
         return _pilot_every_cell(config, pilot_mdps, pilot_decisions, console)

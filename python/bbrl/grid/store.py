@@ -50,6 +50,7 @@ __all__ = [
     "cell_path",
     "check_cell_file",
     "claim_path",
+    "config_for_folder",
     "experiment_folder",
     "failure_path",
     "load_output_config",
@@ -225,24 +226,70 @@ def record_config(out: Path, config: GridConfig) -> None:
 def _record_config(out: Path, config: GridConfig) -> None:
     write_atomic(out / "config.toml", config.text.encode())
     base = config.base if config.base is not None else (config.path.resolve().parent if config.path else None)
-    source = {"config": str(config.path.resolve()) if config.path else None, "base": str(base) if base else None}
+    source = {
+        "config": str(config.path.resolve()) if config.path else None,
+        "base": str(base) if base else None,
+        # Its Python agents as data: reading the folder never imports their classes.
+        "python_agents": list(config.python_agents),
+    }
     write_atomic(out / "source.json", (json.dumps(source, indent=1) + "\n").encode())
 
 
 def load_output_config(out: Path, check_agents: bool = False) -> GridConfig:
     """The configuration an output folder was last run with (its ``config.toml``), its relative
-    files read from the original configuration's folder."""
+    files read from the original configuration's folder.
+
+    Reading a folder never imports code: its Python agents come from the folder's record of them
+    (``source.json``) as :class:`~bbrl.grid.model.RecordedAgent` specs, which show in a status or a
+    report but cannot run (:func:`config_for_folder` runs them from the user's configuration)."""
     config_file = out / "config.toml"
     if not config_file.is_file():
         raise FileNotFoundError(f"{out} has no config.toml: is it the output folder of `bbrl grid run`?")
-    base: str | None = None
+    base: Any = None
+    python_agents: Any = []
     source = out / "source.json"
     if source.is_file():
         try:
-            base = json.loads(source.read_text()).get("base")
-        except (ValueError, AttributeError):
-            base = None
-    return load_config(config_file, check_agents=check_agents, base=base)
+            recorded = json.loads(source.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{source}: not valid JSON ({exc}); run the configuration again to rewrite it") from None
+        if not isinstance(recorded, dict):
+            raise ValueError(f"{source}: expected a JSON object")
+        base, python_agents = recorded.get("base"), recorded.get("python_agents", [])
+        if base is not None and not isinstance(base, str):
+            raise ValueError(f"{source}: field 'base' must be a string, got {type(base).__name__}")
+        if not isinstance(python_agents, list):
+            raise ValueError(f"{source}: field 'python_agents' must be a list")
+    return load_config(config_file, check_agents=check_agents, base=base, python_agents=python_agents)
+
+
+def config_for_folder(out: Path, config_path: str | os.PathLike[str] | None) -> GridConfig:
+    """The configuration to *run* the cells of folder ``out`` with: ``config_path``'s (the one the
+    user names, whose Python agents' classes are imported), which must be the folder's own
+    (``config.toml``, same text); without it, the folder's copy, which may name no Python agent
+    (bbrl never imports a class a results folder names).
+
+    Raises:
+        ValueError: naming the folder, when the configurations differ or a Python agent's
+            configuration is needed.
+    """
+    if config_path is None:
+        config = load_output_config(out, check_agents=True)
+        python = [cell.id for cell in config.cells if not cell.runnable]
+        if python:
+            raise ValueError(
+                f"{out}: its configuration names Python agents (cell {python[0]}), whose classes bbrl imports only "
+                "from a configuration named on the command line: pass it with --config FILE"
+            )
+        return config
+    config = load_config(config_path)
+    recorded = (out / "config.toml").read_text(encoding="utf-8") if (out / "config.toml").is_file() else None
+    if recorded != config.text:
+        raise ValueError(
+            f"{out} was run with another configuration than {str(config_path)!r} ({out / 'config.toml'} differs): "
+            "pass the configuration the folder was run with"
+        )
+    return config
 
 
 @dataclass

@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from ...fileio import write_atomic
-from ..model import Cell, GridConfig
+from ..model import Cell, GridConfig, check_runnable
 from ..plan import longest_first, lpt_makespan, plan_path, static_cost
 from ..race import record_race, recorded_race, retry_failures, run_raced_grid
 from ..runner import cores_given, prepare_folder, run_claimed
-from ..store import folder_lock, load_output_config, remove_stale_temp_files, status
+from ..store import config_for_folder, folder_lock, load_output_config, remove_stale_temp_files, status
 
 __all__ = [
     "SlurmOptions",
@@ -126,9 +126,14 @@ def pack(cells: list[Cell], seconds: dict[str, float], capacity: float, max_task
     return [t for t in tasks if t]
 
 
-def job_script(out: Path, n_tasks: int, options: SlurmOptions, python: str | None = None) -> str:
-    """The sbatch script of the job array: task I runs ``bbrl grid task OUT I``."""
+def job_script(
+    out: Path, n_tasks: int, options: SlurmOptions, python: str | None = None, config: Path | None = None
+) -> str:
+    """The sbatch script of the job array: task I runs ``bbrl grid task OUT I`` (with ``--config
+    CONFIG`` when given: a configuration naming Python agents, whose classes a task imports only
+    from the configuration itself, never from the folder's copy)."""
     python = python or sys.executable
+    given = f" --config {shlex.quote(str(config))}" if config is not None else ""
     lines = [
         "#!/bin/bash",
         f"#SBATCH --job-name=bbrl-{out.name}"[:80],
@@ -146,10 +151,17 @@ def job_script(out: Path, n_tasks: int, options: SlurmOptions, python: str | Non
     lines += [
         "# Each array task runs its cells (slurm/tasks.json); finished cells are skipped, so a",
         "# resubmitted task only redoes what is missing.",
-        f'exec {shlex.quote(python)} -m bbrl grid task {shlex.quote(str(out))} "$SLURM_ARRAY_TASK_ID"',
+        f'exec {shlex.quote(python)} -m bbrl grid task {shlex.quote(str(out))} "$SLURM_ARRAY_TASK_ID"{given}',
         "",
     ]
     return "\n".join(lines)
+
+
+def _task_config(config: GridConfig) -> Path | None:
+    """The configuration file a task must be given: one naming Python agents (see :func:`job_script`)."""
+    if config.python_agents and config.path is not None:
+        return config.path.resolve()
+    return None
 
 
 def _tasks_file(out: Path) -> Path:
@@ -202,9 +214,7 @@ def submit(
     then runs the race's loop)."""
     folder = out.resolve()
     if dry_run:
-        for cell in config.cells:
-            if cell.spec is None:
-                raise ValueError(f"cell {cell.id}: agent {cell.kind!r} is not known to this installation")
+        check_runnable(config.cells)
         state = status(config, folder)
         skipped = state.done
         todo = longest_first([*state.missing, *(c for c, _ in state.failed), *(c for c, _ in state.broken)], folder)
@@ -243,12 +253,14 @@ def submit(
             markup=False,
             soft_wrap=True,
         )
-        script = job_script(folder, len(tasks), options, python)
+        script = job_script(folder, len(tasks), options, python, _task_config(config))
         console.print(script, highlight=False, markup=False, soft_wrap=True, end="")
         return None
     (slurm / "logs").mkdir(parents=True, exist_ok=True)
     write_atomic(_tasks_file(folder), (json.dumps([[c.id for c in t] for t in tasks], indent=1) + "\n").encode())
-    script = write_atomic(slurm / "job.sh", job_script(folder, len(tasks), options, python).encode())
+    script = write_atomic(
+        slurm / "job.sh", job_script(folder, len(tasks), options, python, _task_config(config)).encode()
+    )
     write_atomic(slurm / "options.json", (json.dumps(options.__dict__, indent=1) + "\n").encode())
     job = _sbatch(script, None, sbatch)
     _record_job(folder, job, list(range(len(tasks))))
@@ -313,14 +325,15 @@ def resubmit(out: Path, console: Any, sbatch: str = "sbatch", squeue: str = "squ
     return job
 
 
-def run_task(out: Path, index: int, console: Any) -> int:
-    """One array task: runs the cells of ``slurm/tasks.json[index]`` on the cores SLURM gave it.
-    Returns the number of failed cells."""
+def run_task(out: Path, index: int, console: Any, config_path: Path | None = None) -> int:
+    """One array task: runs the cells of ``slurm/tasks.json[index]`` on the cores SLURM gave it,
+    with the folder's configuration (``config_path``, when it names Python agents: see
+    :func:`~bbrl.grid.store.config_for_folder`). Returns the number of failed cells."""
     folder = out.resolve()
     tasks: list[list[str]] = _read_json(_tasks_file(folder), [])
     if not 0 <= index < len(tasks):
         raise ValueError(f"{out}: no array task {index} (slurm/tasks.json has {len(tasks)})")
-    config = load_output_config(folder)
+    config = config_for_folder(folder, config_path)
     race = recorded_race(folder)
     if race is not None:  # every task runs the race's loop until every race is over
         outcome = run_raced_grid(config, folder, race, threads=cores_given(), console=console, retry_failed=False)
