@@ -69,6 +69,8 @@ def from_document(
     document: dict[str, Any], source: str, agent_class: type[Agent] | None = None, *, allow_pickle: bool = False
 ) -> TrainedAgent:
     """The trained agent of an agent file's document (see :func:`load`); errors name ``source``."""
+    if agent_class is not None and not (isinstance(agent_class, type) and issubclass(agent_class, Agent)):
+        raise TypeError(f"agent_class must be a subclass of bbrl.agents.Agent, got {agent_class!r}")
     try:
         prior = distribution_from_document(_field(document, "prior", dict, source), f"{source}: field 'prior'")
         gamma = float(_field(document, "gamma", (int, float), source))

@@ -390,8 +390,6 @@ def resolve_class(reference: Any, agent_class: type | None, source: str) -> type
         raise ValueError(f"{source}: python.class must be 'module:ClassName', got {reference!r}")
     module_name, _, qualname = reference.partition(":")
     if agent_class is not None:
-        if not (isinstance(agent_class, type) and issubclass(agent_class, Agent)):
-            raise TypeError(f"agent_class must be a subclass of bbrl.agents.Agent, got {agent_class!r}")
         if agent_class.__qualname__ != qualname:
             raise ValueError(
                 f"{source}: the agent was saved from class {reference}, not {class_reference(agent_class)}"

@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -124,9 +125,15 @@ def _stop_now(console: Console, code: int, what: str, kept: str) -> None:
     os._exit(code)
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as the command line prints it: one line naming its kind, not the code that raised it."""
+    print(f"bbrl: warning ({category.__name__}): {message}", file=file or sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    warnings.showwarning = _one_line_warning
     console = Console()
     if not console.is_terminal:
         # Piped or captured output: do not wrap the table at 80 columns, and send each line at once
