@@ -41,9 +41,9 @@ DEPRECATED = {("run",): ("--csv", "csv"), ("value-error", "references"): ("--dis
 def _commands(
     parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
 ) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
-    """Every command that runs (a parser without subcommands), with its path of names."""
+    """Every command that runs (a parser with a handler, or without subcommands), with its path of names."""
     subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    if not subparsers:
+    if not subparsers or parser.get_default("handler") is not None:
         yield path, parser
     for action in subparsers:
         for name, sub in action.choices.items():
@@ -60,7 +60,8 @@ COMMANDS = dict(_commands(build_parser()))
 def test_the_walk_sees_every_subcommand() -> None:
     expected = {
         ("run",), ("quick",), ("grid", "run"), ("grid", "status"), ("grid", "plan"), ("grid", "submit"),
-        ("grid", "task"), ("report",), ("paper",), ("formulas",), ("agents",), ("distributions",),
+        ("grid", "task"), ("report",), ("paper",), ("formulas",), ("agents",), ("agents", "convert"),
+        ("distributions",),
         ("value-error", "references"), ("value-error", "states"), ("value-error", "study"), ("replay",), ("envs",),
         ("replay-study",),
     }  # fmt: skip

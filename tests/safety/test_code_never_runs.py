@@ -223,7 +223,7 @@ def test_grid_run_resuming_a_folder_refuses_planted_cache_files(plant: Path, tmp
     done = _cli("grid", "run", "grid.toml", "--out", "results", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     for path in (pickled, unimported):
-        warning = f"bbrl: warning (RuntimeWarning): {path.relative_to(tmp_path)}: cached trained agent refused"
+        warning = f"bbrl: RuntimeWarning: {path.relative_to(tmp_path)}: cached trained agent refused"
         assert warning in done.stderr, done.stderr
         assert "python" not in json.loads(path.read_text())
     assert len(grid.status(config, out).done) == 2

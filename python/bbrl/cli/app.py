@@ -127,7 +127,7 @@ def _stop_now(console: Console, code: int, what: str, kept: str) -> None:
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """A warning as the command line prints it: one line naming its kind, not the code that raised it."""
-    print(f"bbrl: warning ({category.__name__}): {message}", file=file or sys.stderr)
+    print(f"bbrl: {category.__name__}: {message}", file=file or sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
