@@ -9,6 +9,9 @@
 * ``--env NAME``: a named environment.
 * ``--agent KIND`` and ``--param NAME=VALUE`` (repeatable): a built-in agent and its parameters.
 
+Every ``--out`` failure (an existing file, a folder that cannot be created or written) is a
+one-line error naming the option and the path (:func:`output_dir`, :func:`check_output_dir`).
+
 Old spellings (``--discount``, ``--csv FILE``, ``--out FILE``) still work for one release: they
 print a deprecation warning on stderr (:func:`warn_deprecated`).
 """
@@ -16,6 +19,7 @@ print a deprecation warning on stderr (:func:`warn_deprecated`).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,6 +35,7 @@ __all__ = [
     "add_protocol_options",
     "add_seed",
     "add_threads",
+    "check_output_dir",
     "env_name",
     "output_dir",
     "output_file",
@@ -207,14 +212,42 @@ def parse_params(pairs: Sequence[str]) -> dict[str, Any]:
 FILE_SUFFIXES = (".csv", ".parquet", ".json", ".txt", ".toml", ".html", ".md", ".png", ".pdf", ".svg")
 
 
-def output_dir(out: Path) -> Path:
-    """The results folder of ``--out DIR``, created if missing; a data-file name (``x.csv``) that is
-    not an existing folder, or an existing file, is refused before anything is written."""
+def check_output_dir(out: Path, option: str = "--out") -> Path:
+    """Refuses, before anything runs or is written, a value of ``option`` that cannot be a folder:
+    a data-file name (``x.csv``) that is not an existing folder, or anything that exists and is not
+    a folder (a file, ``/dev/null``). Creates nothing (for a dry run).
+
+    Raises:
+        ValueError: naming the option and the path.
+    """
     if out.suffix.lower() in FILE_SUFFIXES and not out.is_dir():
-        raise ValueError(f"--out {out}: expected a folder, not a {out.suffix} file name (this command writes a folder)")
+        raise ValueError(
+            f"{option} {out}: expected a folder, not a {out.suffix} file name (this command writes a folder)"
+        )
+    if out.is_file():
+        raise ValueError(f"{option} {out}: is a file, expected a folder")
     if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out}: is a file, expected a folder")
-    out.mkdir(parents=True, exist_ok=True)
+        raise ValueError(f"{option} {out}: exists and is not a folder")
+    return out
+
+
+def output_dir(out: Path, option: str = "--out") -> Path:
+    """The results folder of ``--out DIR`` (or of ``option``), created if missing, after
+    :func:`check_output_dir`; every command that writes a folder calls it before it starts.
+
+    Raises:
+        ValueError: naming the option and the path, when it cannot be a folder, cannot be created
+            (no such parent, no permission, a read-only file system) or is not writable.
+    """
+    check_output_dir(out, option)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a parent is a file
+        raise ValueError(f"{option} {out}: cannot create the folder: a parent folder is a file") from None
+    except OSError as exc:
+        raise ValueError(f"{option} {out}: cannot create the folder: {exc.strerror or exc}") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise ValueError(f"{option} {out}: the folder is not writable")
     return out
 
 

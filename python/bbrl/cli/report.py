@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
-from .options import add_out
+from .options import add_out, output_dir
 
 __all__ = ["register"]
 
@@ -43,8 +43,12 @@ def command(args: argparse.Namespace, console: Console) -> int:
     """The ``report`` subcommand."""
     from ..analysis.report import write_report
     from ..grid import missing_by_experiment
+    from ..protocol.results import check_results_folder, read_experiments
 
-    out = args.out or args.results / "report"
+    read_experiments(check_results_folder(args.results))  # before the report folder is made inside it
+    out = (
+        output_dir(args.out, "--out") if args.out is not None else output_dir(args.results / "report", "report folder")
+    )
     html = write_report(
         args.results,
         out,

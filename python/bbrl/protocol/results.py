@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -15,12 +16,15 @@ from .schema import PER_MDP_COLUMNS, RACE_STOPPED_BY, REWARDS_COLUMN, WORK_DTYPE
 
 __all__ = [
     "CELL_COLUMNS",
+    "EXPERIMENTS_FILE",
     "CellFileError",
     "Results",
     "check_cell_file",
+    "check_results_folder",
     "from_frames",
     "load",
     "read_cell_file",
+    "read_experiments",
     "returns_matrix",
     "rewards_matrix",
 ]
@@ -105,6 +109,56 @@ class Results(NamedTuple):
     returns: pl.DataFrame
 
 
+def check_results_folder(out: str | os.PathLike[str]) -> Path:
+    """``out`` as a path, after checking that it is an existing folder (what every reader of a
+    results folder checks first, so that a mistyped name is not read as an empty folder).
+
+    Raises:
+        FileNotFoundError: ``out`` does not exist, or is not a folder; the message names it.
+    """
+    folder = Path(out)
+    if not folder.exists():
+        raise FileNotFoundError(
+            f"results folder {str(folder)!r} does not exist (the output folder of `bbrl grid run CONFIG --out DIR`)"
+        )
+    if not folder.is_dir():
+        raise FileNotFoundError(f"results folder {str(folder)!r} is a file, not a folder")
+    return folder
+
+
+#: The file of a results folder that records each experiment's settings (name, test, prior, N,
+#: gamma, T, seed), by experiment key: written by the grid runner (:mod:`bbrl.grid.store`).
+EXPERIMENTS_FILE = "experiments.json"
+
+
+def read_experiments(out: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """The settings each experiment of results folder ``out`` was run with (its
+    :data:`EXPERIMENTS_FILE`), by experiment key; empty when the folder has none (cells copied by
+    hand). Every reader of a results folder reads it here, so that a damaged file is never taken
+    for a missing one.
+
+    Raises:
+        ValueError: the file is not a JSON object of settings objects (truncated, edited); the
+            message names it.
+    """
+    file = Path(out) / EXPERIMENTS_FILE
+    if not file.is_file():
+        return {}
+    try:
+        recorded = json.loads(file.read_bytes())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{file}: damaged or truncated ({exc}); {_EXPERIMENTS_FIX}") from None
+    if not isinstance(recorded, dict) or not all(isinstance(v, dict) for v in recorded.values()):
+        raise ValueError(f"{file}: expected an object of each experiment's settings; {_EXPERIMENTS_FIX}")
+    return recorded
+
+
+_EXPERIMENTS_FIX = (
+    "it records the settings of each experiment of the folder: restore it from a copy, or remove it "
+    "(the next `bbrl grid run` records them again)"
+)
+
+
 def load(out: str | os.PathLike[str]) -> Results:
     """Reads every finished cell of the output folder of ``bbrl grid run``.
 
@@ -121,14 +175,18 @@ def load(out: str | os.PathLike[str]) -> Results:
     ``offline_time``, CPU times where recorded, else wall times (``time_basis`` says which), and
     ``has_rewards`` (the cell recorded per-step rewards: :func:`rewards_matrix` gives them),
     ``online_work_per_trajectory`` (the mean work counts per trajectory, a struct; null for files
-    written before work was counted) and ``offline_work`` (a struct, null when unknown).
+    written before work was counted), ``offline_work`` (a struct, null when unknown) and
+    ``experiment_fingerprint`` (the experiment's :mod:`~bbrl.protocol.fingerprint`, as
+    :attr:`bbrl.Run.fingerprint`; null for files written before it was recorded).
     Rows are in the order of the configuration (``cell_index``).
 
     Raises:
-        FileNotFoundError: no cell file in ``out``.
+        FileNotFoundError: ``out`` is not an existing folder, or holds no cell file.
         CellFileError: a cell file is damaged or truncated (the message names it).
+        ValueError: the folder's :data:`EXPERIMENTS_FILE` is damaged (the message names it).
     """
-    folder = Path(out) / "cells"
+    folder = check_results_folder(out) / "cells"
+    read_experiments(out)  # damaged settings are an error, not a folder without them
     files = sorted(folder.rglob("*.parquet")) if folder.is_dir() else []
     if not files:
         raise FileNotFoundError(f"no finished cells in {str(Path(out))!r} (run `bbrl grid run CONFIG --out DIR` first)")
@@ -148,6 +206,8 @@ def from_frames(frames: list[pl.DataFrame]) -> Results:
     for work in (Col.ONLINE_WORK, Col.OFFLINE_WORK):  # every file predates work counts
         if work not in returns.columns:
             returns = returns.with_columns(pl.lit(None, dtype=WORK_DTYPE).alias(work))
+    if Col.FINGERPRINT not in returns.columns:  # every file predates experiment fingerprints
+        returns = returns.with_columns(pl.lit(None, dtype=pl.String).alias(Col.FINGERPRINT))
     if REWARDS_COLUMN not in returns.columns:  # no cell recorded per-step rewards
         returns = returns.with_columns(pl.lit(None, dtype=pl.List(pl.Float64)).alias(REWARDS_COLUMN))
     # Only the files of cells a race stopped have the column: null for every other cell.
