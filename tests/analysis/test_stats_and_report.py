@@ -322,7 +322,11 @@ def test_report_command(grid_results: Path, tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "r" / "report.html").is_file()
     missing = subprocess.run([*command, "report", str(tmp_path / "nothing")], capture_output=True, text=True)
-    assert missing.returncode == 2 and "no finished cells" in missing.stderr
+    assert missing.returncode == 2 and "results folder" in missing.stderr and "does not exist" in missing.stderr
+    (tmp_path / "empty").mkdir()
+    empty = subprocess.run([*command, "report", str(tmp_path / "empty")], capture_output=True, text=True)
+    assert empty.returncode == 2 and "no finished cells" in empty.stderr
+    assert list((tmp_path / "empty").iterdir()) == []  # no report folder left behind
 
 
 def test_report_says_when_the_grid_is_incomplete_and_where_times_come_from(grid_results: Path, tmp_path: Path) -> None:

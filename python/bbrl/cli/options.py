@@ -19,9 +19,10 @@ print a deprecation warning on stderr (:func:`warn_deprecated`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ __all__ = [
     "add_threads",
     "check_output_dir",
     "env_name",
+    "new_output_dir",
     "output_dir",
     "output_file",
     "parse_params",
@@ -249,6 +251,22 @@ def output_dir(out: Path, option: str = "--out") -> Path:
     if not os.access(out, os.W_OK | os.X_OK):
         raise ValueError(f"{option} {out}: the folder is not writable")
     return out
+
+
+@contextlib.contextmanager
+def new_output_dir(out: Path, option: str = "--out") -> Iterator[Path]:
+    """:func:`output_dir` for a command that may still fail before it writes there (e.g. a report
+    of a folder without results): a folder made here and still empty when the command fails is
+    removed again, so that a refused command leaves nothing behind."""
+    made = not out.exists()
+    output_dir(out, option)
+    try:
+        yield out
+    except BaseException:
+        if made:
+            with contextlib.suppress(OSError):
+                out.rmdir()  # only when empty: files already written stay
+        raise
 
 
 def output_file(out: Path | None, name: str, old_suffix: str) -> Path | None:
