@@ -628,3 +628,11 @@ def test_bad_inputs_a_new_user_tried_get_one_line_errors(tmp_path: Path, argv: l
     assert run.stderr.startswith(f"bbrl: error: {expected}") and run.stderr.count("\n") == 1, run.stderr
     assert sorted(folder.rglob("*")) == before  # nothing made, nothing overwritten
     assert (folder / "afile.txt").read_text() == (folder / "plainfile").read_text() == "mine\n"
+
+
+def test_a_file_that_cannot_be_written_is_named_not_its_temporary_file() -> None:
+    # Before: "[Errno 2] No such file or directory: '/proc/.zz.w-host-pid-xxxx.tmp'".
+    from bbrl import fileio
+
+    with pytest.raises(FileNotFoundError, match=r"^\[Errno 2\] cannot write '/proc/zz': No such file or directory$"):
+        fileio.write_atomic("/proc/zz", b"x")

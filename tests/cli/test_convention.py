@@ -242,3 +242,28 @@ def test_every_out_failure_is_one_line_naming_the_option_and_the_path(
     err = capsys.readouterr().err
     assert err.startswith(f"bbrl: error: --out {out[bad]}: ") and err.count("\n") == 1, err
     assert sorted(tmp_path.rglob("*")) == before and plain.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        _run_args("--csv", "/proc/x.csv"),
+        _run_args("--save-agent", "/proc/a.json"),
+        _run_args("--out", "/proc/x.csv"),
+        ["formulas", "--max-size", "2", "--out", "/proc/F2.txt"],
+        _references(Path("/proc/r.parquet")),
+    ],
+    ids=["run-csv", "run-save-agent", "run-out-file", "formulas-out-file", "references-out-file"],
+)
+def test_a_file_option_in_a_folder_that_takes_no_file_names_the_option_before_it_runs(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: after the run, "[Errno 2] No such file or directory: '/proc/.x.csv.w-....tmp'"."""
+    if not Path("/proc/self").is_dir():
+        pytest.skip("no /proc here")
+    option, path = argv[-2], argv[-1]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    lines = [line for line in captured.err.splitlines() if "DeprecationWarning" not in line]
+    assert lines == [f"bbrl: error: {option} {path}: cannot write in '/proc': No such file or directory"], captured.err
+    assert "±" not in captured.out  # refused before the run

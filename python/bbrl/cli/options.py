@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ __all__ = [
     "new_output_dir",
     "output_dir",
     "output_file",
+    "output_file_path",
     "parse_params",
     "parse_value",
     "warn_deprecated",
@@ -248,9 +249,37 @@ def output_dir(out: Path, option: str = "--out") -> Path:
         raise ValueError(f"{option} {out}: cannot create the folder: a parent folder is a file") from None
     except OSError as exc:
         raise ValueError(f"{option} {out}: cannot create the folder: {exc.strerror or exc}") from None
-    if not os.access(out, os.W_OK | os.X_OK):
-        raise ValueError(f"{option} {out}: the folder is not writable")
+    _check_writable(out, option, out)
     return out
+
+
+def _check_writable(folder: Path, option: str, given: Path) -> None:
+    """Refuses a folder in which no file can be made (no permission, a read-only file system,
+    ``/proc``), by making one that vanishes on closing: permission bits alone do not tell (root
+    ignores them, a read-only mount keeps them)."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        where = "" if folder == given else f" in {str(folder)!r}"
+        raise ValueError(f"{option} {given}: cannot write{where}: {exc.strerror or exc}") from None
+
+
+def output_file_path(path: Path, option: str) -> Path:
+    """A file an option names (``--csv FILE``, ``--save-agent FILE``, the deprecated ``--out FILE``),
+    checked before anything runs: its folder exists and takes files, and it is not a folder.
+
+    Raises:
+        FileNotFoundError: the folder does not exist (naming the option and the path).
+        ValueError: the path is a folder, or the folder takes no file.
+    """
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{option} {path}: folder {str(folder)!r} does not exist")
+    if path.is_dir():
+        raise ValueError(f"{option} {path}: is a folder, expected a file name")
+    _check_writable(folder, option, path)
+    return path
 
 
 @contextlib.contextmanager
@@ -281,8 +310,5 @@ def output_file(out: Path | None, name: str, old_suffix: str) -> Path | None:
         )
     if out.suffix.lower() == old_suffix:
         warn_deprecated(f"--out FILE ({out})", f"--out DIR (writes DIR/{name})")
-        folder = out.parent if str(out.parent) else Path(".")
-        if not folder.is_dir():
-            raise FileNotFoundError(f"--out {out}: folder {str(folder)!r} does not exist")
-        return out
+        return output_file_path(out, "--out")
     return output_dir(out) / name
