@@ -310,13 +310,22 @@ def test_run_status_results_and_training_cache(tmp_path: Path) -> None:
     assert by_cell["GC/GC/random"] != direct.fingerprint  # 12 test MDPs, not 10
 
 
-def test_cells_written_before_fingerprints_read_back_without_one(tmp_path: Path) -> None:
+def test_cells_written_before_fingerprints_get_theirs_where_the_distribution_is_built_in(tmp_path: Path) -> None:
     config = grid.parse_config(SMALL.replace("epsilon = [0.1, 0.01]", "epsilon = 0.1"))
     grid.run_grid(config, tmp_path, console=_quiet())
-    for file in (tmp_path / "cells").rglob("*.parquet"):
+    recorded = results.load(tmp_path)
+    files = sorted((tmp_path / "cells").rglob("*.parquet"))
+    for file in files:
         pl.read_parquet(file).drop("experiment_fingerprint").write_parquet(file)
-    loaded = results.load(tmp_path)
-    assert loaded.cells["experiment_fingerprint"].null_count() == loaded.cells.height > 0
+    old = results.load(tmp_path)
+    for frame in ("cells", "returns"):
+        expected = getattr(recorded, frame)["experiment_fingerprint"]
+        assert getattr(old, frame)["experiment_fingerprint"].to_list() == expected.to_list()
+    assert old.cells["experiment_fingerprint"].null_count() == 0 and old.cells["experiment_fingerprint"].n_unique() == 2
+    # A distribution file's content may have changed since: its cells stay without one.
+    pl.read_parquet(files[0]).with_columns(pl.lit("mine.dat").alias("test")).write_parquet(files[0])
+    mixed = results.load(tmp_path)
+    assert mixed.cells["experiment_fingerprint"].null_count() == 1
 
 
 def test_a_damaged_experiments_file_is_an_error_naming_it(tmp_path: Path) -> None:

@@ -177,7 +177,8 @@ def load(out: str | os.PathLike[str]) -> Results:
     ``online_work_per_trajectory`` (the mean work counts per trajectory, a struct; null for files
     written before work was counted), ``offline_work`` (a struct, null when unknown) and
     ``experiment_fingerprint`` (the experiment's :mod:`~bbrl.protocol.fingerprint`, as
-    :attr:`bbrl.Run.fingerprint`; null for files written before it was recorded).
+    :attr:`bbrl.Run.fingerprint`; for files written before it was recorded, computed from the
+    cell's settings when its test distribution is built in, else null).
     Rows are in the order of the configuration (``cell_index``).
 
     Raises:
@@ -197,7 +198,7 @@ def load(out: str | os.PathLike[str]) -> Results:
 def from_frames(frames: list[pl.DataFrame]) -> Results:
     """:func:`load`'s results from cell frames already read (one or more frames per cell, e.g. the
     batches of a raced cell, whose rows together are the cell's test MDPs)."""
-    returns = pl.concat(frames, how="diagonal_relaxed").sort([Col.CELL_INDEX, Col.MDP])
+    returns = _with_fingerprints(pl.concat(frames, how="diagonal_relaxed")).sort([Col.CELL_INDEX, Col.MDP])
     if Col.ONLINE_CPU_SECONDS not in returns.columns:  # every file predates CPU times
         returns = returns.with_columns(
             pl.lit(None, dtype=pl.Float64).alias(Col.ONLINE_CPU_SECONDS),
@@ -206,8 +207,6 @@ def from_frames(frames: list[pl.DataFrame]) -> Results:
     for work in (Col.ONLINE_WORK, Col.OFFLINE_WORK):  # every file predates work counts
         if work not in returns.columns:
             returns = returns.with_columns(pl.lit(None, dtype=WORK_DTYPE).alias(work))
-    if Col.FINGERPRINT not in returns.columns:  # every file predates experiment fingerprints
-        returns = returns.with_columns(pl.lit(None, dtype=pl.String).alias(Col.FINGERPRINT))
     if REWARDS_COLUMN not in returns.columns:  # no cell recorded per-step rewards
         returns = returns.with_columns(pl.lit(None, dtype=pl.List(pl.Float64)).alias(REWARDS_COLUMN))
     # Only the files of cells a race stopped have the column: null for every other cell.
@@ -251,6 +250,48 @@ def from_frames(frames: list[pl.DataFrame]) -> Results:
         pl.col(Col.OFFLINE_CPU_SECONDS).fill_nan(None).fill_null(pl.col(Col.OFFLINE_SECONDS)).alias(Col.OFFLINE_TIME),
     ).with_columns((pl.col(Col.ONLINE_TIME_PER_TRAJECTORY) / pl.col(Col.HORIZON)).alias(Col.ONLINE_TIME_PER_STEP))
     return Results(cells=cells, returns=returns)
+
+
+#: The settings of a cell that, with its test distribution's content, make its experiment's fingerprint.
+_FINGERPRINTED = (Col.TEST, Col.N_MDPS, Col.GAMMA, Col.HORIZON, Col.SEED)
+
+
+def _with_fingerprints(returns: pl.DataFrame) -> pl.DataFrame:
+    """``returns`` with the :data:`~Col.FINGERPRINT` column, filled in for rows of files written
+    before it was recorded from their own settings when their test distribution is a built-in one
+    (whose content is the package's); left null for a distribution file (its content then is not
+    known: the file may have changed since)."""
+    from .. import distributions
+    from .fingerprint import experiment_fingerprint
+
+    if Col.FINGERPRINT not in returns.columns:
+        returns = returns.with_columns(pl.lit(None, dtype=pl.String).alias(Col.FINGERPRINT))
+    if any(c not in returns.columns for c in _FINGERPRINTED):
+        return returns
+    unknown = returns.filter(pl.col(Col.FINGERPRINT).is_null()).select(_FINGERPRINTED).unique()
+    built_in = {name.lower() for name in distributions.names()}
+    rows = [
+        {
+            **row,
+            "_fingerprint": experiment_fingerprint(
+                distributions.get(row[Col.TEST]).to_document(),
+                row[Col.N_MDPS],
+                row[Col.GAMMA],
+                row[Col.HORIZON],
+                row[Col.SEED],
+            ),
+        }
+        for row in unknown.iter_rows(named=True)
+        if None not in row.values() and str(row[Col.TEST]).lower() in built_in
+    ]
+    if not rows:
+        return returns
+    known = pl.DataFrame(rows, schema={**unknown.schema, "_fingerprint": pl.String})
+    return (
+        returns.join(known, on=list(_FINGERPRINTED), how="left")
+        .with_columns(pl.col(Col.FINGERPRINT).fill_null(pl.col("_fingerprint")))
+        .drop("_fingerprint")
+    )
 
 
 def _mean_work(returns: pl.DataFrame) -> pl.Expr:
