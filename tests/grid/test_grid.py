@@ -344,7 +344,11 @@ def test_a_damaged_experiments_file_is_an_error_naming_it(tmp_path: Path) -> Non
         ):
             with pytest.raises(ValueError, match=rf"^{re.escape(str(file))}: .*restore it from a copy, or remove it"):
                 read()
-    file.unlink()  # removed: the next run records the settings again
+    file.unlink()
+    file.mkdir()
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(file))}: is not a file; "):
+        grid.run_grid(config, tmp_path, console=_quiet())
+    file.rmdir()  # removed: the next run records the settings again
     grid.run_grid(config, tmp_path, console=_quiet())
     assert json.loads(file.read_bytes()) == json.loads(whole)
 

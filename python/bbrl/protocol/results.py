@@ -142,8 +142,10 @@ def read_experiments(out: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
             message names it.
     """
     file = Path(out) / EXPERIMENTS_FILE
-    if not file.is_file():
+    if not file.exists():
         return {}
+    if not file.is_file():
+        raise ValueError(f"{file}: is not a file; {_EXPERIMENTS_FIX}")
     try:
         recorded = json.loads(file.read_bytes())
     except (ValueError, UnicodeDecodeError) as exc:
