@@ -66,7 +66,10 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, tag: str | None =
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise FileNotFoundError(f"folder {str(folder)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{tag}", suffix=".tmp", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{tag}", suffix=".tmp", dir=folder)
+    except OSError as exc:  # named after the file asked for, not the temporary one
+        raise OSError(exc.errno, f"cannot write {str(target)!r}: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             os.fchmod(handle.fileno(), FILE_MODE & ~_umask())

@@ -151,7 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not in_main_thread:
             return args.handler(args, console)
         return _run_command(args.handler, args, console)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
+    except (ValueError, TypeError, OSError) as exc:
+        # OSError: a file or folder the command could not read or write (its message names it).
         print(f"bbrl: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

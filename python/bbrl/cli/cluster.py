@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .options import add_out, add_race, race_options
+from .options import add_out, add_race, check_output_dir, output_dir, race_options
 
 __all__ = ["register"]
 
@@ -115,6 +115,8 @@ def _command_plan(args: argparse.Namespace, console: Any) -> int:
             DEFAULT_RESAMPLES if args.race_resamples is None else args.race_resamples,
         )
     config = load_config(config_path(args.config))
+    if args.out is not None:
+        output_dir(args.out)  # before the pilot: it keeps its plan there
     if args.compare is not None:
         kept = read_plan(args.compare)
         if kept is not None and all(c.id in kept for c in config.cells):
@@ -260,6 +262,10 @@ def _command_submit(args: argparse.Namespace, console: Any) -> int:
         max_resubmits=args.max_resubmits,
     )
     config = load_config(config_path(args.config))
+    if args.dry_run:
+        check_output_dir(args.out)  # a dry run creates nothing
+    else:
+        output_dir(args.out)
     tasks = args.out / "slurm" / "tasks.json"
     if tasks.is_file():
         if args.dry_run:

@@ -14,7 +14,7 @@ from rich.console import Console
 
 from .. import grid
 from ..analysis.report import write_report
-from .options import add_out, add_race, add_seed, add_threads, race_options
+from .options import add_out, add_race, add_seed, add_threads, output_dir, race_options
 
 __all__ = ["register", "run_paper"]
 
@@ -240,10 +240,11 @@ def run_paper(
             "--race shares its batches between runners through claims, not shards: start the same "
             "`bbrl paper --race` on each machine (or use --scheduler)"
         )
+    base = out or Path("bbrl-paper-quick" if quick else "bbrl-paper")
+    output_dir(base, "--out" if out is not None else "output folder")
     if quick:
-        studies = [("quick", out or Path("bbrl-paper-quick"))]
+        studies = [("quick", base)]
     else:
-        base = out or Path("bbrl-paper")
         studies = [("paper-accurate", base / "accurate"), ("paper-inaccurate", base / "inaccurate")]
     configs = [(_config(name, seed), folder) for name, folder in studies]  # validate both before running either
     if not quick:

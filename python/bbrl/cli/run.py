@@ -23,6 +23,7 @@ from .options import (
     add_protocol_options,
     load_agent_file,
     output_file,
+    output_file_path,
     parse_params,
 )
 
@@ -60,21 +61,11 @@ def register(commands: Any) -> None:
     run.set_defaults(handler=command)
 
 
-def _check_output_file(path: Path | None, option: str) -> None:
-    """Fails before a run, not after it, when an output file cannot be written where asked."""
-    if path is None:
-        return
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise FileNotFoundError(f"{option} {path}: folder {str(folder)!r} does not exist")
-    if path.is_dir():
-        raise ValueError(f"{option} {path}: is a folder, expected a file name")
-
-
 def command(args: argparse.Namespace, console: Console) -> int:
     """The ``run`` subcommand."""
-    _check_output_file(args.csv, "--csv")
-    _check_output_file(args.save_agent, "--save-agent")
+    for path, option in ((args.csv, "--csv"), (args.save_agent, "--save-agent")):
+        if path is not None:
+            output_file_path(path, option)  # fails before the run, not after it
     results_file = output_file(args.out, RESULTS_FILE, ".csv")
     test = distributions.get(args.experiment)
     experiment = Experiment(test, n_mdps=args.n_mdps, gamma=args.gamma, horizon=args.horizon, seed=args.seed)

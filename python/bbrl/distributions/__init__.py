@@ -273,6 +273,11 @@ def load(path: str | os.PathLike[str]) -> FDM:
     if not file.is_file():
         raise FileNotFoundError(f"distribution file {str(file)!r} not found")
     data = file.read_bytes()
+    if not data.strip():
+        raise ValueError(
+            f"distribution file {str(file)!r} is empty: expected bbrl's JSON distribution format or the original "
+            "BBRL text format"
+        )
     if data.lstrip().startswith(b"{"):
         return _from_json(data, str(file))
     parsed = bbrl_format.parse(bbrl_format.decode(data), str(file))

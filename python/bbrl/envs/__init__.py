@@ -36,7 +36,17 @@ __all__ = ["NAMES", "FiniteEnv", "chain", "from_distribution", "make", "registry
 
 class FiniteEnv:
     """A finite environment: tables ``P[s, a, s']``, ``R[s, a, s']``, a start law, a discount in
-    [0, 1] and an optional time limit in steps (required when the discount is 1)."""
+    [0, 1] and an optional time limit in steps (required when the discount is 1).
+
+    Args:
+        transitions: ``P``, shape (S, A, S), each ``P[s, a]`` a probability vector.
+        rewards: ``R``, shape (S, A, S), the reward of each transition.
+        start: the start *law*: a probability vector of shape (S,) from which each episode's first
+            state is drawn (not a state: to start in state ``s``, pass ``numpy.eye(S)[s]``).
+        discount: in [0, 1].
+        time_limit: steps after which an episode is truncated, or None (required with discount 1).
+        name: the environment's name.
+    """
 
     def __init__(
         self,
@@ -55,7 +65,11 @@ class FiniteEnv:
         if R.shape != P.shape:
             raise ValueError(f"rewards must have shape (S, A, S) = {P.shape}, as the transitions; got {R.shape}")
         if mu.shape != (P.shape[0],):
-            raise ValueError(f"start must have shape ({P.shape[0]},), got {mu.shape}")
+            given = f"a single value {start!r}" if np.ndim(start) == 0 else f"shape {mu.shape}"
+            raise ValueError(
+                f"start is the start law, a probability vector over the {P.shape[0]} states (shape ({P.shape[0]},)), "
+                f"got {given}; to start in state s, pass numpy.eye({P.shape[0]})[s]"
+            )
         if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, int)):
             raise TypeError(f"time_limit must be an int or None, got {time_limit!r}")
         self._core = _core.FiniteEnv(str(name), P, R, mu, float(discount), time_limit)

@@ -186,6 +186,7 @@ def run_cell(
         Col.ONLINE_CPU_SECONDS: online_cpu,
         Col.ONLINE_WORK: online_work,
         Col.OFFLINE_WORK: offline_work,
+        Col.FINGERPRINT: result.fingerprint,
         **host_columns(host, used if used is not None else host["logical_cores"]),
     }
     columns = CELL_COLUMNS

@@ -36,7 +36,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..fileio import write_atomic
-from ..protocol.results import CellFileError, check_cell_file
+from ..protocol.results import EXPERIMENTS_FILE, CellFileError, check_cell_file, read_experiments
 from .claims import Claim, ClaimInfo, file_lock, pid_alive, read_claim
 from .config import load_config
 from .model import Cell, ExperimentConfig, GridConfig
@@ -192,8 +192,7 @@ def check_settings(out: Path, config: GridConfig) -> None:
 
 
 def _check_settings(out: Path, config: GridConfig) -> None:
-    file = out / "experiments.json"
-    recorded: dict[str, Any] = json.loads(file.read_text()) if file.is_file() else {}
+    recorded = read_experiments(out)
     changed = False
     # A folder written before the option recorded no rewards: a missing key means false. Mixing
     # cells with and without rewards of one experiment in one folder is refused like any other
@@ -213,7 +212,7 @@ def _check_settings(out: Path, config: GridConfig) -> None:
                 "use another --out folder or another experiment name"
             )
     if changed:
-        write_atomic(file, (json.dumps(recorded, indent=1) + "\n").encode())
+        write_atomic(out / EXPERIMENTS_FILE, (json.dumps(recorded, indent=1) + "\n").encode())
 
 
 def record_config(out: Path, config: GridConfig) -> None:
@@ -321,8 +320,13 @@ class GridStatus:
 
 
 def status(config: GridConfig, out: str | os.PathLike[str]) -> GridStatus:
-    """Which cells of ``config`` are done, failed, broken or missing in ``out``."""
+    """Which cells of ``config`` are done, failed, broken or missing in ``out``.
+
+    Raises:
+        ValueError: the folder's ``experiments.json`` is damaged (the message names it).
+    """
     folder = Path(out)
+    read_experiments(folder)  # damaged settings are an error, not a folder without them
     done: list[Cell] = []
     missing: list[Cell] = []
     failed: list[tuple[Cell, str]] = []

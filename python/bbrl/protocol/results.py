@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -15,12 +16,15 @@ from .schema import PER_MDP_COLUMNS, RACE_STOPPED_BY, REWARDS_COLUMN, WORK_DTYPE
 
 __all__ = [
     "CELL_COLUMNS",
+    "EXPERIMENTS_FILE",
     "CellFileError",
     "Results",
     "check_cell_file",
+    "check_results_folder",
     "from_frames",
     "load",
     "read_cell_file",
+    "read_experiments",
     "returns_matrix",
     "rewards_matrix",
 ]
@@ -105,6 +109,58 @@ class Results(NamedTuple):
     returns: pl.DataFrame
 
 
+def check_results_folder(out: str | os.PathLike[str]) -> Path:
+    """``out`` as a path, after checking that it is an existing folder (what every reader of a
+    results folder checks first, so that a mistyped name is not read as an empty folder).
+
+    Raises:
+        FileNotFoundError: ``out`` does not exist, or is not a folder; the message names it.
+    """
+    folder = Path(out)
+    if not folder.exists():
+        raise FileNotFoundError(
+            f"results folder {str(folder)!r} does not exist (the output folder of `bbrl grid run CONFIG --out DIR`)"
+        )
+    if not folder.is_dir():
+        raise FileNotFoundError(f"results folder {str(folder)!r} is a file, not a folder")
+    return folder
+
+
+#: The file of a results folder that records each experiment's settings (name, test, prior, N,
+#: gamma, T, seed), by experiment key: written by the grid runner (:mod:`bbrl.grid.store`).
+EXPERIMENTS_FILE = "experiments.json"
+
+
+def read_experiments(out: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """The settings each experiment of results folder ``out`` was run with (its
+    :data:`EXPERIMENTS_FILE`), by experiment key; empty when the folder has none (cells copied by
+    hand). Every reader of a results folder reads it here, so that a damaged file is never taken
+    for a missing one.
+
+    Raises:
+        ValueError: the file is not a JSON object of settings objects (truncated, edited); the
+            message names it.
+    """
+    file = Path(out) / EXPERIMENTS_FILE
+    if not file.exists():
+        return {}
+    if not file.is_file():
+        raise ValueError(f"{file}: is not a file; {_EXPERIMENTS_FIX}")
+    try:
+        recorded = json.loads(file.read_bytes())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{file}: damaged or truncated ({exc}); {_EXPERIMENTS_FIX}") from None
+    if not isinstance(recorded, dict) or not all(isinstance(v, dict) for v in recorded.values()):
+        raise ValueError(f"{file}: expected an object of each experiment's settings; {_EXPERIMENTS_FIX}")
+    return recorded
+
+
+_EXPERIMENTS_FIX = (
+    "it records the settings of each experiment of the folder: restore it from a copy, or remove it "
+    "(the next `bbrl grid run` records them again)"
+)
+
+
 def load(out: str | os.PathLike[str]) -> Results:
     """Reads every finished cell of the output folder of ``bbrl grid run``.
 
@@ -121,14 +177,19 @@ def load(out: str | os.PathLike[str]) -> Results:
     ``offline_time``, CPU times where recorded, else wall times (``time_basis`` says which), and
     ``has_rewards`` (the cell recorded per-step rewards: :func:`rewards_matrix` gives them),
     ``online_work_per_trajectory`` (the mean work counts per trajectory, a struct; null for files
-    written before work was counted) and ``offline_work`` (a struct, null when unknown).
+    written before work was counted), ``offline_work`` (a struct, null when unknown) and
+    ``experiment_fingerprint`` (the experiment's :mod:`~bbrl.protocol.fingerprint`, as
+    :attr:`bbrl.Run.fingerprint`; for files written before it was recorded, computed from the
+    cell's settings when its test distribution is built in, else null).
     Rows are in the order of the configuration (``cell_index``).
 
     Raises:
-        FileNotFoundError: no cell file in ``out``.
+        FileNotFoundError: ``out`` is not an existing folder, or holds no cell file.
         CellFileError: a cell file is damaged or truncated (the message names it).
+        ValueError: the folder's :data:`EXPERIMENTS_FILE` is damaged (the message names it).
     """
-    folder = Path(out) / "cells"
+    folder = check_results_folder(out) / "cells"
+    read_experiments(out)  # damaged settings are an error, not a folder without them
     files = sorted(folder.rglob("*.parquet")) if folder.is_dir() else []
     if not files:
         raise FileNotFoundError(f"no finished cells in {str(Path(out))!r} (run `bbrl grid run CONFIG --out DIR` first)")
@@ -139,7 +200,7 @@ def load(out: str | os.PathLike[str]) -> Results:
 def from_frames(frames: list[pl.DataFrame]) -> Results:
     """:func:`load`'s results from cell frames already read (one or more frames per cell, e.g. the
     batches of a raced cell, whose rows together are the cell's test MDPs)."""
-    returns = pl.concat(frames, how="diagonal_relaxed").sort([Col.CELL_INDEX, Col.MDP])
+    returns = _with_fingerprints(pl.concat(frames, how="diagonal_relaxed")).sort([Col.CELL_INDEX, Col.MDP])
     if Col.ONLINE_CPU_SECONDS not in returns.columns:  # every file predates CPU times
         returns = returns.with_columns(
             pl.lit(None, dtype=pl.Float64).alias(Col.ONLINE_CPU_SECONDS),
@@ -191,6 +252,48 @@ def from_frames(frames: list[pl.DataFrame]) -> Results:
         pl.col(Col.OFFLINE_CPU_SECONDS).fill_nan(None).fill_null(pl.col(Col.OFFLINE_SECONDS)).alias(Col.OFFLINE_TIME),
     ).with_columns((pl.col(Col.ONLINE_TIME_PER_TRAJECTORY) / pl.col(Col.HORIZON)).alias(Col.ONLINE_TIME_PER_STEP))
     return Results(cells=cells, returns=returns)
+
+
+#: The settings of a cell that, with its test distribution's content, make its experiment's fingerprint.
+_FINGERPRINTED = (Col.TEST, Col.N_MDPS, Col.GAMMA, Col.HORIZON, Col.SEED)
+
+
+def _with_fingerprints(returns: pl.DataFrame) -> pl.DataFrame:
+    """``returns`` with the :data:`~Col.FINGERPRINT` column, filled in for rows of files written
+    before it was recorded from their own settings when their test distribution is a built-in one
+    (whose content is the package's); left null for a distribution file (its content then is not
+    known: the file may have changed since)."""
+    from .. import distributions
+    from .fingerprint import experiment_fingerprint
+
+    if Col.FINGERPRINT not in returns.columns:
+        returns = returns.with_columns(pl.lit(None, dtype=pl.String).alias(Col.FINGERPRINT))
+    if any(c not in returns.columns for c in _FINGERPRINTED):
+        return returns
+    unknown = returns.filter(pl.col(Col.FINGERPRINT).is_null()).select(_FINGERPRINTED).unique()
+    built_in = {name.lower() for name in distributions.names()}
+    rows = [
+        {
+            **row,
+            "_fingerprint": experiment_fingerprint(
+                distributions.get(row[Col.TEST]).to_document(),
+                row[Col.N_MDPS],
+                row[Col.GAMMA],
+                row[Col.HORIZON],
+                row[Col.SEED],
+            ),
+        }
+        for row in unknown.iter_rows(named=True)
+        if None not in row.values() and str(row[Col.TEST]).lower() in built_in
+    ]
+    if not rows:
+        return returns
+    known = pl.DataFrame(rows, schema={**unknown.schema, "_fingerprint": pl.String})
+    return (
+        returns.join(known, on=list(_FINGERPRINTED), how="left")
+        .with_columns(pl.col(Col.FINGERPRINT).fill_null(pl.col("_fingerprint")))
+        .drop("_fingerprint")
+    )
 
 
 def _mean_work(returns: pl.DataFrame) -> pl.Expr:

@@ -16,7 +16,7 @@ from ..checks import count as _count
 from ..distributions import FDM
 from ..fileio import check_suffix, write_atomic
 
-__all__ = ["REQUIRED_COLUMNS", "Dataset", "environment_core", "episode_end_rule", "read_log"]
+__all__ = ["REQUIRED_COLUMNS", "Dataset", "environment_core", "episode_end_rule", "integer_column", "read_log"]
 
 REQUIRED_COLUMNS = ("episode", "t", "state", "action", "reward", "next_state")
 
@@ -35,7 +35,13 @@ def episode_end_rule(value: Any) -> tuple[str, int]:
 
 
 def read_log(source: Any) -> pl.DataFrame:
-    """A log as a frame: a polars DataFrame as is, or a ``.parquet`` or ``.csv`` file read."""
+    """A log as a frame: a polars DataFrame as is, or a ``.parquet`` or ``.csv`` file read.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: another suffix, or a file that does not read as its format (empty, truncated,
+            not Parquet); the message names the file.
+    """
     if isinstance(source, pl.DataFrame):
         return source
     if isinstance(source, (str, os.PathLike)):
@@ -43,11 +49,17 @@ def read_log(source: Any) -> pl.DataFrame:
         if not path.is_file():
             raise FileNotFoundError(f"log file {str(path)!r} does not exist")
         suffix = path.suffix.lower()
-        if suffix == ".parquet":
-            return pl.read_parquet(path)
-        if suffix == ".csv":
-            return pl.read_csv(path)
-        raise ValueError(f"log file {str(path)!r}: expected a .parquet or .csv file")
+        if suffix not in (".parquet", ".csv"):
+            raise ValueError(f"log file {str(path)!r}: expected a .parquet or .csv file")
+        if path.stat().st_size == 0:
+            raise ValueError(f"log file {str(path)!r} is empty (0 bytes)")
+        try:
+            return pl.read_parquet(path) if suffix == ".parquet" else pl.read_csv(path)
+        except (pl.exceptions.PolarsError, OSError) as exc:  # polars has several error types for a bad file
+            kind = "Parquet" if suffix == ".parquet" else "CSV"
+            raise ValueError(
+                f"log file {str(path)!r} is not a readable {kind} file ({type(exc).__name__}: {exc})"
+            ) from None
     raise TypeError(f"a log is a polars DataFrame or a .parquet/.csv path, got {type(source).__name__}")
 
 
@@ -62,7 +74,13 @@ def _probability_columns(frame: pl.DataFrame, n_actions: int) -> list[str] | Non
     return names
 
 
-def _int_column(frame: pl.DataFrame, name: str) -> np.ndarray:
+def integer_column(frame: pl.DataFrame, name: str) -> np.ndarray:
+    """Column ``name`` of a log as int64 values.
+
+    Raises:
+        ValueError: it has missing values.
+        TypeError: it does not hold integers (the message names the column and its type).
+    """
     column = frame[name]
     if column.null_count():
         raise ValueError(f"column {name!r} has {column.null_count()} missing values")
@@ -147,12 +165,12 @@ class Dataset:
             int(n_actions),
             None if start_state is None else int(start_state),
             {
-                "episode": _int_column(frame, "episode"),
-                "t": _int_column(frame, "t"),
-                "state": _int_column(frame, "state"),
-                "action": _int_column(frame, "action"),
+                "episode": integer_column(frame, "episode"),
+                "t": integer_column(frame, "t"),
+                "state": integer_column(frame, "state"),
+                "action": integer_column(frame, "action"),
                 "reward": reward.cast(pl.Float64).to_numpy(),
-                "next_state": _int_column(frame, "next_state"),
+                "next_state": integer_column(frame, "next_state"),
                 "terminal": terminal,
                 "logging_table": table,
                 "logging_rows": rows,
