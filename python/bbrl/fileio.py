@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import tempfile
 from pathlib import Path
+from typing import Any
 
 #: Permissions of every file written here, before the umask: readable (and writable) by the group,
 #: as a file created with ``open()`` would be. ``mkstemp`` creates 0600 files, which the rename
@@ -79,3 +81,76 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, tag: str | None =
         raise
     _written[0] += 1
     return target
+
+
+#: The largest file a JSON document reader accepts (bytes): every document bbrl writes is far
+#: smaller (a results folder's records, a calibration, an agent's trained state), so a larger one is
+#: refused before it is parsed, which bounds what a planted file costs to read.
+MAX_DOCUMENT_BYTES = 256 * 2**20
+
+#: The JSON types a document's field may be asked to have, as they are named in errors.
+_JSON_KINDS: dict[str, tuple[type, ...]] = {
+    "an object": (dict,),
+    "a list": (list,),
+    "a string": (str,),
+    "an integer": (int,),
+    "a number": (int, float),
+    "true or false": (bool,),
+}
+
+
+def read_json_document(path: str | os.PathLike[str], what: str, kind: str = "an object") -> Any:
+    """The JSON document of the file ``path`` (a ``what``, e.g. ``"race record"``), whose top level
+    is of ``kind`` (one of ``"an object"``, ``"a list"``...): the one reader of bbrl's JSON files,
+    so that every one of them fails the same way.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: naming the file, for a file that cannot be read (a folder, no permission), is
+            larger than :data:`MAX_DOCUMENT_BYTES`, is not UTF-8 JSON, or whose top level is of
+            another kind.
+    """
+    file = Path(path)
+    try:
+        with open(file, "rb") as handle:
+            data = handle.read(MAX_DOCUMENT_BYTES + 1)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{what} {str(file)!r} not found") from None
+    except OSError as exc:
+        raise ValueError(f"{what} {str(file)!r} cannot be read: {exc.strerror or exc}") from None
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise ValueError(f"{what} {str(file)!r} is larger than {MAX_DOCUMENT_BYTES >> 20} MiB: not a file bbrl wrote")
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"{what} {str(file)!r} is not valid JSON (truncated or damaged?): {reason}") from None
+    return check_kind(document, kind, f"{what} {str(file)!r}")
+
+
+def check_kind(value: Any, kind: str, where: str) -> Any:
+    """``value`` when it is of the JSON ``kind`` (see :func:`read_json_document`); otherwise a
+    ValueError naming ``where`` (the file, and the field). ``true``/``false`` are not numbers."""
+    types = _JSON_KINDS[kind]
+    if isinstance(value, types) and (kind == "true or false" or not isinstance(value, bool)):
+        return value
+    return _wrong(value, kind, where)
+
+
+def _wrong(value: Any, kind: str, where: str) -> Any:
+    shown = repr(value) if isinstance(value, (int, float, str, bool)) or value is None else type(value).__name__
+    raise ValueError(f"{where}: expected {kind}, got {shown[:60]}")
+
+
+def json_field(document: dict[str, Any], key: str, kind: str, where: str, default: Any = ...) -> Any:
+    """The field ``key`` of a JSON object read from ``where`` (the file), checked to be of ``kind``;
+    ``default`` when it is absent (without a default, an absent field is an error naming it).
+
+    Raises:
+        ValueError: naming the file and the field.
+    """
+    if key not in document:
+        if default is ...:
+            raise ValueError(f"{where}: missing field {key!r}")
+        return default
+    return check_kind(document[key], kind, f"{where}: field {key!r}")

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ..fileio import write_atomic
+from ..fileio import check_kind, json_field, read_json_document, write_atomic
 from ..protocol.results import CellFileError, check_cell_file
 from .claims import Claim, ClaimInfo, file_lock, pid_alive, read_claim
 from .config import load_config
@@ -114,11 +114,13 @@ def agent_path(out: Path, cell: Cell) -> Path:
 
 
 def read_failure(path: Path) -> str:
-    """The error message of a failure record (the file's text if it is not ours)."""
+    """The error message of a failure record; for a record that is not one of ours, a message that
+    says so and names it (a failure record is only shown: the cell runs again either way)."""
     try:
-        return str(json.loads(path.read_text())["error"])
-    except (ValueError, KeyError, TypeError, OSError):
-        return "unreadable failure record"
+        record = read_json_document(path, "failure record")
+        return str(json_field(record, "error", "a string", f"failure record {str(path)!r}"))
+    except (ValueError, FileNotFoundError) as exc:
+        return f"unreadable failure record: {exc}"
 
 
 def write_failure(out: Path, cell: Cell, error: BaseException, details: str) -> Path:
@@ -192,7 +194,9 @@ def check_settings(out: Path, config: GridConfig) -> None:
 
 def _check_settings(out: Path, config: GridConfig) -> None:
     file = out / "experiments.json"
-    recorded: dict[str, Any] = json.loads(file.read_text()) if file.is_file() else {}
+    recorded: dict[str, Any] = read_json_document(file, "experiment record") if file.is_file() else {}
+    for key, value in recorded.items():
+        check_kind(value, "an object", f"experiment record {str(file)!r}: field {key!r}")
     changed = False
     # A folder written before the option recorded no rewards: a missing key means false. Mixing
     # cells with and without rewards of one experiment in one folder is refused like any other
