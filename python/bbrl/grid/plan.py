@@ -377,6 +377,7 @@ def compare(predicted: dict[str, float], config: GridConfig, out: Path) -> list[
     CPU times), as recorded in the cell file."""
     import polars as pl
 
+    from ..protocol.results import read_cell_file
     from .store import cell_path
 
     rows = []
@@ -384,7 +385,7 @@ def compare(predicted: dict[str, float], config: GridConfig, out: Path) -> list[
         path = cell_path(out, cell)
         if not path.is_file():
             continue
-        frame = pl.read_parquet(path)
+        frame = read_cell_file(path)
         columns = set(frame.columns)
 
         def column(name: str, wall: str, frame: pl.DataFrame = frame, columns: set[str] = columns) -> np.ndarray:
