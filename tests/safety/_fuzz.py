@@ -62,6 +62,14 @@ def damaged_bytes(data: bytes) -> st.SearchStrategy[bytes]:
     return st.one_of(truncations(data), flipped(data), random_bytes())
 
 
+def parquet_damaged_bytes(data: bytes) -> st.SearchStrategy[bytes]:
+    """Byte-level damage of a Parquet file that its reader can survive: truncations and random
+    bytes. Not flipped bytes inside a column chunk: polars aborts the process on some of them (it
+    allocates what a damaged page header declares; pola-rs/polars#15342), which docs/safety.md
+    states as a limit of the threat model (a denial of service of the reading process)."""
+    return st.one_of(truncations(data), random_bytes())
+
+
 def _paths(document: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     """Every place in a JSON document (keys of objects, indices of lists), the root excluded."""
     found = []

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import polars as pl
-from _fuzz import FUZZ, assert_reader_fails_cleanly, damaged_bytes, fresh_copy
+from _fuzz import FUZZ, assert_reader_fails_cleanly, fresh_copy, parquet_damaged_bytes
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -54,7 +54,7 @@ def frame_damage(frame: pl.DataFrame) -> st.SearchStrategy[bytes]:
 
 
 def _cell_damage(file: Path) -> st.SearchStrategy[bytes]:
-    return st.one_of(frame_damage(pl.read_parquet(file)), damaged_bytes(file.read_bytes()))
+    return st.one_of(frame_damage(pl.read_parquet(file)), parquet_damaged_bytes(file.read_bytes()))
 
 
 @FUZZ

@@ -111,7 +111,7 @@ def run(args: argparse.Namespace, console: Any) -> int:
     output_dir(args.out)  # refused before anything runs when it cannot be a folder
     frame = replay.read_log(args.log)
     n_states, n_actions, start = _infer_spaces(frame, args)
-    table = np.load(args.logging_policy) if args.logging_policy is not None else None
+    table = replay.read_logging_policy(args.logging_policy) if args.logging_policy is not None else None
     data = replay.Dataset(frame, n_states, n_actions, start, logging_policy=table)
     spec = agents.create(args.agent, parse_params(args.param))
     trained = spec.train(data.uniform_prior(), gamma=args.gamma, seed=args.seed)
