@@ -29,8 +29,8 @@ def _parquet(frame: pl.DataFrame) -> bytes:
 
 
 def frame_damage(frame: pl.DataFrame) -> st.SearchStrategy[bytes]:
-    """A cell frame with one column changed: of another type, dropped, all null, a row removed, or
-    an extra column; written as Parquet."""
+    """A cell frame with one column changed: of another type, dropped, all null, a row removed, an
+    extra column, or a JSON column (params, details) holding something else; written as Parquet."""
     columns = st.sampled_from(frame.columns)
 
     def retyped(name: str, to: str) -> bytes:
@@ -50,6 +50,11 @@ def frame_damage(frame: pl.DataFrame) -> st.SearchStrategy[bytes]:
         st.integers(0, frame.height - 1).map(lambda i: _parquet(frame.filter(pl.int_range(pl.len()) != i))),
         st.just(_parquet(frame.head(0))),
         st.just(_parquet(frame.with_columns(pl.lit("extra").alias("extra_column")))),
+        st.builds(
+            lambda name, text: _parquet(frame.with_columns(pl.lit(text).alias(name))),
+            st.sampled_from(["params", "details"]),
+            st.sampled_from(["not json", "[1]", '{"a": 1', "null"]),
+        ),
     )
 
 

@@ -169,7 +169,7 @@ def run_batch(out: Path, cell: Cell, start: int, stop: int, threads: int | None)
 
 def _join(out: Path, cell: Cell, spans: list[tuple[int, int]], n: int, stop: Stop | None) -> None:
     """Writes the cell's file from its batches up to ``n`` MDPs (atomically), then removes them."""
-    parts = [pl.read_parquet(batch_path(out, cell, a, b)) for a, b in spans if b <= n]
+    parts = [read_cell_file(batch_path(out, cell, a, b)) for a, b in spans if b <= n]
     frame = pl.concat(parts, how="vertical")
     if stop is not None:
         frame = frame.with_columns(pl.lit(describe_stop(stop), dtype=pl.String).alias(RACE_STOPPED_BY))
@@ -331,7 +331,7 @@ class _Experiment:
                 continue
             parts = [self._part(cell, a, b) for a, b in self._batches(n)]
             if cell_path(self.out, cell).is_file():  # joined (e.g. stopped earlier): its first rows
-                parts = [pl.read_parquet(cell_path(self.out, cell)).filter(pl.col(Col.MDP) < n)]
+                parts = [read_cell_file(cell_path(self.out, cell)).filter(pl.col(Col.MDP) < n)]
             if any(p is None for p in parts):
                 if missing_ok:
                     continue

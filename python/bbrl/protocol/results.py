@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import NamedTuple
@@ -104,6 +105,18 @@ def schema_problem(frame: pl.DataFrame) -> str | None:
         nulls = frame[name].is_null()
         if nulls.any():
             return f"column {name!r} has no value in row {int(nulls.arg_true()[0])}"
+    # The JSON columns are parsed by the reports: each of their (few, constant) values once here.
+    for name in (Col.PARAMS, Col.DETAILS):
+        if name not in frame.columns:
+            continue
+        for text in frame[name].drop_nulls().unique(maintain_order=True).to_list():
+            try:
+                ok = text == "" or isinstance(json.loads(text), dict)
+            except ValueError:
+                ok = False
+            if not ok:
+                row = int((frame[name] == text).arg_true()[0])
+                return f"column {name!r} holds {text[:40]!r} in row {row}, not a JSON object"
     return None
 
 
