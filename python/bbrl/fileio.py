@@ -161,10 +161,6 @@ def check_kind(value: Any, kind: str, where: str) -> Any:
     types = _JSON_KINDS[kind]
     if isinstance(value, types) and (kind == "true or false" or not isinstance(value, bool)):
         return value
-    return _wrong(value, kind, where)
-
-
-def _wrong(value: Any, kind: str, where: str) -> Any:
     shown = repr(value) if isinstance(value, (int, float, str, bool)) or value is None else type(value).__name__
     raise ValueError(f"{where}: expected {kind}, got {shown[:60]}")
 

@@ -18,7 +18,7 @@ from _fuzz import FUZZ, assert_reader_fails_cleanly, damaged_bytes, json_damage,
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bbrl import _core, agents, distributions, grid, replay
+from bbrl import _core, agents, distributions, formulas, grid, replay
 from bbrl import value_error as ve
 from bbrl.analysis.cost import load_calibration, reference_calibration
 from bbrl.distributions import bbrl_format
@@ -304,3 +304,37 @@ def test_opps_ds_saved_text(opps_text: str) -> None:
             assert "\n" not in str(exc).strip()
 
     check()
+
+
+# -- formulas -----------------------------------------------------------------------------------
+
+FORMULA_TOKENS = [
+    "X0",
+    "X1",
+    "X2",
+    "ADD2",
+    "SUB",
+    "MUL",
+    "DIV",
+    "INV",
+    "SQRT",
+    "LN",
+    "1",
+    "-1",
+    "(",
+    ")",
+    "+",
+    "*",
+    "x",
+]
+
+
+@FUZZ
+@given(text=st.one_of(st.text(max_size=60), st.lists(st.sampled_from(FORMULA_TOKENS), max_size=12).map(" ".join)))
+def test_formula_texts(text: str) -> None:
+    """A formula (a Formula agent's parameter, an OPPS-DS formula list) parses or is refused in one line."""
+    for parse in (formulas.parse, lambda t: agents.OPPSDS(formula_set=t or "x", n_draws=1)):
+        try:
+            parse(text)
+        except ValueError as exc:
+            assert "\n" not in str(exc).strip()

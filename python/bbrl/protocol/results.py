@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -120,7 +120,8 @@ def schema_problem(frame: pl.DataFrame) -> str | None:
     return None
 
 
-def _same_type(dtype: pl.DataType, expected: pl.DataType) -> bool:
+def _same_type(dtype: Any, expected: Any) -> bool:
+    """Whether a column of type ``dtype`` holds what ``expected`` (a :data:`SCHEMA` type) does."""
     if dtype.is_numeric() or expected.is_numeric():
         return dtype.is_numeric() and expected.is_numeric()
     if isinstance(expected, pl.List):
@@ -128,7 +129,7 @@ def _same_type(dtype: pl.DataType, expected: pl.DataType) -> bool:
     return dtype.base_type() == expected.base_type()
 
 
-def _damaged(path: Path, exc: Exception) -> CellFileError:
+def _damaged(path: Path, exc: BaseException) -> CellFileError:
     return CellFileError(
         f"cell file {str(path)!r} is damaged or truncated ({type(exc).__name__}: {exc}); "
         "run `bbrl grid run` again to redo it"

@@ -335,8 +335,8 @@ def resubmit(out: Path, console: Any, sbatch: str = "sbatch", squeue: str = "squ
     open_ids = {c.id for c in state.missing} | {c.id for c, _ in state.broken}
     queued = queued_tasks(folder, squeue)
     submissions: dict[int, int] = {}
-    for job in read_jobs(folder):
-        for task in job["tasks"]:
+    for entry in read_jobs(folder):
+        for task in entry["tasks"]:
             submissions[task] = submissions.get(task, 0) + 1
     again = []
     for index, ids in enumerate(tasks):
