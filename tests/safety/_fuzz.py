@@ -133,6 +133,29 @@ def json_damage(document: Any) -> st.SearchStrategy[bytes]:
     return st.one_of(json_mutations(document).map(lambda m: json.dumps(m[0]).encode()), damaged_bytes(data))
 
 
+def named_json_damage(document: Any) -> st.SearchStrategy[tuple[bytes, str | None]]:
+    """As :func:`json_damage`, with the name of the field changed: the innermost object key on the
+    path to it (``None`` for byte-level damage, the top level, or an extra field, which may be
+    accepted). An error about a changed field must name it."""
+
+    def named(mutation: tuple[Any, tuple[Any, ...]]) -> tuple[bytes, str | None]:
+        changed, path = mutation
+        keys = [k for k in path if isinstance(k, str)]
+        added = isinstance(changed, dict) and _contains_extra(changed)
+        return json.dumps(changed).encode(), (keys[-1] if keys and not added else None)
+
+    data = json.dumps(document, indent=1).encode()
+    return st.one_of(json_mutations(document).map(named), damaged_bytes(data).map(lambda b: (b, None)))
+
+
+def _contains_extra(document: Any) -> bool:
+    if isinstance(document, dict):
+        return "extra_field" in document or any(_contains_extra(v) for v in document.values())
+    if isinstance(document, list):
+        return any(_contains_extra(v) for v in document)
+    return False
+
+
 def _files(folder: Path) -> set[Path]:
     return {p for p in folder.rglob("*") if p.is_file()}
 

@@ -14,7 +14,14 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from _fuzz import FUZZ, assert_reader_fails_cleanly, damaged_bytes, json_damage, parquet_damaged_bytes
+from _fuzz import (
+    FUZZ,
+    assert_reader_fails_cleanly,
+    damaged_bytes,
+    json_damage,
+    named_json_damage,
+    parquet_damaged_bytes,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -77,9 +84,9 @@ def test_grid_configurations(tmp_path: Path, damage: bytes) -> None:
 @FUZZ
 @given(data=st.data())
 def test_calibrations(tmp_path: Path, data: st.DataObject) -> None:
-    document = reference_calibration().to_document()
-    path = _write(tmp_path, "calibration.json", data.draw(json_damage(document)))
-    assert_reader_fails_cleanly(lambda: load_calibration(path), path.name, tmp_path)
+    damage, field = data.draw(named_json_damage(reference_calibration().to_document()))
+    path = _write(tmp_path, "calibration.json", damage)
+    assert_reader_fails_cleanly(lambda: load_calibration(path), path.name, tmp_path, [field] if field else [])
 
 
 # -- distribution files -------------------------------------------------------------------------

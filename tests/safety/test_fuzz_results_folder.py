@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from _fuzz import FUZZ, assert_reader_fails_cleanly, fresh_copy, json_damage
+from _fuzz import FUZZ, assert_reader_fails_cleanly, fresh_copy, named_json_damage
 from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
@@ -23,12 +23,14 @@ from bbrl.grid.claims import read_claim
 from bbrl.grid.engines import slurm
 
 
-def _damaged_copy(folder: Path, relative: str, data: st.DataObject, tmp_path: Path) -> tuple[Path, Path]:
-    """A fresh copy of ``folder`` whose file ``relative`` is damaged: (the copy, the file)."""
+def _damaged_copy(folder: Path, relative: str, data: st.DataObject, tmp_path: Path) -> tuple[Path, Path, list[str]]:
+    """A fresh copy of ``folder`` whose file ``relative`` is damaged: (the copy, the file, the name
+    of the field changed, if one was, which an error must name)."""
     document = json.loads((folder / relative).read_text())
     out = fresh_copy(folder, tmp_path)
-    (out / relative).write_bytes(data.draw(json_damage(document), label=relative))
-    return out, out / relative
+    damage, field = data.draw(named_json_damage(document), label=relative)
+    (out / relative).write_bytes(damage)
+    return out, out / relative, [field] if field else []
 
 
 def _relative(folder: Path, pattern: str) -> str:
@@ -38,18 +40,18 @@ def _relative(folder: Path, pattern: str) -> str:
 @FUZZ
 @given(data=st.data())
 def test_experiments_json(grid_folder: Path, tmp_path: Path, data: st.DataObject) -> None:
-    out, file = _damaged_copy(grid_folder, "experiments.json", data, tmp_path)
+    out, file, field = _damaged_copy(grid_folder, "experiments.json", data, tmp_path)
     config = store.load_output_config(grid_folder)
     # A changed setting is refused naming the folder; a damaged file, naming the file.
-    assert_reader_fails_cleanly(lambda: store.check_settings(out, config), [file.name, str(out)], out)
+    assert_reader_fails_cleanly(lambda: store.check_settings(out, config), [file.name, str(out)], out, field)
 
 
 @FUZZ
 @given(data=st.data())
 def test_race_json(race_folder: Path, tmp_path: Path, data: st.DataObject) -> None:
-    out, file = _damaged_copy(race_folder, "race.json", data, tmp_path)
-    assert_reader_fails_cleanly(lambda: grid_race.recorded_race(out), file.name, out)
-    assert_reader_fails_cleanly(lambda: race_settings(out), file.name, out)
+    out, file, field = _damaged_copy(race_folder, "race.json", data, tmp_path)
+    assert_reader_fails_cleanly(lambda: grid_race.recorded_race(out), file.name, out, field)
+    assert_reader_fails_cleanly(lambda: race_settings(out), file.name, out, field)
     # Resuming the race compares the record with the options given: a differing one is refused.
     assert_reader_fails_cleanly(lambda: grid_race.record_race(out, RaceOptions(batch=2)), [file.name, str(out)], out)
 
@@ -58,17 +60,17 @@ def test_race_json(race_folder: Path, tmp_path: Path, data: st.DataObject) -> No
 @given(data=st.data())
 def test_race_state(race_folder: Path, tmp_path: Path, data: st.DataObject) -> None:
     relative = str(next((race_folder / "race").rglob("*.json")).relative_to(race_folder))
-    out, file = _damaged_copy(race_folder, relative, data, tmp_path)
+    out, file, field = _damaged_copy(race_folder, relative, data, tmp_path)
     experiment = store.load_output_config(race_folder).experiments[0]
-    assert_reader_fails_cleanly(lambda: grid_race.race_state(out, experiment), file.name, out)
+    assert_reader_fails_cleanly(lambda: grid_race.race_state(out, experiment), file.name, out, field)
 
 
 @FUZZ
 @given(data=st.data())
 def test_plan_json(grid_folder: Path, tmp_path: Path, data: st.DataObject) -> None:
-    out, file = _damaged_copy(grid_folder, "plan.json", data, tmp_path)
+    out, file, field = _damaged_copy(grid_folder, "plan.json", data, tmp_path)
     cells = store.load_output_config(grid_folder).cells
-    assert_reader_fails_cleanly(lambda: grid_plan.read_plan(out), file.name, out)
+    assert_reader_fails_cleanly(lambda: grid_plan.read_plan(out), file.name, out, field)
     assert_reader_fails_cleanly(lambda: grid_plan.read_plan_offline(out), file.name, out)
     assert_reader_fails_cleanly(lambda: slurm._predicted(list(cells), out), file.name, out)
 
@@ -76,7 +78,7 @@ def test_plan_json(grid_folder: Path, tmp_path: Path, data: st.DataObject) -> No
 @FUZZ
 @given(data=st.data())
 def test_claims(grid_folder: Path, tmp_path: Path, data: st.DataObject) -> None:
-    out, file = _damaged_copy(grid_folder, _relative(grid_folder, "*.claim"), data, tmp_path)
+    out, file, _field = _damaged_copy(grid_folder, _relative(grid_folder, "*.claim"), data, tmp_path)
     # A claim bbrl cannot read is a foreign file: it counts as expired at once (taken over).
     claim = read_claim(file)
     assert claim is not None and claim.path == file
@@ -86,7 +88,7 @@ def test_claims(grid_folder: Path, tmp_path: Path, data: st.DataObject) -> None:
 @FUZZ
 @given(data=st.data())
 def test_failure_records(grid_folder: Path, tmp_path: Path, data: st.DataObject) -> None:
-    out, file = _damaged_copy(grid_folder, _relative(grid_folder, "*.failed.json"), data, tmp_path)
+    out, file, _field = _damaged_copy(grid_folder, _relative(grid_folder, "*.failed.json"), data, tmp_path)
     message = store.read_failure(file)
     assert isinstance(message, str) and "\n" not in message
     config = store.load_output_config(grid_folder)
@@ -96,7 +98,7 @@ def test_failure_records(grid_folder: Path, tmp_path: Path, data: st.DataObject)
 @FUZZ
 @given(data=st.data())
 def test_slurm_tasks_file(grid_folder: Path, tmp_path: Path, data: st.DataObject) -> None:
-    out, file = _damaged_copy(grid_folder, "slurm/tasks.json", data, tmp_path)
+    out, file, _field = _damaged_copy(grid_folder, "slurm/tasks.json", data, tmp_path)
     console = Console(quiet=True)
     # Every cell is done: a task that reads its file whole runs nothing.
     assert_reader_fails_cleanly(lambda: slurm.run_task(out, 0, console), [file.name, str(out)], out)
@@ -105,15 +107,15 @@ def test_slurm_tasks_file(grid_folder: Path, tmp_path: Path, data: st.DataObject
 @FUZZ
 @given(data=st.data())
 def test_slurm_jobs_file(grid_folder: Path, tmp_path: Path, data: st.DataObject) -> None:
-    out, file = _damaged_copy(grid_folder, "slurm/jobs.json", data, tmp_path)
-    assert_reader_fails_cleanly(lambda: slurm.read_jobs(out), file.name, out)
+    out, file, field = _damaged_copy(grid_folder, "slurm/jobs.json", data, tmp_path)
+    assert_reader_fails_cleanly(lambda: slurm.read_jobs(out), file.name, out, field)
 
 
 @FUZZ
 @given(data=st.data())
 def test_slurm_options_file(grid_folder: Path, tmp_path: Path, data: st.DataObject) -> None:
-    out, file = _damaged_copy(grid_folder, "slurm/options.json", data, tmp_path)
-    assert_reader_fails_cleanly(lambda: slurm.max_resubmits(out), file.name, out)
+    out, file, field = _damaged_copy(grid_folder, "slurm/options.json", data, tmp_path)
+    assert_reader_fails_cleanly(lambda: slurm.max_resubmits(out), file.name, out, field)
 
 
 def test_records_that_keep_the_schema_are_accepted(grid_folder: Path, race_folder: Path, tmp_path: Path) -> None:
