@@ -32,6 +32,25 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 
+#: A grid of three cells on four test MDPs of five steps: a results folder in a second.
+TINY_GRID = """\
+[defaults]
+n_mdps = 4
+horizon = 5
+seed = 1
+
+[[experiment]]
+name = "GC"
+test = "GC"
+
+[[agent]]
+kind = "random"
+
+[[agent]]
+kind = "egreedy"
+epsilon = [0.0, 1.0]
+"""
+
 #: Values of every JSON type, to put where a field of another type is expected.
 OTHER_VALUES = st.sampled_from([None, True, 0, -1, 2**70, 1.5, float("nan"), "", "x", [], [1, "a"], {}, {"k": None}])
 

@@ -7,29 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from _fuzz import TINY_GRID
 from rich.console import Console
 
 from bbrl import grid
 from bbrl.analysis.racing import RaceOptions
-
-#: A grid of three cells on four test MDPs of five steps: a results folder in a second.
-TINY_GRID = """\
-[defaults]
-n_mdps = 4
-horizon = 5
-seed = 1
-
-[[experiment]]
-name = "GC"
-test = "GC"
-
-[[agent]]
-kind = "random"
-
-[[agent]]
-kind = "egreedy"
-epsilon = [0.0, 1.0]
-"""
 
 
 @pytest.fixture(scope="session")

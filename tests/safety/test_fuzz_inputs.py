@@ -16,6 +16,7 @@ import polars as pl
 import pytest
 from _fuzz import (
     FUZZ,
+    TINY_GRID,
     assert_reader_fails_cleanly,
     damaged_bytes,
     json_damage,
@@ -29,7 +30,6 @@ from bbrl import _core, agents, distributions, formulas, grid, replay
 from bbrl import value_error as ve
 from bbrl.analysis.cost import load_calibration, reference_calibration
 from bbrl.distributions import bbrl_format
-from conftest import TINY_GRID
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

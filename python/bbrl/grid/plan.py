@@ -344,7 +344,10 @@ def _pilot_every_cell(
 def longest_first(cells: Sequence[Cell], out: Path | None = None) -> list[Cell]:
     """``cells`` in decreasing predicted cost: from ``out``'s plan (``bbrl grid plan --out``) when it
     has one, else from :func:`static_cost`. Ties keep the grid's order."""
-    predicted = (read_plan(out) if out is not None else None) or {}
+    try:
+        predicted = (read_plan(out) if out is not None else None) or {}
+    except ValueError:  # the plan only orders the cells: a damaged one leaves the static order
+        predicted = {}
     if all(c.id in predicted for c in cells):
         return sorted(cells, key=lambda c: (-predicted[c.id], c.index))
     return sorted(cells, key=lambda c: (-static_cost(c), c.index))
