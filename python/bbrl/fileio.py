@@ -151,7 +151,7 @@ def parse_json_document(data: bytes, where: str, kind: str = "an object") -> Any
         document = json.loads(data)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ValueError(f"{where} is not valid JSON (truncated or damaged?): {reason}") from None
+        raise ValueError(f"{where}: invalid JSON (truncated or damaged?): {reason}") from None
     return check_kind(document, kind, where)
 
 
