@@ -53,11 +53,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
 
 from .. import _core
+from ..fileio import check_kind, json_field
 from ..protocol.results import Results, from_frames
 from ..protocol.schema import Col, work_array
 from .cost import Calibration, cell_costs
@@ -150,6 +152,27 @@ class RaceOptions:
             "sequence": self.sequence,
             "family_wise": self.family_wise,
         }
+
+    @classmethod
+    def from_record(cls, document: dict[str, Any], where: str) -> RaceOptions:
+        """The options of a race record (``race.json``: :meth:`settings` and more), checked field by
+        field; ``where`` names the file in errors.
+
+        Raises:
+            ValueError: naming ``where`` and the field.
+        """
+        batch = document.get("batch")
+        try:
+            return cls(
+                delta=json_field(document, "delta", "a number", where),
+                margin=json_field(document, "margin", "a number", where),
+                batch=None if batch is None else json_field(document, "batch", "an integer", where),
+                sequence=json_field(document, "sequence", "a string", where),
+                family_wise=json_field(document, "family_wise", "true or false", where),
+            )
+        except ValueError as exc:
+            message = str(exc)
+            raise ValueError(message if message.startswith(where) else f"{where}: {message}") from None
 
     def batch_size(self, n_mdps: int) -> int:
         return default_batch(n_mdps) if self.batch is None else min(self.batch, n_mdps)
@@ -255,6 +278,18 @@ class Stop:
     lower: float
     upper: float
     margin: float
+
+    @classmethod
+    def from_document(cls, document: Any, where: str) -> Stop:
+        """A stop as a race record keeps it (its fields as JSON), checked field by field.
+
+        Raises:
+            ValueError: naming ``where`` (the file and the stop) and the field.
+        """
+        check_kind(document, "an object", where)
+        kinds = {"cell_id": "a string", "by": "a string", "n_mdps": "an integer", "rule": "a string"}
+        kinds |= {"lower": "a number", "upper": "a number", "margin": "a number"}
+        return cls(**{name: json_field(document, name, kind, where) for name, kind in kinds.items()})
 
 
 def decide(

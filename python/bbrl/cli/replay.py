@@ -127,7 +127,7 @@ def run(args: argparse.Namespace, console: Any) -> int:
     check_output_dir(args.out)  # refused before anything runs when it cannot be a folder
     frame = replay.read_log(args.log)
     n_states, n_actions, start = _infer_spaces(frame, args)
-    table = np.load(args.logging_policy) if args.logging_policy is not None else None
+    table = replay.read_logging_policy(args.logging_policy) if args.logging_policy is not None else None
     data = replay.Dataset(frame, n_states, n_actions, start, logging_policy=table)
     output_dir(args.out)  # made once the log reads: a bad log leaves nothing behind
     spec = agents.create(args.agent, parse_params(args.param))

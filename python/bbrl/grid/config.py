@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core, agents, distributions, smoke
+from ..fileio import read_text_file
 
 try:
     import tomllib
@@ -441,7 +442,7 @@ def load_config(
     file = Path(path)
     if not file.is_file():
         raise FileNotFoundError(f"configuration {str(file)!r} not found")
-    text = file.read_text(encoding="utf-8")
+    text = read_text_file(file, "configuration")
     folder = Path(base) if base is not None else file.resolve().parent
     config = parse_config(text, str(file), folder, check_agents, python_agents)
     return dataclasses.replace(config, path=file)

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ..fileio import write_atomic
+from ..fileio import json_field, read_json_document, write_atomic
 from ..protocol.results import EXPERIMENTS_FILE, CellFileError, check_cell_file, read_experiments
 from .claims import Claim, ClaimInfo, file_lock, pid_alive, read_claim
 from .config import load_config
@@ -115,11 +115,13 @@ def agent_path(out: Path, cell: Cell) -> Path:
 
 
 def read_failure(path: Path) -> str:
-    """The error message of a failure record (the file's text if it is not ours)."""
+    """The error message of a failure record; for a record that is not one of ours, a message that
+    says so and names it (a failure record is only shown: the cell runs again either way)."""
     try:
-        return str(json.loads(path.read_text())["error"])
-    except (ValueError, KeyError, TypeError, OSError):
-        return "unreadable failure record"
+        record = read_json_document(path, "failure record")
+        return str(json_field(record, "error", "a string", f"failure record {str(path)!r}"))
+    except (ValueError, FileNotFoundError) as exc:
+        return f"unreadable failure record: {exc}"
 
 
 def write_failure(out: Path, cell: Cell, error: BaseException, details: str) -> Path:

@@ -12,7 +12,7 @@ import polars as pl
 
 from ..intervals import ci95_halfwidth
 from .schema import CELL_COLUMNS as FILE_COLUMNS
-from .schema import PER_MDP_COLUMNS, RACE_STOPPED_BY, REWARDS_COLUMN, WORK_DTYPE, WORK_UNITS, Col, rewards_array
+from .schema import PER_MDP_COLUMNS, RACE_STOPPED_BY, REWARDS_COLUMN, SCHEMA, WORK_DTYPE, WORK_UNITS, Col, rewards_array
 
 __all__ = [
     "CELL_COLUMNS",
@@ -39,6 +39,11 @@ CELL_COLUMNS = tuple(c for c in FILE_COLUMNS if c not in PER_MDP_COLUMNS)
 REQUIRED_COLUMNS = (Col.CELL_ID, Col.MDP, Col.RETURN, Col.ONLINE_SECONDS)
 
 
+#: What polars raises for a damaged Parquet file: one of several error types, or, for some
+#: damage (row groups whose lengths disagree), a Rust panic, which is not an ``Exception``.
+PARQUET_ERRORS = (Exception, pl.exceptions.PanicException)
+
+
 class CellFileError(ValueError):
     """A cell file that cannot be read back whole; the message names the file."""
 
@@ -54,8 +59,11 @@ def check_cell_file(path: Path, n_mdps: int | None = None) -> int:
     """
     try:
         frame = pl.read_parquet(path, columns=list(REQUIRED_COLUMNS))
-    except Exception as exc:  # polars raises several error types for a damaged file
+    except PARQUET_ERRORS as exc:
         raise _damaged(path, exc) from None
+    problem = schema_problem(frame) if frame.height else None  # an empty file is short: said below
+    if problem:
+        raise CellFileError(f"cell file {str(path)!r}: {problem}; run `bbrl grid run` again to redo it")
     if n_mdps is not None and frame.height != n_mdps and not _stopped_by_race(path, frame.height, n_mdps):
         raise CellFileError(
             f"cell file {str(path)!r} has {frame.height} rows, expected one per test MDP ({n_mdps}); "
@@ -73,17 +81,58 @@ def read_cell_file(path: Path) -> pl.DataFrame:
     """
     try:
         frame = pl.read_parquet(path)
-    except Exception as exc:  # polars raises several error types for a damaged file
+    except PARQUET_ERRORS as exc:
         raise _damaged(path, exc) from None
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise CellFileError(
             f"cell file {str(path)!r} lacks the columns {missing}; run `bbrl grid run` again to redo it"
         )
+    problem = schema_problem(frame)
+    if problem:
+        raise CellFileError(f"cell file {str(path)!r}: {problem}; run `bbrl grid run` again to redo it")
     return frame
 
 
-def _damaged(path: Path, exc: Exception) -> CellFileError:
+def schema_problem(frame: pl.DataFrame) -> str | None:
+    """What makes a cell frame other than :data:`~bbrl.protocol.schema.SCHEMA` says (``None``: nothing):
+    no rows, a column of another type (numbers of another width are the same type: files written
+    by earlier versions), a required column with a missing value (its first row named)."""
+    if frame.height == 0:
+        return "it has no rows"
+    for name, dtype in frame.schema.items():
+        expected = SCHEMA.get(name)
+        if expected is not None and not _same_type(dtype, expected):
+            return f"column {name!r} is of type {dtype}, expected {expected}"
+    for name in REQUIRED_COLUMNS:
+        nulls = frame[name].is_null()
+        if nulls.any():
+            return f"column {name!r} has no value in row {int(nulls.arg_true()[0])}"
+    # The JSON columns are parsed by the reports: each of their (few, constant) values once here.
+    for name in (Col.PARAMS, Col.DETAILS):
+        if name not in frame.columns:
+            continue
+        for text in frame[name].drop_nulls().unique(maintain_order=True).to_list():
+            try:
+                ok = text == "" or isinstance(json.loads(text), dict)
+            except ValueError:
+                ok = False
+            if not ok:
+                row = int((frame[name] == text).arg_true()[0])
+                return f"column {name!r} holds {text[:40]!r} in row {row}, not a JSON object"
+    return None
+
+
+def _same_type(dtype: Any, expected: Any) -> bool:
+    """Whether a column of type ``dtype`` holds what ``expected`` (a :data:`SCHEMA` type) does."""
+    if dtype.is_numeric() or expected.is_numeric():
+        return dtype.is_numeric() and expected.is_numeric()
+    if isinstance(expected, pl.List):
+        return isinstance(dtype, pl.List) and _same_type(dtype.inner, expected.inner)
+    return dtype.base_type() == expected.base_type()
+
+
+def _damaged(path: Path, exc: BaseException) -> CellFileError:
     return CellFileError(
         f"cell file {str(path)!r} is damaged or truncated ({type(exc).__name__}: {exc}); "
         "run `bbrl grid run` again to redo it"
@@ -95,7 +144,7 @@ def _stopped_by_race(path: Path, rows: int, n_mdps: int) -> bool:
     :data:`~bbrl.protocol.schema.RACE_STOPPED_BY` column names the stopper on every row."""
     try:
         column = pl.read_parquet(path, columns=[RACE_STOPPED_BY])[RACE_STOPPED_BY]
-    except Exception:  # no such column: a cell of a full run
+    except PARQUET_ERRORS:  # no such column: a cell of a full run
         return False
     return 0 < rows < n_mdps and column.null_count() == 0
 
