@@ -8,7 +8,6 @@ pickles: they are refused unless the caller opts in with ``allow_pickle=True``.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 from .. import _core
 from ..distributions import from_document as distribution_from_document
+from ..fileio import json_field, read_json_document
 from .file_format import FORMAT_NAME, FORMAT_VERSION, recorded_work
 from .python import Agent, TrainedPythonAgent
 from .registry import create
@@ -47,20 +47,10 @@ def load(
 
 
 def read_document(file: Path) -> dict[str, Any]:
-    """An agent file's JSON document, checked to be of format ``bbrl-agent``, version 1."""
-    if not file.is_file():
-        raise FileNotFoundError(f"agent file {str(file)!r} not found")
-    try:
-        document = json.loads(file.read_bytes())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{file}: invalid JSON: {exc}") from None
-    except OSError as exc:
-        raise ValueError(f"{file}: cannot be read: {exc.strerror or exc}") from None
-    if (
-        not isinstance(document, dict)
-        or document.get("format") != FORMAT_NAME
-        or document.get("version") != FORMAT_VERSION
-    ):
+    """An agent file's JSON document (:func:`bbrl.fileio.read_json_document`: size-capped, errors
+    naming the file), checked to be of format ``bbrl-agent``, version 1."""
+    document = read_json_document(file, "agent file")
+    if document.get("format") != FORMAT_NAME or document.get("version") != FORMAT_VERSION:
         raise ValueError(f"{file}: not a bbrl agent file (format {FORMAT_NAME}, version {FORMAT_VERSION})")
     return document
 
@@ -71,26 +61,32 @@ def from_document(
     """The trained agent of an agent file's document (see :func:`load`); errors name ``source``."""
     if agent_class is not None and not (isinstance(agent_class, type) and issubclass(agent_class, Agent)):
         raise TypeError(f"agent_class must be a subclass of bbrl.agents.Agent, got {agent_class!r}")
+    where = f"{source}: malformed agent file"
     try:
-        prior = distribution_from_document(_field(document, "prior", dict, source), f"{source}: field 'prior'")
-        gamma = float(_field(document, "gamma", (int, float), source))
-        horizon = _field(document, "horizon", int, source)
-        seed = _field(document, "seed", int, source)
-        _field(document, "offline_seconds", (int, float), source, required=False)
-        _field(document, "offline_cpu_seconds", (int, float, type(None)), source, required=False)
+        prior = distribution_from_document(
+            json_field(document, "prior", "an object", where), f"{source}: field 'prior'"
+        )
+        gamma = float(json_field(document, "gamma", "a number", where))
+        horizon = json_field(document, "horizon", "an integer", where)
+        seed = json_field(document, "seed", "an integer", where)
+        json_field(document, "offline_seconds", "a number", where, None)
+        if document.get("offline_cpu_seconds") is not None:
+            json_field(document, "offline_cpu_seconds", "a number", where)
         if "python" in document:
             return TrainedPythonAgent.from_document(document, prior, source, agent_class, allow_pickle)
-        kind = _field(document, "kind", str, source)
-        raw_params = _field(document, "params", dict, source)
+        kind = json_field(document, "kind", "a string", where)
+        raw_params = json_field(document, "params", "an object", where)
         params = {k: tuple(v) if isinstance(v, list) else v for k, v in raw_params.items()}
         try:
             spec = create(kind, params)
         except ValueError as exc:
             raise ValueError(f"{source}: {exc}") from None
-        state = _field(document, "state", (str, type(None)), source, required=False)
+        state = document.get("state")
+        if state is not None:
+            json_field(document, "state", "a string", where)
     except (KeyError, AttributeError, TypeError, OverflowError) as exc:
         # A value of the right JSON type that a constructor still refuses (an unknown parameter...).
-        raise ValueError(f"{source}: malformed agent file: {type(exc).__name__}: {exc}") from None
+        raise ValueError(f"{where}: {type(exc).__name__}: {exc}") from None
     if state is None:
         try:
             retrained = spec.train(prior, gamma, horizon, seed)
@@ -106,22 +102,6 @@ def from_document(
     offline = float(document.get("offline_seconds", 0.0))
     cpu = _recorded_cpu(document, math.nan)
     return TrainedAgent(spec, core, prior, gamma, horizon, seed, offline, cpu, recorded_work(document))
-
-
-def _field(document: dict[str, Any], name: str, types: Any, source: str, required: bool = True) -> Any:
-    """``document[name]``, checked to be of ``types`` (bool is not a number here)."""
-    if name not in document:
-        if required:
-            raise ValueError(f"{source}: malformed agent file: missing field {name!r}")
-        return None
-    value = document[name]
-    if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
-        value_ok = False
-    else:
-        value_ok = isinstance(value, types)
-    if not value_ok:
-        raise ValueError(f"{source}: malformed agent file: field {name!r} has the wrong type ({type(value).__name__})")
-    return value
 
 
 def _recorded_cpu(document: dict[str, Any], default: float) -> float:

@@ -351,10 +351,10 @@ class TrainedPythonAgent(TrainedAgent):
         if "pickle" in python:
             agent, spec = _unpickled(python, source, allow_pickle)
         else:
-            missing = [key for key in ("class", "state", "spec_state") if key not in python]
+            klass = resolve_class(python.get("class"), agent_class, source)
+            missing = [key for key in ("state", "spec_state") if key not in python]
             if missing:
                 raise ValueError(f"{source}: field 'python' misses {', '.join(map(repr, missing))}")
-            klass = resolve_class(python["class"], agent_class, source)
             agent = _restored(klass, python["state"], f"{source}: python.state")
             spec = _restored(klass, python["spec_state"], f"{source}: python.spec_state")
         return cls(

@@ -250,17 +250,11 @@ def load_output_config(out: Path, check_agents: bool = False) -> GridConfig:
     python_agents: Any = []
     source = out / "source.json"
     if source.is_file():
-        try:
-            recorded = json.loads(source.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{source}: not valid JSON ({exc}); run the configuration again to rewrite it") from None
-        if not isinstance(recorded, dict):
-            raise ValueError(f"{source}: expected a JSON object")
-        base, python_agents = recorded.get("base"), recorded.get("python_agents", [])
-        if base is not None and not isinstance(base, str):
-            raise ValueError(f"{source}: field 'base' must be a string, got {type(base).__name__}")
-        if not isinstance(python_agents, list):
-            raise ValueError(f"{source}: field 'python_agents' must be a list")
+        recorded = read_json_document(source, "results folder's source record")
+        where = f"results folder's source record {str(source)!r}"
+        if recorded.get("base") is not None:
+            base = json_field(recorded, "base", "a string", where)
+        python_agents = json_field(recorded, "python_agents", "a list", where, [])
     return load_config(config_file, check_agents=check_agents, base=base, python_agents=python_agents)
 
 

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import polars as pl
 
+from ..fileio import check_kind, read_json_document
 from ..intervals import ci95_halfwidth
 from .schema import CELL_COLUMNS as FILE_COLUMNS
 from .schema import PER_MDP_COLUMNS, RACE_STOPPED_BY, REWARDS_COLUMN, SCHEMA, WORK_DTYPE, WORK_UNITS, Col, rewards_array
@@ -196,11 +197,11 @@ def read_experiments(out: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     if not file.is_file():
         raise ValueError(f"{file}: is not a file; {_EXPERIMENTS_FIX}")
     try:
-        recorded = json.loads(file.read_bytes())
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{file}: damaged or truncated ({exc}); {_EXPERIMENTS_FIX}") from None
-    if not isinstance(recorded, dict) or not all(isinstance(v, dict) for v in recorded.values()):
-        raise ValueError(f"{file}: expected an object of each experiment's settings; {_EXPERIMENTS_FIX}")
+        recorded = read_json_document(file, "experiment record")
+        for key, settings in recorded.items():
+            check_kind(settings, "an object", f"experiment record {str(file)!r}: field {key!r}")
+    except ValueError as exc:
+        raise ValueError(f"{exc}; {_EXPERIMENTS_FIX}") from None
     return recorded
 
 
