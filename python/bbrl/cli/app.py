@@ -14,14 +14,14 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from .. import stopping
-from ..fileio import files_written
 from ..version import __version__
 from . import formulas, grid, listings, paper, quick, replay, replay_study, report, run, value_error
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
@@ -102,6 +102,8 @@ def _run_command(handler: Callable[[argparse.Namespace, Console], int], args: ar
 def _kept(args: argparse.Namespace) -> str:
     """What a stop keeps, as the command states it (``set_defaults(kept=...)``, e.g. a grid's
     finished cells), else what this process wrote (every file is written whole, atomically)."""
+    from ..fileio import files_written
+
     kept = getattr(args, "kept", None)
     if kept is not None:
         return str(kept).format(out=getattr(args, "out", None))
@@ -127,6 +129,8 @@ def _stop_now(console: Console, code: int, what: str, kept: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from rich.console import Console  # once a command runs: --help and --version exit before
+
     console = Console()
     if not console.is_terminal:
         # Piped or captured output: do not wrap the table at 80 columns, and send each line at once

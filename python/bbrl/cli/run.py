@@ -4,16 +4,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
-from .. import agents, distributions
-from ..analysis.tables import print_table, summary_frame
 from ..fileio import write_atomic
-from ..formulas import parse as parse_formula
-from ..protocol import Experiment
-from ..protocol.schema import csv_columns
 from .options import (
     DeprecatedAlias,
     add_agent,
@@ -23,6 +16,9 @@ from .options import (
     output_file,
     parse_params,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["RESULTS_FILE", "register"]
 
@@ -70,6 +66,12 @@ def _check_output_file(path: Path | None, option: str) -> None:
 
 def command(args: argparse.Namespace, console: Console) -> int:
     """The ``run`` subcommand."""
+    from .. import agents, distributions
+    from ..analysis.tables import print_table, summary_frame
+    from ..formulas import parse as parse_formula
+    from ..protocol import Experiment
+    from ..protocol.schema import csv_columns
+
     _check_output_file(args.csv, "--csv")
     _check_output_file(args.save_agent, "--save-agent")
     results_file = output_file(args.out, RESULTS_FILE, ".csv")
