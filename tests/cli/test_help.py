@@ -1,5 +1,6 @@
-"""``bbrl --help``, now that the parser is built without importing the subcommands' work: it still
-lists every subcommand the parser has, each with its one-line help."""
+"""``bbrl --help`` and ``bbrl --version``, now that the parser is built without importing the
+subcommands' work and the version is read only when asked: the help still lists every subcommand
+the parser has, and the version is the package's."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import shutil
 import subprocess
 import sys
 
+import bbrl
 from bbrl.cli import build_parser
 
 
@@ -20,12 +22,23 @@ def _subcommands() -> list[str]:
     return list(action.choices)
 
 
-def test_help_lists_every_subcommand() -> None:
+def _bbrl(*args: str) -> subprocess.CompletedProcess[str]:
     exe = shutil.which("bbrl", path=os.path.dirname(sys.executable))  # the CLI under test, not PATH's
     command = [exe] if exe else [sys.executable, "-m", "bbrl"]
-    out = subprocess.run([*command, "--help"], capture_output=True, text=True, timeout=120)
+    return subprocess.run([*command, *args], capture_output=True, text=True, timeout=120)
+
+
+def test_help_lists_every_subcommand() -> None:
+    out = _bbrl("--help")
     assert out.returncode == 0, out.stderr
     listed = re.findall(r"^ {4}(\S+)", out.stdout, flags=re.MULTILINE)
     names = _subcommands()
     assert len(names) >= 10
     assert listed == names
+
+
+def test_version_is_the_package_s() -> None:
+    out = _bbrl("--version")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == f"bbrl {bbrl.__version__}\n"
+    assert "--version" in _bbrl("--help").stdout
