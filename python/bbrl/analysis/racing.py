@@ -63,6 +63,7 @@ from ..fileio import check_kind, json_field
 from ..protocol.results import Results, from_frames
 from ..protocol.schema import Col, work_array
 from .cost import Calibration, cell_costs
+from .race_defaults import DEFAULT_DELTA, DEFAULT_MARGIN, SEQUENCES
 from .stats import MIN_PAIRS_FOR_Z
 
 __all__ = [
@@ -97,14 +98,8 @@ __all__ = [
 #: rule; races of bbrl before this rule used "two-sided" sequences).
 BOUNDS = "one-sided"
 
-#: The race's error level (per comparable pair, or for the experiment with ``family_wise``).
-DEFAULT_DELTA = 0.05
-#: The plateau margin eta, in paired standard errors at N (the maps' test resolves about 2).
-DEFAULT_MARGIN = 1.0
 #: No configuration stops before this many test MDPs (the maps' paired Z-test needs as many).
 MIN_MDPS = MIN_PAIRS_FOR_Z
-#: The confidence sequences a race can use (the first is the default).
-SEQUENCES = ("asymptotic", "betting")
 #: Rules a stop can come from.
 RULES = ("beaten", "plateau")
 

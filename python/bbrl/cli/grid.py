@@ -6,12 +6,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from . import cluster
 from .options import add_out, add_race, add_threads, check_output_dir, output_dir, race_options
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["CELLS_KEPT", "register"]
 

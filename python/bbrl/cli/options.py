@@ -83,7 +83,7 @@ def add_threads(parser: argparse.ArgumentParser) -> None:
 def add_race(parser: argparse.ArgumentParser) -> None:
     """``--race`` and its settings (``--race-delta``, ``--race-margin``, ``--race-batch``,
     ``--race-sequence``, ``--race-family-wise``): see :mod:`bbrl.analysis.racing`."""
-    from ..analysis.racing import DEFAULT_DELTA, DEFAULT_MARGIN, SEQUENCES
+    from ..analysis.race_defaults import DEFAULT_DELTA, DEFAULT_MARGIN, SEQUENCES
 
     group = parser.add_argument_group("racing (stop configurations that cheaper ones beat; docs/racing.md)")
     group.add_argument("--race", action="store_true", help="run each experiment as a race over batches of test MDPs")
@@ -157,9 +157,12 @@ def env_name(value: str) -> str:
 
 def add_agent(parser: Any, required: bool = True) -> None:
     """``--agent KIND``: a built-in agent by its command-line name (``parser`` may be a group)."""
-    from ..agents import kinds
+    # The core's registry, in the order of bbrl.agents.kinds(): the agents package (NumPy) is not
+    # imported to build the parser.
+    from .. import _core
 
-    parser.add_argument("--agent", required=required, help=f"agent: {', '.join(kinds())}")
+    kinds = [entry["kind"] for entry in _core.agent_kinds()]
+    parser.add_argument("--agent", required=required, help=f"agent: {', '.join(kinds)}")
 
 
 def add_agent_file_options(parser: argparse.ArgumentParser) -> None:

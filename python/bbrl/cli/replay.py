@@ -8,10 +8,7 @@ import json
 import sys
 import warnings
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from .options import (
     add_agent,
@@ -24,6 +21,10 @@ from .options import (
     output_dir,
     parse_params,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+    import polars as pl
 
 EXAMPLE = "bbrl replay LOG.parquet --agent psrl --param k=10 --method psrs --runs 100 --out DIR"
 
@@ -94,6 +95,8 @@ def _m(text: str | None) -> Any:
 
 
 def _infer_spaces(frame: pl.DataFrame, args: argparse.Namespace) -> tuple[int, int, int | None]:
+    import polars as pl
+
     from ..replay.dataset import integer_column
 
     for column in ("state", "action", "next_state", "t"):
@@ -120,6 +123,8 @@ def _infer_spaces(frame: pl.DataFrame, args: argparse.Namespace) -> tuple[int, i
 
 def run(args: argparse.Namespace, console: Any) -> int:
     """The ``replay`` subcommand."""
+    import numpy as np
+
     from .. import agents, replay
     from ..fileio import write_atomic
     from ..replay.results import describe_m
@@ -240,6 +245,9 @@ def _truth_summary(env: str, truth: np.ndarray, gamma: float) -> dict[str, Any]:
 def _curve_table(curve: pl.DataFrame, truth: np.ndarray | None) -> pl.DataFrame:
     """The replay curve, and beside it the online truth's (``truth_runs``, ``truth_mean``,
     ``truth_ci95``) when one was computed, on the episodes of either."""
+    import numpy as np
+    import polars as pl
+
     if truth is None:
         return curve
     from ..replay.results import curve_frame

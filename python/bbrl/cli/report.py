@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from .options import add_out, new_output_dir
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["register"]
 

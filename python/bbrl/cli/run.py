@@ -4,16 +4,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
-from .. import agents, distributions
-from ..analysis.tables import print_table, summary_frame
 from ..fileio import write_atomic
-from ..formulas import parse as parse_formula
-from ..protocol import Experiment
-from ..protocol.schema import csv_columns
 from .options import (
     DeprecatedAlias,
     add_agent,
@@ -26,6 +19,9 @@ from .options import (
     output_file_path,
     parse_params,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["RESULTS_FILE", "register"]
 
@@ -63,6 +59,12 @@ def register(commands: Any) -> None:
 
 def command(args: argparse.Namespace, console: Console) -> int:
     """The ``run`` subcommand."""
+    from .. import agents, distributions
+    from ..analysis.tables import print_table, summary_frame
+    from ..formulas import parse as parse_formula
+    from ..protocol import Experiment
+    from ..protocol.schema import csv_columns
+
     for path, option in ((args.csv, "--csv"), (args.save_agent, "--save-agent")):
         if path is not None:
             output_file_path(path, option)  # fails before the run, not after it
