@@ -1,5 +1,5 @@
 """Fuzz tests of the readers of a results folder's JSON records (docs/safety.md): experiments.json,
-race.json, the per-experiment race records, plan.json, claims, failure records and the SLURM
+source.json, race.json, the per-experiment race records, plan.json, claims, failure records and the SLURM
 task and job files. Each damages one file of a copy of a valid folder and calls its reader
 in-process; an edit that keeps the schema is accepted."""
 
@@ -44,6 +44,15 @@ def test_experiments_json(grid_folder: Path, tmp_path: Path, data: st.DataObject
     config = store.load_output_config(grid_folder)
     # A changed setting is refused naming the folder; a damaged file, naming the file.
     assert_reader_fails_cleanly(lambda: store.check_settings(out, config), [file.name, str(out)], out, field)
+
+
+@FUZZ
+@given(data=st.data())
+def test_source_json(grid_folder: Path, tmp_path: Path, data: st.DataObject) -> None:
+    out, file, field = _damaged_copy(grid_folder, "source.json", data, tmp_path)
+    # A config.toml that names relative files reads them from the recorded base: an edited base
+    # that points elsewhere is refused by the configuration's reader, naming its file.
+    assert_reader_fails_cleanly(lambda: store.load_output_config(out), [file.name, "config.toml"], out, field)
 
 
 @FUZZ
