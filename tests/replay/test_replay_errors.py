@@ -62,7 +62,7 @@ def test_a_log_file_that_does_not_read_is_named(tmp_path):
     for name, message in (
         ("empty.parquet", r"is empty \(0 bytes\)"),
         ("empty.csv", r"is empty \(0 bytes\)"),
-        ("garbage.parquet", r"is not a readable Parquet file \(ComputeError: "),
+        ("garbage.parquet", r"is not a readable Parquet table \(ComputeError: "),
     ):
         with pytest.raises(ValueError, match=rf"^log file '{re.escape(str(tmp_path / name))}' {message}"):
             replay.Dataset(tmp_path / name, 2, 2)

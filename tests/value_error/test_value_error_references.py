@@ -277,7 +277,12 @@ def test_finite_mdp_and_a_finite_env_of_the_same_tables_give_the_same_references
     [
         (np.ones((2, 2)), np.zeros((2, 1, 2)), [1.0, 0.0], "transitions must have shape (S, A, S)"),
         (np.full((2, 1, 2), 0.5), np.zeros((2, 2, 2)), [1.0, 0.0], "rewards must have shape (S, A, S) = (2, 1, 2)"),
-        (np.full((2, 1, 2), 0.5), np.zeros((2, 1, 2)), [1.0, 0.0, 0.0], "start must have shape (2,)"),
+        (
+            np.full((2, 1, 2), 0.5),
+            np.zeros((2, 1, 2)),
+            [1.0, 0.0, 0.0],
+            "start is the start law, a probability vector over the 2 states (shape (2,)), got shape (3,)",
+        ),
     ],
 )
 def test_finite_mdp_names_a_table_of_the_wrong_shape(P, R, start, named):
