@@ -10,7 +10,7 @@ from typing import Any
 import polars as pl
 from rich.console import Console
 
-from .. import agents, smoke
+from .. import agents, problems, smoke
 from ..analysis.tables import print_table, summary_frame, summary_markdown
 from ..fileio import write_atomic
 from ..protocol import Experiment, Run
@@ -19,49 +19,30 @@ from .options import add_out, add_protocol_options, output_dir
 
 __all__ = ["NOT_IN_QUICK", "QUICK_CASES", "QUICK_SETTINGS", "quick_agents", "register", "run_quick"]
 
-#: One representative setting per kind, cheap enough for a minute or two on 2 cores.
-QUICK_SETTINGS: dict[str, dict[str, object]] = {
-    "random": {},
-    "egreedy": {"epsilon": 0.1},
-    "softmax": {"tau": 1.0},
-    "beb": {"beta": 1.0},
-    "bamcp": {"k": 10, "depth": 15},
-    "bfs3": {"k": 10, "c": 2, "depth": 15},
-    "sboss": {"epsilon": 1e-3, "delta": 7.0},
-    "psrl": {},
-    "optimal": {},
-    "oppsds": {"formula_set": 2, "n_draws": 200},
-}
-#: Kinds of :func:`bbrl.agents.kinds` that are not an algorithm of their own, and why.
-NOT_IN_QUICK: dict[str, str] = {
-    "formula": "a fixed index formula is what OPPS-DS chooses offline; OPPS-DS stands for it",
-}
+#: Settings to run instead of a kind's first example setting (the registry's, which runs in seconds),
+#: by kind; empty: every kind runs its registry example.
+QUICK_SETTINGS: dict[str, dict[str, object]] = {}
+#: Kinds of :func:`bbrl.agents.kinds` that are not an algorithm of their own, and why (the registry's
+#: ``not_in_quick``).
+NOT_IN_QUICK: dict[str, str] = {e["kind"]: e["not_in_quick"] for e in agents.REGISTRY if e["not_in_quick"]}
 
 
 def quick_agents() -> tuple[agents.AgentSpec, ...]:
-    """One agent per kind of the registry (:func:`bbrl.agents.kinds`), in its order.
-
-    Raises:
-        ValueError: a kind has neither a quick setting nor a reason to be left out (a new agent).
-    """
+    """One agent per kind of the registry (:func:`bbrl.agents.kinds`), in its order: its first
+    example setting, or its :data:`QUICK_SETTINGS` override."""
     chosen = []
     for kind in agents.kinds():
         if kind in NOT_IN_QUICK:
             continue
-        if kind not in QUICK_SETTINGS:
-            raise ValueError(f"agent kind {kind!r} has no setting in bbrl.cli.quick.QUICK_SETTINGS")
-        chosen.append(agents.create(kind, QUICK_SETTINGS[kind]))
+        override = QUICK_SETTINGS.get(kind)
+        chosen.append(agents.create(kind, override) if override is not None else agents.examples(kind)[0])
     return tuple(chosen)
 
 
-#: (test distribution, prior) pairs: the accurate and the inaccurate (uniform) case of each problem.
-QUICK_CASES: tuple[tuple[str, str], ...] = (
-    ("GC", "GC"),
-    ("GC", "UGC"),
-    ("GDL", "GDL"),
-    ("GDL", "UGDL"),
-    ("Grid", "Grid"),
-    ("Grid", "UGrid"),
+#: (test distribution, prior) pairs: every distribution problem of the registry with each of its
+#: priors (the accurate and the inaccurate, uniform, case).
+QUICK_CASES: tuple[tuple[str, str], ...] = tuple(
+    (entry["name"], prior) for entry in problems.REGISTRY for prior in entry["priors"]
 )
 
 
@@ -70,8 +51,8 @@ def register(commands: Any) -> None:
     quick = commands.add_parser(
         "quick",
         help="a small real benchmark: every algorithm, one setting each, on GC, GDL and Grid, two priors",
-        description="Runs every built-in algorithm at one representative setting (bbrl.cli.quick.QUICK_SETTINGS) "
-        "on the three problems with the accurate and the uniform prior, prints the table and writes it (CSV, "
+        description="Runs every built-in algorithm at its first example setting (bbrl agents lists them) on "
+        "every distribution problem with the accurate and the uniform prior, prints the table and writes it (CSV, "
         "Markdown) with a figure.",
     )
     add_out(quick, "output folder (default bbrl-quick)", default=Path("bbrl-quick"))
