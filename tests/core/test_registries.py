@@ -80,8 +80,12 @@ def test_every_environment_is_a_problem_with_its_facts():
 
 
 def test_distribution_problems_give_their_priors_tables_and_facts():
-    assert problems.names_of("distribution") == ("GC", "GDL", "Grid")
-    assert distributions.names() == ["GC", "GDL", "Grid", "UGC", "UGDL", "UGrid"]
+    # The original three first; the distributions' names, then their uniform priors' in that order.
+    assert problems.names_of("distribution")[:3] == ("GC", "GDL", "Grid")
+    assert distributions.names() == [
+        *problems.names_of("distribution"),
+        *(problems.entry(n)["priors"][1] for n in problems.names_of("distribution")),
+    ]
     for name in problems.names_of("distribution"):
         entry, test = problems.entry(name), distributions.get(name)
         assert test.long_name == entry["long_name"]

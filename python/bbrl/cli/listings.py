@@ -73,6 +73,9 @@ def _command_agents(args: argparse.Namespace, console: Console) -> int:
             console.print("    no parameters", highlight=False)
         for parameter in parameters:
             console.print(f"    {parameter}", highlight=False, markup=False)
+        for index, example in enumerate(agents.spec(kind)["examples"]):
+            setting = ", ".join(f"{k}={v!r}" for k, v in agents.registry.example_params(kind, index).items())
+            console.print(f"    example ({example['doc']}): {setting or 'the defaults'}", highlight=False, markup=False)
     name, _, text = PYTHON_KIND.partition(": ")
     console.print(f"[bold]{name}[/bold]: ", end="", highlight=False)
     console.print(text, highlight=False, markup=False)
@@ -108,6 +111,10 @@ def _command_envs(args: argparse.Namespace, console: Console) -> int:
             where = (
                 f"{entry['state_space']}, discount {entry['default_discount']}; options: {', '.join(entry['options'])}"
             )
+            if entry["default_policy"] is not None:
+                policy = entry["default_policy"]
+                share = f" ({policy['random_share']:g} random)" if "random_share" in policy else ""
+                where += f"; default policy {policy['kind']}{share}"
         console.print(
             f"[bold]{problem['name']}[/bold] ({problem['long_name']}): {problem['summary']}; {facts}; {where}",
             highlight=False,

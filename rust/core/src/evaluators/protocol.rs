@@ -450,8 +450,12 @@ mod tests {
             assert_eq!(one.online_work, two.online_work, "{kind}");
             assert_eq!(one.online_work, three.online_work, "{kind}");
             assert!(one.online_work.iter().all(|w| w.get(Unit::Decisions) == 30), "{kind}");
+            // Random plans nothing; the model-based kinds count their solves (checked per unit by
+            // work_counts_are_the_same_on_every_machine).
             let planning = one.online_work[0].0[1..].iter().sum::<u64>();
-            assert_eq!(planning == 0, kind == "random", "{kind}: {:?}", one.online_work[0]);
+            if kind == "random" {
+                assert_eq!(planning, 0, "{kind}: {:?}", one.online_work[0]);
+            }
         }
     }
 
