@@ -57,7 +57,7 @@ fn solvers(c: &mut Criterion) {
 }
 
 fn step(c: &mut Criterion) {
-    let mdp = problems::grid().sample_mdp(&mut stream(0, 0, 0));
+    let mdp = problems::distribution("Grid").unwrap().fdm.sample_mdp(&mut stream(0, 0, 0));
     let mut rng = stream(1, 0, 0);
     let mut state = 0;
     c.bench_function("mdp_step/Grid", |b| {
