@@ -181,8 +181,7 @@ def _setup(args: argparse.Namespace) -> tuple[Any, Any]:
     from .. import value_error as ve
 
     # The environment's default policy is its registry entry's; --random-share tunes energy pumping's.
-    policy = ve.default_policy(args.env, args.random_share if args.env == "MountainCar" else None)
-    return ve.environment(args.env, args.gamma, args.time_limit), policy
+    return ve.environment(args.env, args.gamma, args.time_limit), ve.default_policy(args.env, args.random_share)
 
 
 def _print_cuts(console: Console, n_cut: Any, n_samples: Any, length: int, to_termination: bool = False) -> None:

@@ -164,11 +164,10 @@ def tabular_policy(probabilities: npt.ArrayLike) -> Policy:
 def default_policy(name: str, random_share: float | None = None) -> Policy:
     """The policy environment ``name``'s registry entry names for its value-error studies (Sajed
     et al.'s: Mountain Car's energy pumping with 60% random actions, Puddle World's uniform
-    policy); ``random_share`` replaces energy pumping's share.
+    policy); ``random_share`` replaces energy pumping's share (a policy without one ignores it).
 
     Raises:
-        ValueError: the environment has no default policy, or ``random_share`` is given for a
-            policy that has none.
+        ValueError: the environment has no default policy.
     """
     entry = registry.entry(name)
     policy = entry["default_policy"]
@@ -176,8 +175,6 @@ def default_policy(name: str, random_share: float | None = None) -> Policy:
         raise ValueError(f"{entry['name']} has no default policy")
     if policy["kind"] == "energy-pumping":
         return energy_pumping(policy["random_share"] if random_share is None else random_share)
-    if random_share is not None:
-        raise ValueError(f"{entry['name']}'s default policy ({policy['kind']}) takes no random_share")
     n_actions = registry.make_core(entry["name"]).spec[0]
     return uniform_policy(n_actions)
 
@@ -194,7 +191,8 @@ def paper_setup(name: str) -> tuple[Environment, Policy]:
 
 
 def environment(name: str, discount: float | None = None, time_limit: int | None = None) -> Environment:
-    """A continuous environment of the registry by name (``mountain_car`` or ``puddle_world``)."""
+    """Mountain Car or Puddle World by any spelling of its registry name, built by
+    :func:`mountain_car` or :func:`puddle_world` (``discount`` and ``time_limit`` as there)."""
     canonical = registry.canonical(name)
     if canonical == "MountainCar":
         return mountain_car(discount, time_limit)
