@@ -5,45 +5,55 @@ from __future__ import annotations
 import argparse
 import io
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
-from rich.console import Console
-
-from .. import agents, problems, smoke
-from ..analysis.tables import print_table, summary_frame, summary_markdown
+from .. import smoke
 from ..fileio import write_atomic
-from ..protocol import Experiment, Run
-from ..protocol.schema import Col
 from .options import add_out, add_protocol_options, output_dir
 
-__all__ = ["NOT_IN_QUICK", "QUICK_CASES", "QUICK_SETTINGS", "quick_agents", "register", "run_quick"]
+if TYPE_CHECKING:
+    import polars as pl
+    from rich.console import Console
+
+    from .. import agents
+    from ..protocol import Run
+
+__all__ = ["QUICK_SETTINGS", "not_in_quick", "quick_agents", "quick_cases", "register", "run_quick"]
 
 #: Settings to run instead of a kind's first example setting (the registry's, which runs in seconds),
 #: by kind; empty: every kind runs its registry example.
 QUICK_SETTINGS: dict[str, dict[str, object]] = {}
-#: Kinds of :func:`bbrl.agents.kinds` that are not an algorithm of their own, and why (the registry's
-#: ``not_in_quick``).
-NOT_IN_QUICK: dict[str, str] = {e["kind"]: e["not_in_quick"] for e in agents.REGISTRY if e["not_in_quick"]}
+
+
+def not_in_quick() -> dict[str, str]:
+    """Kinds of :func:`bbrl.agents.kinds` that are not an algorithm of their own, and why (the
+    registry's ``not_in_quick``)."""
+    from .. import agents
+
+    return {e["kind"]: e["not_in_quick"] for e in agents.REGISTRY if e["not_in_quick"]}
 
 
 def quick_agents() -> tuple[agents.AgentSpec, ...]:
     """One agent per kind of the registry (:func:`bbrl.agents.kinds`), in its order: its first
     example setting, or its :data:`QUICK_SETTINGS` override."""
+    from .. import agents
+
+    left_out = not_in_quick()
     chosen = []
     for kind in agents.kinds():
-        if kind in NOT_IN_QUICK:
+        if kind in left_out:
             continue
         override = QUICK_SETTINGS.get(kind)
         chosen.append(agents.create(kind, override) if override is not None else agents.examples(kind)[0])
     return tuple(chosen)
 
 
-#: (test distribution, prior) pairs: every distribution problem of the registry with each of its
-#: priors (the accurate and the inaccurate, uniform, case).
-QUICK_CASES: tuple[tuple[str, str], ...] = tuple(
-    (entry["name"], prior) for entry in problems.REGISTRY for prior in entry["priors"]
-)
+def quick_cases() -> tuple[tuple[str, str], ...]:
+    """(test distribution, prior) pairs: every distribution problem of the registry with each of its
+    priors (the accurate and the inaccurate, uniform, case)."""
+    from .. import problems
+
+    return tuple((entry["name"], prior) for entry in problems.REGISTRY for prior in entry["priors"])
 
 
 def register(commands: Any) -> None:
@@ -69,12 +79,17 @@ def command(args: argparse.Namespace, console: Console) -> int:
 def run_quick(args: argparse.Namespace, console: Console) -> list[Run]:
     """Runs every algorithm (:func:`quick_agents`) on every case; writes summary.csv, table.md,
     returns.parquet and scores.png."""
+    import polars as pl
+
+    from ..analysis.tables import print_table, summary_frame, summary_markdown
+    from ..protocol import Experiment
+
     out: Path = output_dir(args.out)
     runs: list[Run] = []
     chosen = quick_agents()
     experiments: dict[str, Experiment] = {}
     n_mdps, horizon = smoke.experiment_size(args.n_mdps, args.horizon)
-    for test, prior in QUICK_CASES:
+    for test, prior in quick_cases():
         if test not in experiments:
             experiments[test] = Experiment(test, n_mdps=n_mdps, gamma=args.gamma, horizon=horizon, seed=args.seed)
         for agent in chosen:
@@ -94,6 +109,9 @@ def run_quick(args: argparse.Namespace, console: Console) -> list[Run]:
 def _figure(frame: pl.DataFrame) -> bytes:
     """Mean score with its 95% interval per agent, one panel per problem, accurate vs uniform prior."""
     import matplotlib
+    import polars as pl
+
+    from ..protocol.schema import Col
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
