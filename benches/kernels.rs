@@ -13,7 +13,7 @@ use bbrl_core::agent::Setting;
 use bbrl_core::agents::{build, ParamValue, Params};
 use bbrl_core::evaluators::protocol::Experiment;
 use bbrl_core::model::counts::CountModel;
-use bbrl_core::model::problems;
+use bbrl_core::problems;
 use bbrl_core::rng::stream;
 use bbrl_core::solve::{QIterationWorkspace, SimdPath, ValueIterationWorkspace, BBRL_Q_ACCURACY, GUEZ_VI_EPSILON};
 
@@ -24,7 +24,7 @@ fn sampling(c: &mut Criterion) {
     bbrl_benches::print_machine();
     let mut group = c.benchmark_group("sample_mdp");
     for name in PROBLEMS {
-        let fdm = problems::by_name(name).unwrap();
+        let fdm = problems::distribution(name).unwrap().fdm;
         let mut rng = stream(0, 0, 0);
         group.bench_function(name, |b| b.iter(|| fdm.sample_mdp(&mut rng)));
     }
@@ -35,7 +35,7 @@ fn solvers(c: &mut Criterion) {
     bbrl_benches::print_machine();
     let mut group = c.benchmark_group("solve_mean_model");
     for name in PROBLEMS {
-        let fdm = problems::by_name(name).unwrap();
+        let fdm = problems::distribution(name).unwrap().fdm;
         let model = CountModel::from_prior(&fdm);
         let (ns, na) = (fdm.n_states(), fdm.n_actions());
         // Every path this CPU runs that serves the model (AVX2: up to 16 states, not Grid).
@@ -57,7 +57,7 @@ fn solvers(c: &mut Criterion) {
 }
 
 fn step(c: &mut Criterion) {
-    let mdp = problems::grid().sample_mdp(&mut stream(0, 0, 0));
+    let mdp = problems::distribution("Grid").unwrap().fdm.sample_mdp(&mut stream(0, 0, 0));
     let mut rng = stream(1, 0, 0);
     let mut state = 0;
     c.bench_function("mdp_step/Grid", |b| {
@@ -80,7 +80,7 @@ fn trajectories(c: &mut Criterion) {
     group.throughput(Throughput::Elements(SETTING.horizon as u64));
     group.sample_size(20);
     for name in PROBLEMS {
-        let fdm = problems::by_name(name).unwrap();
+        let fdm = problems::distribution(name).unwrap().fdm;
         let exp = Experiment::new(fdm.clone(), 1, SETTING, 0).unwrap();
         let mdp = &exp.mdps()[0];
         for (kind, params) in &agents {

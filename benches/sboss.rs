@@ -25,9 +25,9 @@ const SETTING: Setting = Setting { gamma: 0.95, horizon: 250 };
 const N_MDPS: usize = 100;
 const SEED: u64 = 2016;
 
-/// A built-in distribution by its original short name (`bbrl_core::model::problems`, the single source).
+/// A built-in distribution by its original short name (`bbrl_core::problems`, the single source).
 fn load(short: &str) -> Fdm {
-    bbrl_core::model::problems::by_name(short).unwrap_or_else(|| panic!("unknown distribution {short}"))
+    bbrl_core::problems::distribution(short).unwrap_or_else(|e| panic!("{e}")).fdm
 }
 
 fn per_decision(c: &mut Criterion) {

@@ -4,12 +4,12 @@
 //!  target/release/examples/solve_count GC q 1000`.
 
 use bbrl_core::model::counts::CountModel;
-use bbrl_core::model::problems;
+use bbrl_core::problems;
 use bbrl_core::solve::{QIterationWorkspace, ValueIterationWorkspace, BBRL_Q_ACCURACY, GUEZ_VI_EPSILON};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let fdm = problems::by_name(&args[1]).expect("GC, GDL, Grid, UGC, UGDL or UGrid");
+    let fdm = problems::distribution(&args[1]).expect("GC, GDL, Grid, UGC, UGDL or UGrid").fdm;
     let solver = args[2].as_str();
     let n: usize = args[3].parse().expect("a count");
     let model = CountModel::from_prior(&fdm);

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use bbrl_core::model::counts::CountModel;
-use bbrl_core::model::problems;
+use bbrl_core::problems;
 use bbrl_core::solve::{QIterationWorkspace, SimdPath, ValueIterationWorkspace, BBRL_Q_ACCURACY, GUEZ_VI_EPSILON};
 
 /// CPU time consumed by the calling thread.
@@ -39,7 +39,7 @@ fn main() {
     bbrl_benches::print_machine();
     println!("problem  solver               path     µs/solve  sweeps");
     for name in ["GC", "GDL", "Grid"] {
-        let fdm = problems::by_name(name).unwrap();
+        let fdm = problems::distribution(name).unwrap().fdm;
         let model = CountModel::from_prior(&fdm);
         let (ns, na) = (fdm.n_states(), fdm.n_actions());
         // A path that does not serve the model (AVX2 on Grid) runs the scalar loops: shown as such.

@@ -9,11 +9,11 @@
 use bbrl_core::agent::Setting;
 use bbrl_core::agents::{build, ParamValue, Params};
 use bbrl_core::evaluators::protocol::Experiment;
-use bbrl_core::model::problems;
+use bbrl_core::problems;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let fdm = problems::by_name(&args[1]).expect("GC, GDL, Grid, UGC, UGDL or UGrid");
+    let fdm = problems::distribution(&args[1]).expect("GC, GDL, Grid, UGC, UGDL or UGrid").fdm;
     let k: i64 = args.get(4).map_or(500, |k| k.parse().expect("K, a number of simulations"));
     let depth: i64 = args.get(5).map_or(15, |d| d.parse().expect("a depth"));
     let c: i64 = args.get(6).map_or(15, |c| c.parse().expect("C, a branching factor"));

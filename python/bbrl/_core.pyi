@@ -22,7 +22,6 @@ __all__ = [
     "__version__",
     "agent_kinds",
     "binomial_survival",
-    "builtin_distribution",
     "certify_array",
     "confidence_intervals",
     "ebgstop_array",
@@ -35,6 +34,9 @@ __all__ = [
     "formula_set",
     "host",
     "make_env",
+    "name_key",
+    "problem_distribution",
+    "problems",
     "q_iteration",
     "replay_collect",
     "replay_evaluate",
@@ -44,6 +46,7 @@ __all__ = [
     "sample_dirichlet",
     "sample_transitions",
     "shipped_formula_set",
+    "uniform_prior",
     "value_error_accuracies",
     "value_error_elementwise",
     "value_error_guaranteed_error",
@@ -250,16 +253,40 @@ def evaluate_policy(
 def agent_kinds() -> list[dict[str, Any]]:
     """The agent registry: per kind, ``kind``, ``display``, ``params`` (each ``name``, ``type``,
     ``default`` (None when ``required``), ``range``, ``doc``), ``online_units`` and
-    ``offline_units`` (lists of (parameter, exponent))."""
+    ``offline_units`` (lists of (parameter, exponent)), ``examples`` (each ``doc`` and ``params``
+    by the core's names; the first runs in seconds) and ``not_in_quick`` (why ``bbrl quick`` leaves
+    the kind out, or None)."""
 
 def environments() -> list[dict[str, Any]]:
-    """The environment registry: per environment, ``name``, ``summary``, ``state_space``
-    (``"finite"`` or ``"box2"``), ``default_discount`` and ``options``."""
+    """The environment registry: per environment, ``name``, ``long_name``, ``summary``,
+    ``state_space`` (``"finite"`` or ``"box2"``), ``state_box`` (``(low, high, name)`` per
+    coordinate of a continuous state; empty when finite), ``default_policy`` (None, or a dict with
+    ``kind`` ``"uniform"`` or ``"energy-pumping"`` and its ``random_share``), ``default_discount``
+    and ``options``."""
+
+def name_key(name: str) -> str:
+    """The form registered names are compared in: lower case, without ``-`` and ``_``."""
+
+def problems() -> list[dict[str, Any]]:
+    """The problem registry, distributions first: per problem, ``name``, ``long_name``, ``summary``,
+    ``source`` (``"distribution"`` or ``"environment"``), ``priors`` (names), ``n_states`` (None:
+    continuous), ``n_actions``, ``reward_range``, ``horizon`` (None: none), ``start`` (a dict with
+    ``kind`` ``"state"``, ``"uniform"``, ``"law"`` or ``"simulator"``) and ``discount``."""
+
+def problem_distribution(
+    name: str,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int, str, str]:
+    """A distribution problem's test distribution or prior: theta, rewards, initial state (-1:
+    random), name, long name."""
+
+def uniform_prior(
+    distribution: Distribution, name: str, long_name: str
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int, str, str]:
+    """The uniform prior of ``distribution``, named by the registry's rule."""
 
 def make_env(
     name: str, discount: float | None = None, time_limit: int | None = None, noise: float | None = None
 ) -> FiniteEnv | ValueErrorEnv: ...
-def builtin_distribution(name: str) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int]: ...
 def formula_parse(text: str, paper_names: bool = False) -> tuple[str, str, str, int]: ...
 def formula_eval(text: str, x0: float, x1: float, x2: float) -> float: ...
 def formula_set(n: int, seed: int, n_points: int) -> list[str]: ...

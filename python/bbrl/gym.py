@@ -23,7 +23,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from . import envs
+from . import envs, problems
 from .distributions import get
 
 __all__ = ["DistributionEnv", "FiniteGymEnv", "river_swim_env"]
@@ -91,7 +91,7 @@ def river_swim_env(variant: str = "osband", discount: float | None = None) -> Fi
 
 
 def _register() -> None:
-    for name in ("GC", "GDL", "Grid"):
+    for name in problems.names_of("distribution"):
         gymnasium.register(
             id=f"bbrl/{name}-v0",
             entry_point="bbrl.gym:DistributionEnv",

@@ -10,19 +10,8 @@ import pytest
 
 import bbrl
 from bbrl import _core, agents
+from bbrl.agents.registry import example_params
 from bbrl.analysis.figures import ALGORITHM_ORDER
-
-#: A valid value of each parameter the registry marks as required, by the record's field name.
-REQUIRED = {
-    "egreedy": {"epsilon": 0.1},
-    "softmax": {"tau": 1.0},
-    "beb": {"beta": 1.0},
-    "bamcp": {"k": 4, "depth": 3},
-    "bfs3": {"k": 4, "c": 2, "depth": 3},
-    "sboss": {"epsilon": 1e-3, "delta": 7.0},
-    "formula": {"formula": "X0"},
-    "oppsds": {"formula_set": 2, "n_draws": 5},
-}
 
 
 @pytest.mark.parametrize("entry", agents.REGISTRY, ids=lambda e: e["kind"])
@@ -31,7 +20,7 @@ def test_each_record_matches_its_registry_entry(entry):
     cls = agents.kinds()[kind]
     assert cls.kind == kind
     assert cls.display == entry["display"]
-    record = cls(**REQUIRED.get(kind, {}))
+    record = cls(**example_params(kind))
     core_names = [p["name"] for p in entry["params"]]
     # The record passes exactly the registry's parameters to the core, in the registry's order.
     assert list(record.core_params()) == core_names
@@ -45,6 +34,18 @@ def test_each_record_matches_its_registry_entry(entry):
         else:
             assert defaults[field] == param["default"], (kind, field, defaults[field], param["default"])
         assert param["type"] in ("float", "int", "bool", "str") and param["range"] and param["doc"]
+
+
+@pytest.mark.parametrize("entry", agents.REGISTRY, ids=lambda e: e["kind"])
+def test_each_kind_has_example_settings_that_set_every_parameter(entry):
+    # The first runs in seconds; together they set every parameter (the core's tests check the same
+    # on the Rust side, and run every example).
+    assert entry["examples"], entry["kind"]
+    set_somewhere = {name for example in entry["examples"] for name in example["params"]}
+    assert set_somewhere == {p["name"] for p in entry["params"]}, entry["kind"]
+    assert {p["name"] for p in entry["params"] if p["required"]} <= set(entry["examples"][0]["params"])
+    built = agents.examples(entry["kind"])
+    assert len(built) == len(entry["examples"]) and all(a.kind == entry["kind"] for a in built)
 
 
 def test_kinds_order_and_report_order_come_from_the_registry():
@@ -104,15 +105,9 @@ def test_a_kind_without_a_python_record_gets_one_from_the_registry(kind):
     assert generated.kind == kind and generated.display == entry["display"]
     names = [f.name for f in dataclasses.fields(generated)]
     assert sorted(names) == sorted(p["name"] for p in entry["params"])
-    required = {
-        p["name"]: REQUIRED.get(kind, {}).get("formula_set" if p["name"] == "formulas" else p["name"])
-        for p in entry["params"]
-        if p["required"]
-    }
-    if kind == "oppsds":
-        required["formulas"] = "F2"
-    record = generated(**required)
-    hand_written = agents.kinds()[kind](**REQUIRED.get(kind, {}))
+    # The example setting by the core's names (the generated record's fields) and by the record's.
+    record = generated(**entry["examples"][0]["params"])
+    hand_written = agents.kinds()[kind](**example_params(kind))
     assert record.core_params() == hand_written.core_params()
     # The same agent: the same numbers, bit for bit.
     experiment = bbrl.Experiment("GC", n_mdps=3, horizon=20, seed=5)

@@ -254,30 +254,14 @@ def test_other_failures() -> None:
 
 # --- the conformance suite ----------------------------------------------------------------------
 
-ONE_OF_EACH = {
-    "random": agents.Random(),
-    "egreedy": agents.EGreedy(0.1),
-    "softmax": agents.SoftMax(0.5),
-    "beb": agents.BEB(1.0),
-    "sboss": agents.SBOSS(0.1, 1.0),
-    "psrl": agents.PSRL(2),
-    "optimal": agents.Optimal(),
-    "formula": agents.Formula("X0 X2 MAX2"),
-    "oppsds": agents.OPPSDS(2, n_draws=20),
-    "bamcp": agents.BAMCP(k=30, depth=8),
-    "bfs3": agents.BFS3(k=6, c=2, depth=4),
-}
 
-
-def test_every_builtin_kind_is_checked() -> None:
-    assert set(ONE_OF_EACH) == set(agents.kinds())
-
-
-@pytest.mark.parametrize("kind", sorted(ONE_OF_EACH))
+@pytest.mark.parametrize("kind", list(agents.kinds()))
 def test_builtin_agents_pass_the_conformance_suite(kind: str) -> None:
-    checked = check_agent(ONE_OF_EACH[kind])
+    # Every kind of the registry, at its first example setting (the one that runs in seconds).
+    agent = agents.examples(kind)[0]
+    checked = check_agent(agent)
     assert "experiment" in checked
-    if kind != "optimal":
+    if not agent.build_core().is_oracle:
         assert checked == ["actions", "determinism", "probabilities", "pure queries", "snapshot", "experiment"]
 
 

@@ -21,7 +21,7 @@ from rich.console import Console
 
 from bbrl import grid
 from bbrl.analysis import report
-from bbrl.analysis.figures import ALGORITHM_ORDER, algorithm_colour, algorithm_marker, is_python_agent
+from bbrl.analysis.figures import ALGORITHM_ORDER, PALETTE, algorithm_colour, algorithm_marker, is_python_agent
 from bbrl.analysis.formatting import format_duration
 from bbrl.protocol.results import load
 from bbrl.protocol.schema import Col
@@ -188,9 +188,11 @@ def test_every_algorithm_has_its_own_colour_and_marker_and_the_colours_survive_g
     names = [*ALGORITHM_ORDER, *others]
     pairs = [(tuple(algorithm_colour(a, others)), algorithm_marker(a, others)) for a in names]
     assert len(set(pairs)) == len(names)
-    registry = [algorithm_colour(a, []) for a in ALGORITHM_ORDER]
+    registry = {tuple(algorithm_colour(a, [])) for a in ALGORITHM_ORDER}
+    assert len(registry) == min(len(ALGORITHM_ORDER), len(PALETTE))
     greys = sorted(_grey(c) for c in registry)
-    # Printed in greyscale, no two of the registry's colours look alike ...
+    # Printed in greyscale, no two of the registry's colours look alike (a registry longer than the
+    # palette takes its colours again, with other markers) ...
     assert min(b - a for a, b in itertools.pairwise(greys)) >= 0.04, greys
     # ... and none is so pale that it vanishes on white (OPPS-DS was a pale blue).
     assert max(greys) <= 0.72, greys

@@ -14,6 +14,7 @@ from hypothesis.extra.numpy import arrays
 import bbrl
 from bbrl import distributions
 
+#: The built-ins that reproduce a file of the original library (the registry may hold more).
 BUILTIN_NAMES = ["GC", "GDL", "Grid", "UGC", "UGDL", "UGrid"]
 
 
@@ -65,7 +66,7 @@ def test_uniform_prior_and_names() -> None:
     assert u.name == "UGC" and u == distributions.get("UGC")
     assert np.all(u.theta == 1.0) and np.array_equal(u.rewards, gc.rewards)
     assert distributions.get("ugrid") == distributions.get("UGrid")
-    assert sorted(distributions.names()) == sorted(BUILTIN_NAMES)
+    assert set(BUILTIN_NAMES) <= set(distributions.names())
     with pytest.raises(ValueError, match="unknown distribution 'XYZ'"):
         distributions.get("XYZ")
 
@@ -77,7 +78,7 @@ def test_default_horizon_is_the_papers_formula() -> None:
 
 
 def test_json_round_trip(tmp_path: Path) -> None:
-    for name in BUILTIN_NAMES:
+    for name in distributions.names():
         path = distributions.get(name).save(tmp_path / f"{name}.json")
         again = distributions.load(path)
         assert again == distributions.get(name) and again.name == name

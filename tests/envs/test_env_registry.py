@@ -14,19 +14,24 @@ from bbrl.envs import registry
 
 
 def test_every_finite_name_builds_and_continuous_ones_go_to_value_error():
-    assert set(envs.NAMES) == {"SixArms", "RiverSwim-Osband", "RiverSwim-Strehl", "Chain"}
+    assert registry.names("finite") == envs.NAMES
+    assert set(registry.names("finite")) | set(registry.names("box2")) == set(registry.names())
     for name in envs.NAMES:
         env = envs.make(name)
         assert env.name == name
         assert env.discount == registry.entry(name)["default_discount"]
-    assert registry.names("box2") == ("MountainCar", "PuddleWorld")
-    with pytest.raises(ValueError, match="continuous"):
-        envs.make("MountainCar")
-    assert ve.paper_setup("mountain-car")[0].name == ve.paper_setup("MountainCar")[0].name == "MountainCar"
+    for name in registry.names("box2"):
+        with pytest.raises(ValueError, match="continuous"):
+            envs.make(name)
+        # Its state box and default policy are its entry's.
+        env, policy = ve.paper_setup(name.lower())
+        assert env.name == name and policy.params["kind"] == registry.entry(name)["default_policy"]["kind"]
+        (low_x, high_x, _), (low_y, high_y, _) = registry.entry(name)["state_box"]
+        assert ve.box_of(env) == ((low_x, low_y), (high_x, high_y))
 
 
 def test_names_are_spelled_freely_and_unknown_ones_are_named():
-    assert registry.canonical("river_swim-osband") == registry.canonical("RiverSwim Osband") == "RiverSwim-Osband"
+    assert registry.canonical("river_swim-osband") == registry.canonical("RIVERSWIM_OSBAND") == "RiverSwim-Osband"
     with pytest.raises(ValueError, match=r"unknown environment 'Chian'.*Chain"):
         envs.make("Chian")
     with pytest.raises(ValueError, match="takes no noise"):

@@ -7,6 +7,7 @@ import dataclasses
 import io
 import json
 import math
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 from rich.console import Console
 
-from bbrl import grid
+from bbrl import agents, grid
 from bbrl.fileio import write_atomic
 from bbrl.grid.store import cell_path
 from bbrl.protocol import results, schema
@@ -26,23 +27,54 @@ from bbrl.protocol import results, schema
 # --- cell ids -------------------------------------------------------------------------------------
 
 FLAG = st.booleans()
-#: Every parameter of the agents below, with its default (None: required) and its values.
-AGENTS: dict[str, dict[str, tuple[Any, st.SearchStrategy[Any]]]] = {
-    "egreedy": {"epsilon": (None, st.floats(0.0, 1.0))},
-    "softmax": {"tau": (None, st.floats(1e-3, 1e3)), "compat": (False, FLAG)},
-    "beb": {"beta": (None, st.floats(0.0, 1e3)), "compat": (False, FLAG)},
-    "sboss": {"epsilon": (None, st.floats(1e-6, 10.0)), "delta": (None, st.floats(0.0, 10.0)), "compat": (False, FLAG)},
-    "psrl": {"k": (1, st.integers(1, 1000))},
-    "bamcp": {"k": (None, st.integers(1, 10**6)), "depth": (None, st.integers(1, 500))},
-    "bfs3": {"k": (None, st.integers(1, 10**6)), "c": (None, st.integers(1, 50)), "depth": (None, st.integers(1, 50))},
-}
+#: Open-ended ranges are drawn up to these (a cell id is parsed, never run).
+FLOAT_CAP, INT_CAP = 1e3, 10**6
+#: Above an open lower bound (``> 0``): a float nudged down by one step must stay in range.
+OPEN_MARGIN = 1e-6
+
+
+def _values(kind: str, param: dict[str, Any], field: str) -> st.SearchStrategy[Any]:
+    """The values a parameter may take, from its registry entry: booleans; numbers within the range
+    it states (``[a, b]``, ``> a``, ``>= a``); strings from the kind's example settings, as the
+    record normalises them (only those a TOML scalar can spell)."""
+    if param["type"] == "bool":
+        return FLAG
+    if param["type"] == "str":
+        values = {getattr(a, field) for a in agents.examples(kind)}
+        return st.sampled_from(sorted((v for v in values if isinstance(v, (str, int))), key=str))
+    text = param["range"].replace(" ", "")
+    closed = re.fullmatch(r"\[([-\d.e]+),([-\d.e]+)\]", text)
+    lower = re.fullmatch(r"(>=?)([-\d.e]+)", text)
+    assert closed or lower, f"{kind}.{param['name']}: no bounds in its range {param['range']!r}"
+    if closed:
+        low, high, open_low = float(closed[1]), float(closed[2]), False
+    else:
+        low, high, open_low = float(lower[2]), None, lower[1] == ">"
+    if param["type"] == "int":
+        return st.integers(int(low) + open_low, INT_CAP if high is None else int(high))
+    return st.floats(low + OPEN_MARGIN * open_low, FLOAT_CAP if high is None else high)
+
+
+def _parameters(entry: dict[str, Any]) -> dict[str, tuple[Any, st.SearchStrategy[Any]]]:
+    cls = agents.kinds()[entry["kind"]]
+    return {
+        field.name: (None if p["required"] else p["default"], _values(entry["kind"], p, field.name))
+        for p, field in zip(entry["params"], dataclasses.fields(cls), strict=True)
+    }
+
+
+#: Every parameter of every kind of the registry, by the record's names, with its default (None:
+#: required) and its values.
+AGENTS: dict[str, dict[str, tuple[Any, st.SearchStrategy[Any]]]] = {e["kind"]: _parameters(e) for e in agents.REGISTRY}
+#: The kinds with parameters to vary.
+WITH_PARAMETERS = sorted(kind for kind, params in AGENTS.items() if params)
 
 
 @st.composite
 def settings(draw: st.DrawFn, kind: str | None = None) -> tuple[str, dict[str, Any], bool]:
     """An agent kind, every one of its parameters (normalised: floats are floats, never -0.0) and
     whether the experiment records per-step rewards."""
-    kind = kind if kind is not None else draw(st.sampled_from(sorted(AGENTS)))
+    kind = kind if kind is not None else draw(st.sampled_from(WITH_PARAMETERS))
     params = {name: draw(values) for name, (_, values) in AGENTS[kind].items()}
     params = {k: v + 0.0 if isinstance(v, float) else v for k, v in params.items()}
     return kind, params, draw(FLAG)
@@ -64,6 +96,8 @@ def spelled_value(draw: st.DrawFn, value: Any) -> str:
     any of them alone or in a one-element list."""
     if isinstance(value, bool):
         text = "true" if value else "false"
+    elif isinstance(value, str):
+        text = json.dumps(value)
     elif isinstance(value, int):
         text = draw(st.sampled_from([str(value), hex(value), f"{value:_}"]))
     else:
@@ -125,6 +159,8 @@ def test_cell_id_does_not_depend_on_spelling_or_order(case: tuple[tuple[str, dic
     for name, value in params.items():
         if isinstance(value, bool):
             assert written[name] == ("true" if value else "false")
+        elif isinstance(value, str):
+            assert written[name] == value
         elif isinstance(value, int):
             assert int(written[name]) == value
         else:
@@ -137,9 +173,12 @@ def two_settings(draw: st.DrawFn) -> tuple[tuple[str, dict[str, Any], bool], tup
     how = draw(st.sampled_from(["any", "same kind", "nudged"]))
     if how != "nudged":
         return first, draw(settings(first[0] if how == "same kind" else None))
-    # The nearest different setting: one parameter moved by one float step (or one, or negated).
+    # The nearest different setting: one number moved by one float step (or one), or a flag negated.
     kind, params, record = first
-    name = draw(st.sampled_from(sorted(params)))
+    numbers = sorted(k for k, v in params.items() if not isinstance(v, str))
+    if not numbers:
+        return first, draw(settings())
+    name = draw(st.sampled_from(numbers))
     value = params[name]
     if isinstance(value, bool):
         nudged: Any = not value
@@ -165,7 +204,8 @@ def test_a_list_in_any_order_gives_the_same_cells(
 ) -> None:
     kind, params, _ = setting
     name = data.draw(st.sampled_from(sorted(params)))
-    values = data.draw(st.lists(AGENTS[kind][name][1], min_size=1, max_size=4, unique_by=lambda v: v + 0))
+    unique = lambda v: v if isinstance(v, str) else v + 0  # noqa: E731 (-0.0 and 0.0 are one value)
+    values = data.draw(st.lists(AGENTS[kind][name][1], min_size=1, max_size=4, unique_by=unique))
     values = [v + 0.0 if isinstance(v, float) else v for v in values]
     assume(len(set(values)) == len(values))
     base = "[[experiment]]\nname = 'GC'\ntest = 'GC'\n\n[[agent]]\n" + f"kind = '{kind}'\n"

@@ -17,7 +17,7 @@ from __future__ import annotations
 from .files import load
 from .python import Agent, AgentError, TrainedPythonAgent, UnsafeLoadWarning, offline_rng, online_rng
 from .records import BAMCP, BEB, BFS3, OPPSDS, PSRL, SBOSS, AgentSpec, EGreedy, Formula, Optimal, Random, SoftMax
-from .registry import REGISTRY, create, kinds, spec
+from .registry import REGISTRY, create, examples, kinds, spec
 from .stepper import Snapshot, Stepper
 from .trained import TrainedAgent, training_arguments
 
@@ -43,6 +43,7 @@ __all__ = [
     "TrainedPythonAgent",
     "UnsafeLoadWarning",
     "create",
+    "examples",
     "kinds",
     "load",
     "offline_rng",

@@ -9,13 +9,25 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
-from .. import _core
+from .. import _core, names
 from .records import BAMCP, BEB, BFS3, OPPSDS, PSRL, SBOSS, AgentSpec, EGreedy, Formula, Optimal, Random, SoftMax
 
-__all__ = ["REGISTRY", "create", "generated_record", "kinds", "record_for", "spec"]
+__all__ = [
+    "REGISTRY",
+    "canonical",
+    "create",
+    "example_params",
+    "examples",
+    "generated_record",
+    "kinds",
+    "record_for",
+    "spec",
+]
 
 #: The core's agent registry, one entry per kind: ``kind``, ``display``, ``params`` (``name``,
-#: ``type``, ``default``, ``required``, ``range``, ``doc``), ``online_units``, ``offline_units``.
+#: ``type``, ``default``, ``required``, ``range``, ``doc``), ``online_units``, ``offline_units``,
+#: ``examples`` (``doc``, ``params`` by the core's names; the first runs in seconds) and
+#: ``not_in_quick`` (why ``bbrl quick`` leaves the kind out, or None).
 REGISTRY: tuple[dict[str, Any], ...] = tuple(_core.agent_kinds())
 
 #: The hand-written records (typed fields, docstrings, friendly checks), one per kind they cover.
@@ -73,19 +85,41 @@ def kinds() -> dict[str, type[AgentSpec]]:
     return dict(_KINDS)
 
 
+def canonical(kind: str) -> str:
+    """The registry's spelling of ``kind``; case, ``-`` and ``_`` are ignored (:mod:`bbrl.names`).
+
+    Raises:
+        ValueError: an unknown kind, with the kinds there are.
+    """
+    found = names.find(_KINDS, kind)
+    if found is None:
+        raise ValueError(f"unknown agent {kind!r}; known agents: {', '.join(_KINDS)}")
+    return found
+
+
 def spec(kind: str) -> dict[str, Any]:
-    """The core registry's entry for ``kind`` (see :data:`REGISTRY`)."""
-    try:
-        return _SPECS[kind]
-    except KeyError:
-        raise ValueError(f"unknown agent {kind!r}; known agents: {', '.join(_SPECS)}") from None
+    """The core registry's entry for ``kind`` (any spelling, see :func:`canonical`)."""
+    return _SPECS[canonical(kind)]
+
+
+def example_params(kind: str, index: int = 0) -> dict[str, Any]:
+    """Example setting ``index`` of ``kind`` (0: the one that runs in seconds) as the record's
+    keyword arguments (the record's fields are the registry's parameters, in its order)."""
+    entry = spec(kind)
+    field_of = {p["name"]: f.name for p, f in zip(entry["params"], fields(_KINDS[entry["kind"]]), strict=True)}
+    return {field_of[name]: value for name, value in entry["examples"][index]["params"].items()}
+
+
+def examples(kind: str) -> tuple[AgentSpec, ...]:
+    """Every example setting of ``kind``, built (the first runs in seconds; the others exercise
+    the kind's main options)."""
+    return tuple(create(kind, example_params(kind, i)) for i in range(len(spec(kind)["examples"])))
 
 
 def create(kind: str, params: Mapping[str, Any] | None = None) -> AgentSpec:
-    """Builds an agent by its command-line name, e.g. ``create("egreedy", {"epsilon": 0.1})``."""
-    cls = _KINDS.get(kind.lower().replace("-", "").replace("_", ""))
-    if cls is None:
-        raise ValueError(f"unknown agent {kind!r}; known agents: {', '.join(_KINDS)}")
+    """Builds an agent by its command-line name, e.g. ``create("egreedy", {"epsilon": 0.1})``; the
+    name is matched by the one name rule (:func:`canonical`)."""
+    cls = _KINDS[canonical(kind)]
     params = dict(params or {})
     known = {f.name for f in fields(cls)}
     unknown = sorted(set(params) - known)

@@ -42,7 +42,7 @@ def register(commands: Any) -> None:
     commands.add_parser("distributions", help="list the built-in distributions").set_defaults(
         handler=_command_distributions
     )
-    commands.add_parser("envs", help="list the named environments and their options").set_defaults(
+    commands.add_parser("envs", help="list the problems: the distributions and the named environments").set_defaults(
         handler=_command_envs
     )
 
@@ -77,6 +77,9 @@ def _command_agents(args: argparse.Namespace, console: Console) -> int:
             console.print("    no parameters", highlight=False)
         for parameter in parameters:
             console.print(f"    {parameter}", highlight=False, markup=False)
+        for index, example in enumerate(agents.spec(kind)["examples"]):
+            setting = ", ".join(f"{k}={v!r}" for k, v in agents.registry.example_params(kind, index).items())
+            console.print(f"    example ({example['doc']}): {setting or 'the defaults'}", highlight=False, markup=False)
     name, _, text = PYTHON_KIND.partition(": ")
     console.print(f"[bold]{name}[/bold]: ", end="", highlight=False)
     console.print(text, highlight=False, markup=False)
@@ -92,13 +95,37 @@ def _command_distributions(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _start(start: dict[str, Any]) -> str:
+    if start["kind"] == "state":
+        return f"state {start['state']}"
+    if start["kind"] == "law":
+        return "law " + ", ".join(f"{p:g}" for p in start["probabilities"])
+    return "uniform" if start["kind"] == "uniform" else "the simulator's reset"
+
+
 def _command_envs(args: argparse.Namespace, console: Console) -> int:
+    from .. import problems
     from ..envs import registry
 
-    for entry in registry.REGISTRY:
+    # Every problem of the registry: the distributions, then every environment (each is a problem).
+    for problem in problems.REGISTRY:
+        low, high = problem["reward_range"]
+        facts = (
+            f"rewards in [{low:g}, {high:g}], horizon {problem['horizon'] or 'none'}, start {_start(problem['start'])}"
+        )
+        if problem["source"] == "distribution":
+            where = f"priors {', '.join(problem['priors'])}"
+        else:
+            entry = registry.entry(problem["name"])
+            where = (
+                f"{entry['state_space']}, discount {entry['default_discount']}; options: {', '.join(entry['options'])}"
+            )
+            if entry["default_policy"] is not None:
+                policy = entry["default_policy"]
+                share = f" ({policy['random_share']:g} random)" if "random_share" in policy else ""
+                where += f"; default policy {policy['kind']}{share}"
         console.print(
-            f"[bold]{entry['name']}[/bold] ({entry['state_space']}, discount {entry['default_discount']}): "
-            f"{entry['summary']}; options: {', '.join(entry['options'])}",
+            f"[bold]{problem['name']}[/bold] ({problem['long_name']}): {problem['summary']}; {facts}; {where}",
             highlight=False,
         )
     return 0

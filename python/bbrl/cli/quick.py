@@ -18,54 +18,42 @@ if TYPE_CHECKING:
     from .. import agents
     from ..protocol import Run
 
-__all__ = ["NOT_IN_QUICK", "QUICK_CASES", "QUICK_SETTINGS", "quick_agents", "register", "run_quick"]
+__all__ = ["QUICK_SETTINGS", "not_in_quick", "quick_agents", "quick_cases", "register", "run_quick"]
 
-#: One representative setting per kind, cheap enough for a minute or two on 2 cores.
-QUICK_SETTINGS: dict[str, dict[str, object]] = {
-    "random": {},
-    "egreedy": {"epsilon": 0.1},
-    "softmax": {"tau": 1.0},
-    "beb": {"beta": 1.0},
-    "bamcp": {"k": 10, "depth": 15},
-    "bfs3": {"k": 10, "c": 2, "depth": 15},
-    "sboss": {"epsilon": 1e-3, "delta": 7.0},
-    "psrl": {},
-    "optimal": {},
-    "oppsds": {"formula_set": 2, "n_draws": 200},
-}
-#: Kinds of :func:`bbrl.agents.kinds` that are not an algorithm of their own, and why.
-NOT_IN_QUICK: dict[str, str] = {
-    "formula": "a fixed index formula is what OPPS-DS chooses offline; OPPS-DS stands for it",
-}
+#: Settings to run instead of a kind's first example setting (the registry's, which runs in seconds),
+#: by kind; empty: every kind runs its registry example.
+QUICK_SETTINGS: dict[str, dict[str, object]] = {}
+
+
+def not_in_quick() -> dict[str, str]:
+    """Kinds of :func:`bbrl.agents.kinds` that are not an algorithm of their own, and why (the
+    registry's ``not_in_quick``)."""
+    from .. import agents
+
+    return {e["kind"]: e["not_in_quick"] for e in agents.REGISTRY if e["not_in_quick"]}
 
 
 def quick_agents() -> tuple[agents.AgentSpec, ...]:
-    """One agent per kind of the registry (:func:`bbrl.agents.kinds`), in its order.
-
-    Raises:
-        ValueError: a kind has neither a quick setting nor a reason to be left out (a new agent).
-    """
+    """One agent per kind of the registry (:func:`bbrl.agents.kinds`), in its order: its first
+    example setting, or its :data:`QUICK_SETTINGS` override."""
     from .. import agents
 
+    left_out = not_in_quick()
     chosen = []
     for kind in agents.kinds():
-        if kind in NOT_IN_QUICK:
+        if kind in left_out:
             continue
-        if kind not in QUICK_SETTINGS:
-            raise ValueError(f"agent kind {kind!r} has no setting in bbrl.cli.quick.QUICK_SETTINGS")
-        chosen.append(agents.create(kind, QUICK_SETTINGS[kind]))
+        override = QUICK_SETTINGS.get(kind)
+        chosen.append(agents.create(kind, override) if override is not None else agents.examples(kind)[0])
     return tuple(chosen)
 
 
-#: (test distribution, prior) pairs: the accurate and the inaccurate (uniform) case of each problem.
-QUICK_CASES: tuple[tuple[str, str], ...] = (
-    ("GC", "GC"),
-    ("GC", "UGC"),
-    ("GDL", "GDL"),
-    ("GDL", "UGDL"),
-    ("Grid", "Grid"),
-    ("Grid", "UGrid"),
-)
+def quick_cases() -> tuple[tuple[str, str], ...]:
+    """(test distribution, prior) pairs: every distribution problem of the registry with each of its
+    priors (the accurate and the inaccurate, uniform, case)."""
+    from .. import problems
+
+    return tuple((entry["name"], prior) for entry in problems.REGISTRY for prior in entry["priors"])
 
 
 def register(commands: Any) -> None:
@@ -73,8 +61,8 @@ def register(commands: Any) -> None:
     quick = commands.add_parser(
         "quick",
         help="a small real benchmark: every algorithm, one setting each, on GC, GDL and Grid, two priors",
-        description="Runs every built-in algorithm at one representative setting (bbrl.cli.quick.QUICK_SETTINGS) "
-        "on the three problems with the accurate and the uniform prior, prints the table and writes it (CSV, "
+        description="Runs every built-in algorithm at its first example setting (bbrl agents lists them) on "
+        "every distribution problem with the accurate and the uniform prior, prints the table and writes it (CSV, "
         "Markdown) with a figure.",
     )
     add_out(quick, "output folder (default bbrl-quick)", default=Path("bbrl-quick"))
@@ -101,7 +89,7 @@ def run_quick(args: argparse.Namespace, console: Console) -> list[Run]:
     chosen = quick_agents()
     experiments: dict[str, Experiment] = {}
     n_mdps, horizon = smoke.experiment_size(args.n_mdps, args.horizon)
-    for test, prior in QUICK_CASES:
+    for test, prior in quick_cases():
         if test not in experiments:
             experiments[test] = Experiment(test, n_mdps=n_mdps, gamma=args.gamma, horizon=horizon, seed=args.seed)
         for agent in chosen:

@@ -156,7 +156,11 @@ def _add_certification(parser: argparse.ArgumentParser) -> None:
         "command reports how many rollouts reached it (without it, --gamma 1 runs every rollout to termination)",
     )
     parser.add_argument(
-        "--random-share", type=float, default=0.6, help="Mountain Car: random-action share of energy pumping (0.6)"
+        "--random-share",
+        type=float,
+        default=None,
+        help="Mountain Car: random-action share of energy pumping (default: the environment registry's, "
+        "Sajed et al.'s; bbrl envs)",
     )
     _add_budget(parser)
     add_seed(parser, "seed of the states and rollouts (default 0)")
@@ -176,9 +180,8 @@ def _add_budget(parser: argparse.ArgumentParser) -> None:
 def _setup(args: argparse.Namespace) -> tuple[Any, Any]:
     from .. import value_error as ve
 
-    if args.env == "MountainCar":
-        return ve.mountain_car(args.gamma, args.time_limit), ve.energy_pumping(args.random_share)
-    return ve.puddle_world(args.gamma, time_limit=args.time_limit), ve.uniform_policy(4)
+    # The environment's default policy is its registry entry's; --random-share tunes energy pumping's.
+    return ve.environment(args.env, args.gamma, args.time_limit), ve.default_policy(args.env, args.random_share)
 
 
 def _print_cuts(console: Console, n_cut: Any, n_samples: Any, length: int, to_termination: bool = False) -> None:

@@ -8,7 +8,8 @@ fixed. Zero concentrations give exactly zero probability, so a drawn MDP keeps t
 The built-ins reproduce the original BBRL data files exactly (SPEC 1.3: the files, not the paper's
 appendix, are authoritative) and are named by the original's short names everywhere a user types a
 distribution: ``GC``, ``GDL``, ``Grid`` and their uniform (inaccurate) priors ``UGC``, ``UGDL``,
-``UGrid``.
+``UGrid``. Their names, long names and the uniform-prior rule are the core's problem registry's
+(:mod:`bbrl.problems`).
 """
 
 from __future__ import annotations
@@ -16,18 +17,19 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .. import _core
+from .. import _core, problems
+from .. import names as name_rule
 from ..fileio import parse_json_document, read_file_bytes, write_atomic
 from . import bbrl_format
 
 __all__ = [
     "FDM",
+    "builtin_name",
     "generalized_chain",
     "generalized_double_loop",
     "get",
@@ -135,10 +137,9 @@ class FDM:
         return float(self._rewards.max())
 
     def uniform(self) -> FDM:
-        """The inaccurate prior of the paper: theta = 1 everywhere, same rewards and initial state."""
-        name = self._name if self._name.startswith("U") and self._name[1:] in _BUILTINS else f"U{self._name}"
-        long_name = self._long_name if self._long_name.startswith("Uniform ") else f"Uniform {self._long_name}"
-        return FDM(np.ones_like(self._theta), self._rewards, self._initial_state, name, long_name)
+        """The inaccurate prior of the paper: theta = 1 everywhere, same rewards and initial state,
+        named by the problem registry's rule (``UGC``, "Uniform GChain distribution")."""
+        return _from_tables(_core.uniform_prior(self._core, self._name, self._long_name))
 
     def default_horizon(self, gamma: float = 0.95, epsilon: float = 0.01) -> int:
         """The paper's horizon T = floor(log(epsilon (1 - gamma) / Rmax) / log(gamma)), in steps.
@@ -213,53 +214,57 @@ def _check_seed(seed: Any) -> int:
 # Built-in problems (SPEC 1.3), constructed in code; a test checks them against the original files.
 
 
-def _builtin(name: str, long_name: str) -> FDM:
-    # The tables are built by the Rust core (rust/problems.rs), the single source of the built-ins.
-    theta, rewards, initial_state = _core.builtin_distribution(name)
+def _from_tables(tables: tuple[Any, Any, int, str, str]) -> FDM:
+    theta, rewards, initial_state, name, long_name = tables
     return FDM(theta, rewards, None if initial_state < 0 else initial_state, name, long_name)
+
+
+def _builtin(name: str) -> FDM:
+    # The tables and names are the core's problem registry's (rust/core/src/problems/), the single
+    # source of the built-ins.
+    return _from_tables(_core.problem_distribution(name))
 
 
 def generalized_chain() -> FDM:
     """GC, the Generalised Chain: 5 states, 3 actions. From state x the agent reaches x + 1 (state
     4 stays) or falls back to 0; reward 2 on reaching 0 and 10 on reaching 4. The three actions
     share one prior, so which action is the "forward" one is learned."""
-    return _builtin("GC", "GChain distribution")
+    return _builtin("GC")
 
 
 def generalized_double_loop() -> FDM:
     """GDL, the Generalised Double-Loop: 9 states, 2 actions. From 0 the loop 0→1→2→3→4→0 pays 1;
     the loop 0→5→6→7→8→0 pays 2, but states 5 to 7 may fall back to 0."""
-    return _builtin("GDL", "GDouble-Loop distribution")
+    return _builtin("GDL")
 
 
 def grid() -> FDM:
     """Grid: 5x5 cells, state 5 * row + col, actions 0 = left, 1 = right, 2 = up, 3 = down (the
     original file's order). A move succeeds or leaves the agent in place; moving down from 19 or
     right from 23 may instead reach the goal, which pays 10 and teleports to 0."""
-    return _builtin("Grid", "Grid distribution")
-
-
-_BUILTINS: dict[str, Callable[[], FDM]] = {
-    "GC": generalized_chain,
-    "GDL": generalized_double_loop,
-    "Grid": grid,
-}
+    return _builtin("Grid")
 
 
 def names() -> list[str]:
-    """The short names :func:`get` accepts: GC, GDL, Grid, UGC, UGDL, UGrid."""
-    return [*_BUILTINS, *(f"U{n}" for n in _BUILTINS)]
+    """The short names :func:`get` accepts, from the problem registry: each distribution problem
+    and its uniform prior (GC, UGC, GDL, UGDL, Grid, UGrid)."""
+    return list(problems.prior_names())
+
+
+def builtin_name(name: str) -> str | None:
+    """The registry's spelling of a built-in distribution's name (case, ``-`` and ``_`` ignored:
+    :mod:`bbrl.names`), or None when ``name`` names none."""
+    return name_rule.find(names(), name)
 
 
 def get(name: str) -> FDM:
     """A built-in distribution by its original short name (``GC``, ``UGC``, ``Grid``...), matched
-    without regard to case, or a distribution file by path."""
+    by the one name rule (:func:`builtin_name`), or a distribution file by path."""
     if not isinstance(name, str):
         raise TypeError(f"a distribution name must be a string, got {type(name).__name__}")
-    by_lower = {n.lower(): n for n in names()}
-    key = by_lower.get(name.lower())
+    key = builtin_name(name)
     if key is not None:
-        return _BUILTINS[key[1:]]().uniform() if key not in _BUILTINS else _BUILTINS[key]()
+        return _builtin(key)
     if os.path.sep in name or Path(name).suffix:
         return load(name)
     raise ValueError(f"unknown distribution {name!r}; built-ins: {', '.join(names())} (or a file path)")

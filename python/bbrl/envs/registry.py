@@ -1,6 +1,7 @@
 """The environment registry of the core, the single source of every named environment: its name,
-a one-line summary, its state space (``"finite"`` or ``"box2"``), its default discount and the
-options it takes. :func:`bbrl.envs.make`, :mod:`bbrl.gym`, replay, the value-error studies and every
+long name and one-line summary, its state space (``"finite"`` or ``"box2"``), a continuous state's
+box, the policy value-error studies follow by default, its default discount and the options it
+takes. :func:`bbrl.envs.make`, :mod:`bbrl.gym`, replay, the value-error studies and every
 ``--env`` of the command line read it."""
 
 from __future__ import annotations
@@ -8,18 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _core
+from .. import names as name_rule
 
 __all__ = ["REGISTRY", "canonical", "entry", "make_core", "names"]
 
 #: One entry per named environment, in the core's order.
 REGISTRY: tuple[dict[str, Any], ...] = tuple(_core.environments())
-
-
-def _key(name: str) -> str:
-    return name.lower().replace("-", "").replace("_", "").replace(" ", "")
-
-
-_BY_KEY = {_key(e["name"]): e for e in REGISTRY}
 
 
 def names(state_space: str | None = None) -> tuple[str, ...]:
@@ -28,18 +23,18 @@ def names(state_space: str | None = None) -> tuple[str, ...]:
 
 
 def entry(name: str) -> dict[str, Any]:
-    """The entry of ``name``; case, ``-``, ``_`` and spaces are ignored (``"mountain-car"`` is
-    ``MountainCar``).
+    """The entry of ``name``; case, ``-`` and ``_`` are ignored (:mod:`bbrl.names`:
+    ``"mountain-car"`` is ``MountainCar``).
 
     Raises:
         ValueError: an unknown name, with the names there are.
     """
     if not isinstance(name, str):
         raise TypeError(f"an environment name must be a string, got {type(name).__name__}")
-    found = _BY_KEY.get(_key(name))
+    found = name_rule.find(names(), name)
     if found is None:
         raise ValueError(f"unknown environment {name!r}; the environments are {', '.join(names())}")
-    return found
+    return next(e for e in REGISTRY if e["name"] == found)
 
 
 def canonical(name: str) -> str:

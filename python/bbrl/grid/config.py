@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core, agents, distributions, smoke
+from .. import names as name_rule
 from ..fileio import read_text_file
 
 try:
@@ -142,9 +143,8 @@ def _check_int(checker: _Checker, section: tuple[Any, ...], key: str, value: Any
 def _distribution(checker: _Checker, section: tuple[Any, ...], key: str, value: Any, base: Path | None) -> FDM:
     if not isinstance(value, str) or not value:
         raise checker.error(section, key, f"must be a distribution name such as 'GC' or a file, got {value!r}")
-    builtin = {n.lower() for n in distributions.names()}
     name = value
-    if value.lower() not in builtin and base is not None and not Path(value).is_absolute():
+    if distributions.builtin_name(value) is None and base is not None and not Path(value).is_absolute():
         name = str(base / value)
     try:
         return distributions.get(name)
@@ -247,7 +247,7 @@ def parse_config(
         if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0.0 <= gamma < 1.0:
             raise checker.error(where["gamma"], "gamma", f"must be a number in [0, 1), got {gamma!r}")
         # A file's stem names it in cell ids (``priors/my-prior.json`` -> ``my-prior``).
-        prior_name = Path(prior).stem if prior.lower() not in {n.lower() for n in distributions.names()} else prior
+        prior_name = Path(prior).stem if distributions.builtin_name(prior) is None else prior
         experiment = ExperimentConfig(
             name=name,
             test=raw["test"],
@@ -280,9 +280,10 @@ def parse_config(
             raise checker.error(
                 section, "kind" if "kind" in raw else None, "every [[agent]] needs a kind, e.g. kind = 'egreedy'"
             )
-        kind = kind.lower().replace("-", "").replace("_", "")
+        # The one name rule (bbrl.names): any spelling of a registered kind is the registry's.
+        kind = name_rule.find(known, kind) or kind
         python_class = None
-        is_python = kind == "python"
+        is_python = name_rule.key(kind) == "python"
         reference = ""
         if is_python:
             reference = raw.get("class")

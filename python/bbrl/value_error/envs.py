@@ -161,13 +161,41 @@ def tabular_policy(probabilities: npt.ArrayLike) -> Policy:
     return Policy(_core.FixedPolicy.tabular(table), {"kind": "tabular", "shape": list(table.shape)})
 
 
+def default_policy(name: str, random_share: float | None = None) -> Policy:
+    """The policy environment ``name``'s registry entry names for its value-error studies (Sajed
+    et al.'s: Mountain Car's energy pumping with 60% random actions, Puddle World's uniform
+    policy); ``random_share`` replaces energy pumping's share (a policy without one ignores it).
+
+    Raises:
+        ValueError: the environment has no default policy.
+    """
+    entry = registry.entry(name)
+    policy = entry["default_policy"]
+    if policy is None:
+        raise ValueError(f"{entry['name']} has no default policy")
+    if policy["kind"] == "energy-pumping":
+        return energy_pumping(policy["random_share"] if random_share is None else random_share)
+    n_actions = registry.make_core(entry["name"]).spec[0]
+    return uniform_policy(n_actions)
+
+
 def paper_setup(name: str) -> tuple[Environment, Policy]:
     """Sajed et al.'s two studies: ``"MountainCar"`` (energy pumping with 60% random actions) or
     ``"PuddleWorld"`` (uniform policy), both with the registry's discount 0.99 (any spelling the
-    registry accepts: ``"mountain-car"`` too)."""
-    name = registry.canonical(name)
-    if name == "MountainCar":
-        return mountain_car(), energy_pumping(0.6)
-    if name == "PuddleWorld":
-        return puddle_world(), uniform_policy(4)
-    raise ValueError(f"{name} has no study of Sajed et al. (MountainCar, PuddleWorld)")
+    registry accepts: ``"mountain-car"`` too): the environment and its registry's default policy."""
+    entry = registry.entry(name)
+    if entry["default_policy"] is None:
+        names = ", ".join(e["name"] for e in registry.REGISTRY if e["default_policy"] is not None)
+        raise ValueError(f"{entry['name']} has no study of Sajed et al. ({names})")
+    return environment(entry["name"]), default_policy(entry["name"])
+
+
+def environment(name: str, discount: float | None = None, time_limit: int | None = None) -> Environment:
+    """Mountain Car or Puddle World by any spelling of its registry name, built by
+    :func:`mountain_car` or :func:`puddle_world` (``discount`` and ``time_limit`` as there)."""
+    canonical = registry.canonical(name)
+    if canonical == "MountainCar":
+        return mountain_car(discount, time_limit)
+    if canonical == "PuddleWorld":
+        return puddle_world(discount, time_limit=time_limit)
+    raise ValueError(f"{canonical} is not a continuous environment of the value-error studies")

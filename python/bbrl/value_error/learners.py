@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from .. import _core
 from ..checks import count
-from ..envs import FiniteEnv
+from ..envs import FiniteEnv, registry
 from .envs import Environment, Policy, as_environment
 from .references import CmapveResult, References, cmapve
 
@@ -41,12 +41,13 @@ def one_hot(n_states: int) -> Features:
 
 
 def box_of(env: Environment) -> tuple[tuple[float, float], tuple[float, float]]:
-    """The state box of Mountain Car or Puddle World, for :func:`tile_coding`."""
-    if env.name == "MountainCar":
-        return (-1.2, -0.07), (0.5, 0.07)
-    if env.name == "PuddleWorld":
-        return (0.0, 0.0), (1.0, 1.0)
-    raise ValueError(f"no state box for {env.name}")
+    """The state box of a continuous environment of the registry (Mountain Car, Puddle World), its
+    registry entry's, as (lows, highs) for :func:`tile_coding`."""
+    box = registry.entry(env.name)["state_box"] if env.name in registry.names() else []
+    if len(box) != 2:
+        raise ValueError(f"no state box for {env.name}")
+    (low_x, high_x, _), (low_y, high_y, _) = box
+    return (low_x, low_y), (high_x, high_y)
 
 
 @dataclass(frozen=True)

@@ -5,15 +5,17 @@
 //! `cargo test` and benched with criterion on its own.
 //!
 //! Layers, each using only the ones above it:
-//! - [`error`], [`rng`] (the one seed rule), [`options`] (keyword options read into typed structs),
-//!   [`platform`] (CPU time, host), [`work`] (machine-independent work counters);
+//! - [`error`], [`names`] (the one name rule of every registry), [`rng`] (the one seed rule),
+//!   [`options`] (keyword options read into typed structs), [`platform`] (CPU time, host), [`work`]
+//!   (machine-independent work counters);
 //! - [`model`]: tabular views and checks, [`model::Mdp`], [`model::Fdm`], Dirichlet rows, posterior
 //!   counts, the named problems; [`solve`]: value iteration (scalar, AVX2, AVX-512);
 //!   [`formula`]: OPPS formulas and formula spaces;
 //! - [`agent`]: the `Agent` trait, its value types and one decision step; [`trajectory`]: one
 //!   timed trajectory on a finite MDP; [`stepper`]: the handle every evaluator drives;
 //! - [`agents`]: one file per algorithm and the registry; [`envs`]: the `Env` trait, finite and
-//!   continuous environments and their registry;
+//!   continuous environments and their registry; [`problems`]: the benchmark problems' registry
+//!   (the test distributions with their priors, and every registered environment);
 //! - [`evaluators`]: the benchmark protocol, the replay evaluators, the value-error estimates.
 //!
 //! Data flow of the protocol: an [`model::Fdm`] (Dirichlet distribution over MDPs) is sampled
@@ -25,6 +27,7 @@
 #![allow(clippy::needless_range_loop)]
 
 pub mod error;
+pub mod names;
 pub mod options;
 pub mod platform;
 pub mod rng;
@@ -40,6 +43,7 @@ pub mod trajectory;
 
 pub mod agents;
 pub mod envs;
+pub mod problems;
 
 pub mod confidence;
 pub mod evaluators;

@@ -75,7 +75,9 @@ impl PyAgent {
 }
 
 /// The agent registry: per kind, its name, display name, parameters (name, type, default or
-/// None when required, range, doc) and cost units (online per decision, offline per training).
+/// None when required, range, doc), cost units (online per decision, offline per training), its
+/// example settings (doc, params by the core's names; the first runs in seconds) and why `bbrl
+/// quick` leaves it out (None: it runs the first example).
 #[pyfunction]
 fn agent_kinds(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
     agents::KINDS
@@ -92,9 +94,7 @@ fn agent_kinds(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
                     param.set_item("name", p.name)?;
                     param.set_item("type", p.ty.as_str())?;
                     match p.default {
-                        Some(ParamDefault::Float(v)) => param.set_item("default", v)?,
-                        Some(ParamDefault::Int(v)) => param.set_item("default", v)?,
-                        Some(ParamDefault::Bool(v)) => param.set_item("default", v)?,
+                        Some(value) => param.set_item("default", spec_value(py, value)?)?,
                         None => param.set_item("default", py.None())?,
                     }
                     param.set_item("required", p.default.is_none())?;
@@ -106,9 +106,35 @@ fn agent_kinds(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             entry.set_item("params", params)?;
             entry.set_item("online_units", spec.online_units.to_vec())?;
             entry.set_item("offline_units", spec.offline_units.to_vec())?;
+            let examples = spec
+                .examples
+                .iter()
+                .map(|example| {
+                    let params = PyDict::new(py);
+                    for (name, value) in example.params {
+                        params.set_item(name, spec_value(py, *value)?)?;
+                    }
+                    let entry = PyDict::new(py);
+                    entry.set_item("doc", example.doc)?;
+                    entry.set_item("params", params)?;
+                    Ok(entry)
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            entry.set_item("examples", examples)?;
+            entry.set_item("not_in_quick", spec.not_in_quick)?;
             Ok(entry)
         })
         .collect()
+}
+
+/// A value written in a spec (a default or an example's), as Python sees it.
+fn spec_value(py: Python<'_>, value: ParamDefault) -> PyResult<Bound<'_, PyAny>> {
+    Ok(match value {
+        ParamDefault::Float(v) => v.into_pyobject(py)?.into_any(),
+        ParamDefault::Int(v) => v.into_pyobject(py)?.into_any(),
+        ParamDefault::Bool(v) => v.into_pyobject(py)?.to_owned().into_any(),
+        ParamDefault::Text(v) => v.into_pyobject(py)?.into_any(),
+    })
 }
 
 /// Adds this file's classes and functions to the module.

@@ -1,4 +1,4 @@
-//! Converts a core `Fdm` from and to NumPy tables (`Distribution`), and the built-in distributions.
+//! Converts a core `Fdm` from and to NumPy tables (`Distribution`).
 
 use numpy::{PyArray3, PyReadonlyArray3};
 use pyo3::prelude::*;
@@ -36,22 +36,8 @@ impl PyFdm {
     }
 }
 
-/// theta, rewards and the initial state (-1: random) of a distribution.
-type DistributionTables<'py> = (Bound<'py, PyArray3<f64>>, Bound<'py, PyArray3<f64>>, i64);
-
-/// A built-in distribution by short name (GC, GDL, Grid, UGC, UGDL, UGrid):
-/// (theta, rewards, initial state).
-#[pyfunction]
-fn builtin_distribution<'py>(py: Python<'py>, name: &str) -> PyResult<DistributionTables<'py>> {
-    let fdm = bbrl_core::model::problems::named(name).map_err(to_py)?;
-    let (s, a) = (fdm.n_states(), fdm.n_actions());
-    let start = fdm.initial_state().map_or(-1, |s| s as i64);
-    Ok((table(py, fdm.theta(), s, a), table(py, fdm.rewards(), s, a), start))
-}
-
 /// Adds this file's classes and functions to the module.
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyFdm>()?;
-    m.add_function(wrap_pyfunction!(builtin_distribution, m)?)?;
     Ok(())
 }

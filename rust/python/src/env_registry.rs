@@ -8,10 +8,12 @@ use super::continuous_env::PyValueErrorEnv;
 use super::env::PyFiniteEnv;
 use super::to_py;
 use bbrl_core::envs::registry::{build, ENVIRONMENTS};
-use bbrl_core::envs::{AnyEnv, EnvOptions};
+use bbrl_core::envs::{AnyEnv, DefaultPolicy, EnvOptions};
 
-/// Every named environment: name, summary, state_space ("finite" or "box2"), default_discount
-/// and options (the keyword arguments `make_env` accepts for it).
+/// Every named environment: name, long_name, summary, state_space ("finite" or "box2"),
+/// state_box (a continuous state's (low, high, name) per coordinate; empty when finite),
+/// default_policy (None, or {"kind": "uniform"} or {"kind": "energy-pumping", "random_share": p}),
+/// default_discount and options (the keyword arguments `make_env` accepts for it).
 #[pyfunction]
 fn environments(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
     ENVIRONMENTS
@@ -19,8 +21,22 @@ fn environments(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         .map(|spec| {
             let entry = PyDict::new(py);
             entry.set_item("name", spec.name)?;
+            entry.set_item("long_name", spec.long_name)?;
             entry.set_item("summary", spec.summary)?;
             entry.set_item("state_space", spec.state_space.as_str())?;
+            entry.set_item("state_box", spec.state_box.to_vec())?;
+            let policy = match spec.default_policy {
+                None => None,
+                Some(policy) => {
+                    let entry = PyDict::new(py);
+                    entry.set_item("kind", policy.kind())?;
+                    if let DefaultPolicy::EnergyPumping { random_share } = policy {
+                        entry.set_item("random_share", random_share)?;
+                    }
+                    Some(entry)
+                }
+            };
+            entry.set_item("default_policy", policy)?;
             entry.set_item("default_discount", spec.default_discount)?;
             entry.set_item("options", spec.options.to_vec())?;
             Ok(entry)

@@ -26,6 +26,7 @@ mod env_registry;
 mod experiment;
 mod formulas;
 mod kernels;
+mod problem_registry;
 mod replay;
 mod stepper;
 mod value_error;
@@ -147,6 +148,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     env_registry::register(m)?;
     experiment::register(m)?;
     kernels::register(m)?;
+    problem_registry::register(m)?;
     formulas::register(m)?;
     stepper::register(m)?;
     m.add("AgentError", m.py().get_type::<AgentError>())?;

@@ -8,7 +8,7 @@ use rand::Rng as _;
 use super::common::{
     argmax_random_tie, argmax_random_tie_by_select, greedy_probabilities, plan_once, uniform_below, PlanningStream,
 };
-use super::spec::{KindSpec, ParamSpec, ParamType};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
@@ -32,6 +32,11 @@ pub const SPEC: KindSpec = KindSpec {
     ],
     online_units: &[("k", 1.0), ("depth", 1.0)],
     offline_units: &[],
+    examples: &[
+        Example { doc: "quick", params: &[("k", ParamDefault::Int(10)), ("depth", ParamDefault::Int(15))] },
+        Example { doc: "more simulations", params: &[("k", ParamDefault::Int(100)), ("depth", ParamDefault::Int(20))] },
+    ],
+    not_in_quick: None,
     build: |r| Ok(Box::new(Bamcp::new(r.count("k")?, r.count("depth")?)?)),
 };
 

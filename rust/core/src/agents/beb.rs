@@ -1,6 +1,6 @@
 //! BEBAgent (SPEC 4.5): Bayesian Exploration Bonus (Kolter & Ng 2009) on the posterior-mean model.
 
-use super::spec::{KindSpec, ParamSpec, ParamType, COMPAT};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, COMPAT};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
@@ -25,6 +25,14 @@ pub const SPEC: KindSpec = KindSpec {
     ],
     online_units: &[],
     offline_units: &[],
+    examples: &[
+        Example { doc: "quick", params: &[("beta", ParamDefault::Float(1.0))] },
+        Example {
+            doc: "a larger bonus, the original's quirks",
+            params: &[("beta", ParamDefault::Float(10.0)), ("compat", ParamDefault::Bool(true))],
+        },
+    ],
+    not_in_quick: None,
     build: |r| Ok(Box::new(Beb::new(r.float("beta")?, r.flag("compat")?)?)),
 };
 

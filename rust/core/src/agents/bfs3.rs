@@ -4,7 +4,7 @@
 use rand::Rng as _;
 
 use super::common::{argmax_random_tie, argmax_random_tie_by, greedy_probabilities, plan_once, PlanningStream};
-use super::spec::{KindSpec, ParamSpec, ParamType};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
@@ -36,6 +36,17 @@ pub const SPEC: KindSpec = KindSpec {
     ],
     online_units: &[("k", 1.0), ("depth", 1.0)],
     offline_units: &[],
+    examples: &[
+        Example {
+            doc: "quick",
+            params: &[("k", ParamDefault::Int(10)), ("c", ParamDefault::Int(2)), ("depth", ParamDefault::Int(15))],
+        },
+        Example {
+            doc: "wider, shallower search",
+            params: &[("k", ParamDefault::Int(20)), ("c", ParamDefault::Int(5)), ("depth", ParamDefault::Int(6))],
+        },
+    ],
+    not_in_quick: None,
     build: |r| Ok(Box::new(Bfs3::new(r.count("k")?, r.count("c")?, r.count("depth")?)?)),
 };
 

@@ -4,7 +4,7 @@ use rand::Rng as _;
 
 use super::common::{argmax_random_tie, greedy_probabilities};
 use super::mean_model::MeanModelQ;
-use super::spec::{KindSpec, ParamSpec, ParamType};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
@@ -25,6 +25,11 @@ pub const SPEC: KindSpec = KindSpec {
     }],
     online_units: &[],
     offline_units: &[],
+    examples: &[
+        Example { doc: "quick", params: &[("epsilon", ParamDefault::Float(0.1))] },
+        Example { doc: "more exploration", params: &[("epsilon", ParamDefault::Float(0.3))] },
+    ],
+    not_in_quick: None,
     build: |r| Ok(Box::new(EGreedy::new(r.float("epsilon")?)?)),
 };
 

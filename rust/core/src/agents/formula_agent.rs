@@ -26,7 +26,7 @@ use rand::Rng as _;
 
 use super::common::{argmax_random_tie, greedy_probabilities};
 use super::mean_model::MeanModelQ;
-use super::spec::{KindSpec, ParamSpec, ParamType, COMPAT};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, COMPAT};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
 use crate::formula::{Formula, N_VARIABLES};
@@ -51,6 +51,14 @@ pub const SPEC: KindSpec = KindSpec {
     ],
     online_units: &[],
     offline_units: &[],
+    examples: &[
+        Example { doc: "quick", params: &[("formula", ParamDefault::Text("X0 X2 MAX2"))] },
+        Example {
+            doc: "an infix formula, the original's quirks",
+            params: &[("formula", ParamDefault::Text("QUniform / QMean")), ("compat", ParamDefault::Bool(true))],
+        },
+    ],
+    not_in_quick: Some("a fixed index formula is what OPPS-DS chooses offline; OPPS-DS stands for it"),
     build: |r| {
         let formula = Formula::parse_any(r.text("formula")?)
             .map_err(|e| invalid!("agent 'formula': parameter 'formula': {e}"))?;

@@ -38,4 +38,4 @@ pub use random::RandomAgent;
 pub use registry::{build, load_text, KINDS};
 pub use sboss::Sboss;
 pub use softmax::SoftMax;
-pub use spec::{KindSpec, ParamSpec, ParamType, ParamValue, Params};
+pub use spec::{Example, KindSpec, ParamSpec, ParamType, ParamValue, Params};

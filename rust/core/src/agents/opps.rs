@@ -41,7 +41,7 @@ use crate::work::{self, Work};
 
 use super::common::argmax_random_tie;
 use super::formula_agent::FormulaAgent;
-use super::spec::{KindSpec, ParamDefault, ParamSpec, ParamType, COMPAT};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, COMPAT};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
 use crate::formula::set::shipped_set;
@@ -81,6 +81,22 @@ pub const SPEC: KindSpec = KindSpec {
     ],
     online_units: &[],
     offline_units: &[("n_draws", 1.0), ("horizon", 1.0)],
+    examples: &[
+        Example {
+            doc: "quick",
+            params: &[("formulas", ParamDefault::Text("F2")), ("n_draws", ParamDefault::Int(200))],
+        },
+        Example {
+            doc: "a listed formula set, its own constant, the original's quirks",
+            params: &[
+                ("formulas", ParamDefault::Text("X0; X1 ABS; X2 X0 DIV")),
+                ("n_draws", ParamDefault::Int(50)),
+                ("c", ParamDefault::Float(1.5)),
+                ("compat", ParamDefault::Bool(true)),
+            ],
+        },
+    ],
+    not_in_quick: None,
     build: |r| {
         let spec = r.text("formulas")?.trim();
         let (formulas, label) = if let Some(n) = spec.strip_prefix('F').filter(|n| n.parse::<u8>().is_ok()) {

@@ -8,7 +8,7 @@
 //! `qIteration(gamma, T)`. It then acts greedily with uniformly random ties.
 
 use super::common::{argmax_random_tie, greedy_probabilities};
-use super::spec::KindSpec;
+use super::spec::{Example, KindSpec};
 use crate::agent::{Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
 use crate::model::fdm::Fdm;
@@ -22,6 +22,8 @@ pub const SPEC: KindSpec = KindSpec {
     params: &[],
     online_units: &[],
     offline_units: &[],
+    examples: &[Example { doc: "the only setting", params: &[] }],
+    not_in_quick: None,
     build: |_| Ok(Box::new(Optimal::new())),
 };
 

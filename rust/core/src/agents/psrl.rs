@@ -62,7 +62,7 @@
 use rand::{Rng as _, SeedableRng};
 
 use super::common::{argmax_random_tie, greedy_probabilities};
-use super::spec::{KindSpec, ParamDefault, ParamSpec, ParamType};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
@@ -86,6 +86,11 @@ pub const SPEC: KindSpec = KindSpec {
     }],
     online_units: &[("k", 1.0)],
     offline_units: &[],
+    examples: &[
+        Example { doc: "quick", params: &[] },
+        Example { doc: "the optimistic maximum of 5 samples", params: &[("k", ParamDefault::Int(5))] },
+    ],
+    not_in_quick: None,
     build: |r| Ok(Box::new(Psrl::new(r.count("k")?)?)),
 };
 

@@ -1,6 +1,6 @@
 //! RandomAgent (SPEC 4.1): a uniformly random action at every step.
 
-use super::spec::KindSpec;
+use super::spec::{Example, KindSpec};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
@@ -14,6 +14,8 @@ pub const SPEC: KindSpec = KindSpec {
     params: &[],
     online_units: &[],
     offline_units: &[],
+    examples: &[Example { doc: "the only setting", params: &[] }],
+    not_in_quick: None,
     build: |_| Ok(Box::new(RandomAgent::new())),
 };
 

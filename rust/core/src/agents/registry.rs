@@ -25,9 +25,10 @@ pub const KINDS: &[KindSpec] = &[
     opps::SPEC,
 ];
 
-/// The spec of `kind`, or an error listing the kinds.
+/// The spec of `kind` (any spelling of the name rule, [`crate::names`]), or an error listing the
+/// kinds.
 pub fn find(kind: &str) -> Result<&'static KindSpec> {
-    KINDS.iter().find(|spec| spec.kind == kind).ok_or_else(|| {
+    crate::names::find(KINDS, kind, |spec| spec.kind).ok_or_else(|| {
         let names: Vec<&str> = KINDS.iter().map(|spec| spec.kind).collect();
         invalid!("unknown agent '{kind}'; known agents: {}", names.join(", "))
     })
@@ -39,6 +40,7 @@ pub fn build(kind: &str, params: &Params) -> Result<Box<dyn Agent>> {
     let spec = find(kind)?;
     if let Some(unknown) = params.keys().find(|k| spec.param(k).is_none()) {
         let known: Vec<&str> = spec.params.iter().map(|p| p.name).collect();
+        let kind = spec.kind;
         return Err(invalid!("agent '{kind}' has no parameter '{unknown}'; its parameters: [{}]", known.join(", ")));
     }
     (spec.build)(&super::spec::Reader { spec, params })

@@ -87,7 +87,7 @@ use std::sync::Arc;
 use rand::{Rng as _, SeedableRng};
 use rand_distr::{Distribution, Gamma};
 
-use super::spec::{KindSpec, ParamSpec, ParamType, COMPAT};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, COMPAT};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
 use crate::invalid;
@@ -121,6 +121,21 @@ pub const SPEC: KindSpec = KindSpec {
     ],
     online_units: &[("epsilon", -1.0)],
     offline_units: &[],
+    examples: &[
+        Example {
+            doc: "quick",
+            params: &[("epsilon", ParamDefault::Float(1e-3)), ("delta", ParamDefault::Float(7.0))],
+        },
+        Example {
+            doc: "frequent resampling, the original's quirks",
+            params: &[
+                ("epsilon", ParamDefault::Float(1e-2)),
+                ("delta", ParamDefault::Float(1.0)),
+                ("compat", ParamDefault::Bool(true)),
+            ],
+        },
+    ],
+    not_in_quick: None,
     build: |r| Ok(Box::new(Sboss::new(r.float("epsilon")?, r.float("delta")?, r.flag("compat")?)?)),
 };
 

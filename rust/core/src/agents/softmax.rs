@@ -3,7 +3,7 @@
 use rand::Rng as _;
 
 use super::mean_model::MeanModelQ;
-use super::spec::{KindSpec, ParamSpec, ParamType, COMPAT};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, COMPAT};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
 use crate::invalid;
@@ -27,6 +27,14 @@ pub const SPEC: KindSpec = KindSpec {
     ],
     online_units: &[],
     offline_units: &[],
+    examples: &[
+        Example { doc: "quick", params: &[("tau", ParamDefault::Float(1.0))] },
+        Example {
+            doc: "a colder choice, the original's quirks",
+            params: &[("tau", ParamDefault::Float(0.2)), ("compat", ParamDefault::Bool(true))],
+        },
+    ],
+    not_in_quick: None,
     build: |r| Ok(Box::new(SoftMax::new(r.float("tau")?, r.flag("compat")?)?)),
 };
 

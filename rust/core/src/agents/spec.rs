@@ -48,12 +48,42 @@ pub struct ParamSpec {
     pub doc: &'static str,
 }
 
-/// A parameter default.
+/// A parameter value written in a spec: a default, or a value of an [`Example`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ParamDefault {
     Float(f64),
     Int(i64),
     Bool(bool),
+    /// A string (examples only: no string parameter has a default).
+    Text(&'static str),
+}
+
+impl ParamDefault {
+    /// The value as the builder reads it.
+    pub fn to_value(self) -> ParamValue {
+        match self {
+            ParamDefault::Float(v) => ParamValue::Float(v),
+            ParamDefault::Int(v) => ParamValue::Int(v),
+            ParamDefault::Bool(v) => ParamValue::Bool(v),
+            ParamDefault::Text(v) => ParamValue::Text(v.to_string()),
+        }
+    }
+}
+
+/// A setting of an agent kind that the registry shows and every registry-wide test runs (the
+/// parameters it leaves out take their defaults).
+#[derive(Clone, Copy, Debug)]
+pub struct Example {
+    /// What the setting shows.
+    pub doc: &'static str,
+    pub params: &'static [(&'static str, ParamDefault)],
+}
+
+impl Example {
+    /// The setting's parameters, as [`super::registry::build`] takes them.
+    pub fn params(&self) -> Params {
+        self.params.iter().map(|(name, value)| (name.to_string(), value.to_value())).collect()
+    }
 }
 
 /// The `compat` flag most agents share: reproduce the original library's quirks.
@@ -78,6 +108,13 @@ pub struct KindSpec {
     /// Relative offline work: the product of `parameter^exponent`, where `"horizon"` stands for the
     /// training horizon (empty: a constant).
     pub offline_units: &'static [(&'static str, f64)],
+    /// Example settings. The first runs in seconds (a few MDPs of GC at horizons of tens of steps,
+    /// and `bbrl quick`'s 100 MDPs of 250 steps in well under a minute): the quick benchmark, the
+    /// conformance, parity and property tests run it. The others exercise the main options; together
+    /// the examples set every parameter.
+    pub examples: &'static [Example],
+    /// Why `bbrl quick` leaves the kind out (`None`: it runs the first example).
+    pub not_in_quick: Option<&'static str>,
     /// Builds an untrained agent from parameters already checked against `params`.
     pub build: fn(&Reader<'_>) -> Result<Box<dyn Agent>>,
 }

@@ -24,7 +24,7 @@ pub use episode::{Episode, EpisodeStep};
 pub use finite::{river_swim, six_arms, FiniteEnv, RiverSwimVariant};
 pub use mountain_car::MountainCar;
 pub use puddle_world::PuddleWorld;
-pub use spec::{AnyEnv, EnvOptions, EnvSpec, StateSpace};
+pub use spec::{AnyEnv, DefaultPolicy, EnvOptions, EnvSpec, StateSpace};
 
 use crate::rng::Rng;
 

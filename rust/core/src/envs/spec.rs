@@ -58,14 +58,41 @@ pub struct EnvOptions {
     pub noise: Option<f64>,
 }
 
+/// The fixed policy an environment's value-error studies follow unless told otherwise (Sajed et
+/// al. 2018's); the value-error evaluator builds it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DefaultPolicy {
+    /// Every action with the same probability.
+    Uniform,
+    /// Mountain Car's energy pumping (push with the velocity), with this share of uniform actions.
+    EnergyPumping { random_share: f64 },
+}
+
+impl DefaultPolicy {
+    /// `"uniform"` or `"energy-pumping"`, as the bindings show it.
+    pub fn kind(self) -> &'static str {
+        match self {
+            DefaultPolicy::Uniform => "uniform",
+            DefaultPolicy::EnergyPumping { .. } => "energy-pumping",
+        }
+    }
+}
+
 /// One entry of the environment registry.
 #[derive(Clone, Copy)]
 pub struct EnvSpec {
     /// The name users type (`--env NAME`, `bbrl.envs.make(NAME)`).
     pub name: &'static str,
+    /// The descriptive name tables show (the environment's problem's long name).
+    pub long_name: &'static str,
     /// One line: what it is and where it comes from.
     pub summary: &'static str,
     pub state_space: StateSpace,
+    /// A continuous state's box, one `(low, high, name)` per coordinate (empty for a finite one):
+    /// what tile coding covers.
+    pub state_box: &'static [(f64, f64, &'static str)],
+    /// The policy value-error studies follow by default, if the environment has one.
+    pub default_policy: Option<DefaultPolicy>,
     /// The discount when none is given.
     pub default_discount: f64,
     /// The [`EnvOptions`] it takes, by field name; any other option given is refused.

@@ -77,36 +77,9 @@ pub fn uniform_prior(fdm: &Fdm) -> Fdm {
         .expect("a uniform prior over a valid distribution is valid")
 }
 
-/// A built-in by its original short name: GC, GDL, Grid, UGC, UGDL, UGrid.
-pub fn by_name(name: &str) -> Option<Fdm> {
-    match name {
-        "GC" => Some(generalized_chain()),
-        "GDL" => Some(generalized_double_loop()),
-        "Grid" => Some(grid()),
-        _ => name.strip_prefix('U').and_then(|base| match base {
-            "GC" | "GDL" | "Grid" => by_name(base).map(|f| uniform_prior(&f)),
-            _ => None,
-        }),
-    }
-}
-
-/// [`by_name`], or an error listing the known names.
-pub fn named(name: &str) -> crate::Result<Fdm> {
-    by_name(name).ok_or_else(|| {
-        crate::invalid!("unknown built-in distribution {name:?}; known: GC, GDL, Grid, UGC, UGDL, UGrid")
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_resolve_or_are_listed() {
-        assert_eq!(named("UGrid").unwrap().n_states(), by_name("UGrid").unwrap().n_states());
-        let e = named("gc").unwrap_err().to_string();
-        assert!(e.contains("unknown built-in distribution \"gc\"") && e.contains("UGrid"), "{e}");
-    }
 
     #[test]
     fn sizes_and_supports() {
@@ -119,7 +92,6 @@ mod tests {
         assert_eq!(g.support().row(19 * 4 + 3), &[0, 19]);
         assert_eq!(g.support().row(0), &[0]); // left from the corner stays put
         assert_eq!(g.r_max(), 10.0);
-        assert_eq!(by_name("UGrid").unwrap().support().row(0).len(), 25);
-        assert!(by_name("XGC").is_none());
+        assert_eq!(uniform_prior(&g).support().row(0).len(), 25);
     }
 }

@@ -962,7 +962,7 @@ mod tests {
         // Not a speed test: the wiring, without which the bit-identity property test would
         // compare the scalar path with itself.
         for name in ["GC", "GDL", "Grid"] {
-            let fdm = crate::model::problems::by_name(name).unwrap();
+            let fdm = crate::problems::distribution(name).unwrap().fdm;
             let (ns, na) = (fdm.n_states(), fdm.n_actions());
             for path in SimdPath::ALL {
                 // Only the CPU, and AVX2's 16 states (Grid has 25), limit the path.

@@ -1,0 +1,49 @@
+"""The problem registry of the core, the single source of every benchmark problem: the test
+distributions of the protocol (GC, GDL, Grid), each with its priors (itself and its uniform
+prior), then one problem per registered environment. Each entry gives ``name``, ``long_name``,
+``summary``, ``source`` (``"distribution"`` or ``"environment"``), ``priors`` (names),
+``n_states`` (None: continuous), ``n_actions``, ``reward_range`` (low, high), ``horizon`` (steps of
+an episode; None: none), ``start`` (``{"kind": "state", "state": s}``, ``{"kind": "uniform"}``,
+``{"kind": "law", "probabilities": [...]}`` or ``{"kind": "simulator"}``) and ``discount`` (None:
+the experiment's). :mod:`bbrl.distributions`, ``bbrl quick``, :mod:`bbrl.gym` and ``bbrl envs``
+read it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _core, names
+
+__all__ = ["REGISTRY", "canonical", "entry", "names_of", "prior_names"]
+
+#: One entry per problem, distributions first, in the core's order.
+REGISTRY: tuple[dict[str, Any], ...] = tuple(_core.problems())
+
+
+def names_of(source: str | None = None) -> tuple[str, ...]:
+    """The problems' names, all or those of one source (``"distribution"``, ``"environment"``)."""
+    return tuple(e["name"] for e in REGISTRY if source is None or e["source"] == source)
+
+
+def prior_names() -> tuple[str, ...]:
+    """Every named distribution: the distribution problems, then their other priors in the same
+    order (GC, GDL, Grid, UGC, UGDL, UGrid)."""
+    depth = max((len(e["priors"]) for e in REGISTRY), default=0)
+    return tuple(e["priors"][i] for i in range(depth) for e in REGISTRY if i < len(e["priors"]))
+
+
+def entry(name: str) -> dict[str, Any]:
+    """The entry of problem ``name`` (any spelling of :mod:`bbrl.names`' rule).
+
+    Raises:
+        ValueError: an unknown name, with the names there are.
+    """
+    found = names.find(names_of(), name)
+    if found is None:
+        raise ValueError(f"unknown problem {name!r}; the problems are {', '.join(names_of())}")
+    return next(e for e in REGISTRY if e["name"] == found)
+
+
+def canonical(name: str) -> str:
+    """The registry's spelling of problem ``name`` (see :func:`entry`)."""
+    return str(entry(name)["name"])
