@@ -25,6 +25,7 @@ __all__ = [
     "builtin_distribution",
     "certify_array",
     "confidence_intervals",
+    "deep_sea_mapping",
     "ebgstop_array",
     "ebgstop_iterator",
     "environments",
@@ -135,7 +136,15 @@ class FiniteEnv:
         start: npt.NDArray[np.float64],
         discount: float,
         time_limit: int | None = None,
+        terminal: npt.NDArray[np.bool_] | None = None,
+        reward_noise: npt.NDArray[np.float64] | None = None,
     ) -> FiniteEnv: ...
+    @property
+    def terminal_states(self) -> npt.NDArray[np.bool_]: ...
+    @property
+    def reward_noise(self) -> npt.NDArray[np.float64]: ...
+    def continuing_tables(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
+    def hardness(self) -> dict[str, float]: ...
     @property
     def name(self) -> str: ...
     @property
@@ -257,8 +266,14 @@ def environments() -> list[dict[str, Any]]:
     (``"finite"`` or ``"box2"``), ``default_discount`` and ``options``."""
 
 def make_env(
-    name: str, discount: float | None = None, time_limit: int | None = None, noise: float | None = None
+    name: str,
+    discount: float | None = None,
+    time_limit: int | None = None,
+    noise: float | None = None,
+    size: int | None = None,
+    mapping_seed: int | None = None,
 ) -> FiniteEnv | ValueErrorEnv: ...
+def deep_sea_mapping(size: int, mapping_seed: int) -> npt.NDArray[np.uint8]: ...
 def builtin_distribution(name: str) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int]: ...
 def formula_parse(text: str, paper_names: bool = False) -> tuple[str, str, str, int]: ...
 def formula_eval(text: str, x0: float, x1: float, x2: float) -> float: ...

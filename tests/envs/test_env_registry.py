@@ -14,7 +14,24 @@ from bbrl.envs import registry
 
 
 def test_every_finite_name_builds_and_continuous_ones_go_to_value_error():
-    assert set(envs.NAMES) == {"SixArms", "RiverSwim-Osband", "RiverSwim-Strehl", "Chain"}
+    assert set(envs.NAMES) == {
+        "SixArms",
+        "RiverSwim-Osband",
+        "RiverSwim-Strehl",
+        "Chain",
+        "DoubleLoop",
+        "DeepSea",
+        "DeepSea-Stochastic",
+        "StochasticChain",
+        "FrozenLake-4x4",
+        "FrozenLake-4x4-NotSlippery",
+        "FrozenLake-8x8",
+        "FrozenLake-8x8-NotSlippery",
+        "CliffWalking",
+        "Taxi",
+        "Taxi-Rainy",
+        "Taxi-Fickle",
+    }
     for name in envs.NAMES:
         env = envs.make(name)
         assert env.name == name

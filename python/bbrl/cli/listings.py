@@ -10,7 +10,7 @@ from typing import Any
 
 from rich.console import Console
 
-from .. import agents, distributions
+from .. import agents, distributions, envs
 from ..envs import registry
 
 __all__ = ["PYTHON_KIND", "describe_agent", "plain_text", "register"]
@@ -42,9 +42,16 @@ def register(commands: Any) -> None:
     commands.add_parser("distributions", help="list the built-in distributions").set_defaults(
         handler=_command_distributions
     )
-    commands.add_parser("envs", help="list the named environments and their options").set_defaults(
-        handler=_command_envs
+    envs_parser = commands.add_parser(
+        "envs", help="list the named environments, their options and the hardness measures of the finite ones"
     )
+    envs_parser.add_argument(
+        "--no-hardness",
+        dest="hardness",
+        action="store_false",
+        help="skip the hardness measures (the Taxi variants take seconds each)",
+    )
+    envs_parser.set_defaults(handler=_command_envs)
 
 
 def describe_agent(kind: str) -> tuple[str, list[str]]:
@@ -93,4 +100,15 @@ def _command_envs(args: argparse.Namespace, console: Console) -> int:
             f"{entry['summary']}; options: {', '.join(entry['options'])}",
             highlight=False,
         )
+        if args.hardness and entry["state_space"] == "finite":
+            console.print(f"    hardness: {_hardness_line(envs.make(entry['name']).hardness())}", highlight=False)
     return 0
+
+
+def _hardness_line(h: dict[str, float]) -> str:
+    """The measures of :meth:`bbrl.envs.FiniteEnv.hardness` on one line."""
+    return (
+        f"diameter {h['diameter']:.6g}, gap sum {h['gap_sum']:.6g} (Colosseum's {h['gap_sum_colosseum']:.6g}), "
+        f"value norm {h['value_norm']:.6g} (Colosseum's {h['value_norm_colosseum']:.6g}); "
+        f"{h['n_states']} reachable states, gamma {h['discount']}"
+    )
