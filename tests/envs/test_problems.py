@@ -298,3 +298,30 @@ def test_from_gymnasium_refuses_two_rewards_for_one_next_state() -> None:
         envs.from_gymnasium(gym.make("CliffWalking-v1", is_slippery=True), checks=1)
     with pytest.raises(ValueError, match="exposes no transition tables"):
         envs.from_gymnasium(gym.make("CartPole-v1"))
+
+
+# -- Environments as distributions ---------------------------------------------------------------
+
+
+def test_an_environment_as_a_distribution_draws_different_mdps() -> None:
+    env = envs.make("DeepSea", size=5)
+    fdm = envs.distribution_of(env, concentration=10.0, spread=0.1)
+    P, _ = env.continuing_tables()
+    theta = fdm.theta
+    mean = theta / theta.sum(axis=2, keepdims=True)
+    # The mean keeps 0.9 of each row and spreads 0.1 over the state's one-step neighbours.
+    neighbours = (P > 0).any(axis=1)
+    expected = 0.9 * P + 0.1 * (neighbours / neighbours.sum(axis=1, keepdims=True))[:, None, :]
+    np.testing.assert_allclose(mean, expected, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(theta.sum(axis=2), 10.0, rtol=1e-12)
+    # Deterministic rows, yet two draws differ.
+    a, b = fdm.sample(seed=1), fdm.sample(seed=2)
+    assert not np.array_equal(a, b)
+    assert fdm.initial_state == 0 and np.all(fdm.uniform().theta == 1.0)
+    # Every (s, a) pays on average what the environment pays.
+    r_env = np.einsum("say,say->sa", env.transitions, env.rewards)
+    np.testing.assert_allclose(np.einsum("say,say->sa", a, fdm.rewards), r_env, atol=1e-12)
+    with pytest.raises(ValueError, match="start law"):
+        envs.distribution_of(envs.make("Taxi"))
+    with pytest.raises(ValueError, match="spread"):
+        envs.distribution_of(env, spread=0.0)

@@ -18,8 +18,10 @@ Named environments come from the core's registry (:data:`NAMES`; ``bbrl envs`` l
   FrozenLake-4x4 and -8x8 (slippery, and -NotSlippery), CliffWalking, Taxi, Taxi-Rainy and
   Taxi-Fickle (Gymnasium's toy text, exact tables); ``make("DeepSea", size=20)``.
 
-:func:`from_gymnasium` imports a Gymnasium toy-text environment from its tables, checked against
-its ``step()``. :meth:`FiniteEnv.hardness` gives the hardness measures of an environment.
+:func:`distribution_of` turns a finite environment into an FDM (a distribution over MDPs around
+it, with its accurate and uniform priors). :func:`from_gymnasium` imports a Gymnasium toy-text
+environment from its tables, checked against its ``step()``. :meth:`FiniteEnv.hardness` gives
+the hardness measures of an environment.
 
 The continuous ones (Mountain Car, Puddle World) are built by :mod:`bbrl.value_error`.
 
@@ -38,6 +40,7 @@ from ..checks import count as check_count
 from ..checks import index as check_index
 from ..distributions import get
 from . import registry
+from .as_distribution import distribution_of
 from .gymnasium_import import tables_from_gymnasium
 
 __all__ = [
@@ -45,6 +48,7 @@ __all__ = [
     "FiniteEnv",
     "chain",
     "deep_sea_mapping",
+    "distribution_of",
     "from_distribution",
     "from_gymnasium",
     "make",
