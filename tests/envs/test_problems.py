@@ -224,6 +224,12 @@ def test_toy_text_literals() -> None:
     assert np.flatnonzero(big.terminal_states).tolist() == [19, 29, 35, 41, 42, 46, 49, 52, 54, 59, 63]
     cliff = envs.make("CliffWalking")
     assert cliff.transitions[36, 1, 36] == 1.0 and cliff.rewards[36, 1, 36] == -100.0
+    # Reward bounds count moves from live states only (a terminal state's absorbing 0 is never earned).
+    assert (cliff.reward_bounds, lake.reward_bounds, envs.make("Taxi").reward_bounds) == (
+        (-100.0, -1.0),
+        (0.0, 1.0),
+        (-10.0, 20.0),
+    )
     assert np.flatnonzero(cliff.terminal_states).tolist() == [47]
     taxi = envs.make("Taxi")
     assert (taxi.n_states, taxi.n_actions, int((taxi.start_law > 0).sum())) == (500, 6, 300)

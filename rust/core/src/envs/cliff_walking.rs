@@ -55,3 +55,15 @@ pub fn cliff_walking(discount: f64) -> Result<FiniteEnv> {
     FiniteEnv::new(NAME, Mdp::new(ns, na, p, r, Some(start_state))?, start, discount, Some(TIME_LIMIT))?
         .with_terminal_states(terminal)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::envs::Env;
+
+    #[test]
+    fn rewards_are_those_of_moves_from_live_cells() {
+        // -100 off the cliff, -1 otherwise; the goal's absorbing 0 is never earned.
+        assert_eq!(cliff_walking(1.0).unwrap().reward_bounds(), (-100.0, -1.0));
+    }
+}

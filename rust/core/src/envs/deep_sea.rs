@@ -31,6 +31,8 @@ pub const DEFAULT_SIZE: usize = 10;
 pub const DEFAULT_MAPPING_SEED: u64 = 42;
 /// The largest N: the tables are dense, (N² + 1)² × 2 entries each (N = 50: 100 MB apiece).
 pub const MAX_SIZE: usize = 50;
+/// The largest side [`action_mapping`] draws for (10^8 entries).
+pub const MAX_MAPPING_SIZE: usize = 10_000;
 /// bsuite's `unscaled_move_cost`.
 const MOVE_COST: f64 = 0.01;
 
@@ -107,6 +109,10 @@ impl Mt19937 {
 /// bsuite's action mapping, `RandomState(mapping_seed).binomial(1, 0.5, (size, size))`, row
 /// major: action `a` moves right at `(row, col)` iff `a == mapping[row * size + col]`.
 pub fn action_mapping(size: usize, mapping_seed: u64) -> Result<Vec<u8>> {
+    // A bound well above any table this module builds, so that a typo cannot ask for terabytes.
+    if size > MAX_MAPPING_SIZE {
+        return Err(invalid!("the mapping's size must be at most {MAX_MAPPING_SIZE}, got {size}"));
+    }
     let seed = u32::try_from(mapping_seed)
         .map_err(|_| invalid!("mapping_seed must be between 0 and 2**32 - 1 (NumPy's rule), got {mapping_seed}"))?;
     let mut mt = Mt19937::new(seed);

@@ -74,7 +74,8 @@ impl FiniteEnv {
     ///
     /// A terminal state must be absorbing with reward 0 under every action (what an episode that
     /// has ended earns), so that finite-horizon values computed on the tables are the episodic
-    /// ones; and the start law must give it no mass (an episode never starts ended).
+    /// ones; and the start law must give it no mass (an episode never starts ended). The reward
+    /// bounds become those of the transitions from live states: a terminal state is not acted in.
     pub fn with_terminal_states(mut self, terminal: Vec<bool>) -> Result<Self> {
         let (ns, na) = (self.mdp.n_states(), self.mdp.n_actions());
         if terminal.len() != ns {
@@ -91,7 +92,16 @@ impl FiniteEnv {
                 }
             }
         }
-        self.terminal = if terminal.iter().any(|&t| t) { terminal } else { Vec::new() };
+        if terminal.iter().any(|&t| t) {
+            // Noisy rewards keep their infinite bounds.
+            let (p, r) = (self.mdp.transitions(), self.mdp.rewards());
+            let live = (0..ns * na * ns).filter(|i| !terminal[i / (na * ns)] && p[*i] > 0.0).map(|i| r[i]);
+            if self.reward_noise.is_empty() {
+                self.reward_bounds =
+                    live.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| (lo.min(x), hi.max(x)));
+            }
+            self.terminal = terminal;
+        }
         Ok(self)
     }
 
