@@ -331,3 +331,52 @@ def test_an_environment_as_a_distribution_draws_different_mdps() -> None:
         envs.distribution_of(envs.make("Taxi"))
     with pytest.raises(ValueError, match="spread"):
         envs.distribution_of(env, spread=0.0)
+
+
+# -- Bad input ------------------------------------------------------------------------------------
+
+P2 = np.array([[[0.5, 0.5]], [[0.0, 1.0]]])
+
+
+@pytest.mark.parametrize(
+    ("factory", "match"),
+    [
+        (lambda: envs.make("DeepSea", size=1), "DeepSea's size must be 2 to 50, got 1"),
+        (lambda: envs.make("DeepSea", size=10, mapping_seed=2**32), "mapping_seed must be between 0 and 2\\*\\*32 - 1"),
+        (lambda: envs.make("Chain", size=3), "Chain takes no size"),
+        (lambda: envs.make("StochasticChain", size=1), "size must be 2 to 1000"),
+        (lambda: envs.make("DeepSea", size=-1), "size must be an int >= 0"),
+        (lambda: envs.deep_sea_mapping(20_000, 0), "at most 10000"),
+        (
+            lambda: envs.FiniteEnv(P2, np.ones_like(P2), [1, 0], 0.9, terminal=[False, True]),
+            "stay in itself with reward 0",
+        ),
+        (lambda: envs.FiniteEnv(P2, np.zeros_like(P2), [0, 1], 0.9, terminal=[False, True]), "start probability"),
+        (
+            lambda: envs.FiniteEnv(P2, np.zeros_like(P2), [1, 0], 0.9, terminal=[True]),
+            r"terminal must have shape \(2,\)",
+        ),
+        (lambda: envs.FiniteEnv(P2, np.zeros_like(P2), [1, 0], 0.9, reward_noise=[[-1.0], [0.0]]), "finite and >= 0"),
+        (
+            lambda: envs.FiniteEnv(P2, np.zeros_like(P2), [1, 0], 0.9, reward_noise=[1.0, 0.0]),
+            r"reward_noise must have shape",
+        ),
+        (lambda: envs.from_gymnasium(object()), "exposes no transition tables"),
+    ],
+)
+def test_bad_input_is_named(factory, match) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError, match=match):
+        factory()
+
+
+def test_a_terminal_state_ends_the_episode() -> None:
+    env = envs.FiniteEnv(P2, np.zeros_like(P2), [1, 0], 1.0, time_limit=50, terminal=[False, True])
+    env.reset(seed=0)
+    flags = []
+    while not flags or not flags[-1]:
+        s2, _, terminal, _ = env.step(0)
+        flags.append(terminal)
+        assert terminal == (s2 == 1)
+    # The continuing form resets instead: state 0 goes back to 0 with the terminal mass.
+    P, _ = env.continuing_tables()
+    assert P[0, 0].tolist() == [1.0, 0.0]
