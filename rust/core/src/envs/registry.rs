@@ -88,7 +88,7 @@ pub const ENVIRONMENTS: &[EnvSpec] = &[
     },
     EnvSpec {
         name: stochastic_chain::NAME,
-        summary: "Osband et al. (2016), TabulaRL: L states, right slips back 1/L, N(1, 1) at the far end; L = size",
+        summary: "Osband's TabulaRL code: L states, right slips back 1/L, N(1, 1) at the far end; L = size",
         state_space: StateSpace::Finite,
         default_discount: 1.0,
         options: &["discount", "size"],

@@ -1,6 +1,6 @@
-//! Osband's stochastic chain (Osband, Van Roy & Wen 2016, "Generalization and exploration via
-//! randomized value functions"; reference code: TabulaRL, `src/environment.py`,
-//! `make_stochasticChain`).
+//! Osband's stochastic chain (reference code: Ian Osband's TabulaRL, `src/environment.py`,
+//! `make_stochasticChain`, the code of Osband, Russo & Van Roy's posterior-sampling experiments; no
+//! paper states this exact chain, whose definition is the code's).
 //!
 //! L states in a row, start at state 0, episodes of L undiscounted steps. Action 0 moves left
 //! (staying at 0); action 1 moves right (staying at L - 1) with probability 1 - 1/L and left
