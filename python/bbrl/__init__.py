@@ -16,22 +16,53 @@ schema), :mod:`bbrl.envs`, :mod:`bbrl.replay`, :mod:`bbrl.value_error`, :mod:`bb
 
 from __future__ import annotations
 
-from . import (
-    agents,
-    analysis,
-    distributions,
-    envs,
-    formulas,
-    kernels,
-    protocol,
-    replay,
-    seeds,
-    value_error,
-)
-from .agents import AgentError, Snapshot, Stepper
-from .distributions import FDM
-from .protocol import Experiment, Run
-from .version import __version__
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from . import (
+        agents,
+        analysis,
+        distributions,
+        envs,
+        formulas,
+        kernels,
+        protocol,
+        replay,
+        seeds,
+        value_error,
+    )
+    from .agents import AgentError, Snapshot, Stepper
+    from .distributions import FDM
+    from .protocol import Experiment, Run
+    from .version import __version__
+else:
+    from .lazy import attach as _attach
+
+    # Imported on first use (bbrl.lazy), so that `import bbrl` and `bbrl --help` do not import polars.
+    __getattr__, __dir__ = _attach(
+        __name__,
+        submodules=(
+            "agents",
+            "analysis",
+            "distributions",
+            "envs",
+            "formulas",
+            "kernels",
+            "protocol",
+            "replay",
+            "seeds",
+            "value_error",
+        ),
+        attributes={
+            "AgentError": ".agents",
+            "Snapshot": ".agents",
+            "Stepper": ".agents",
+            "FDM": ".distributions",
+            "Experiment": ".protocol",
+            "Run": ".protocol",
+            "__version__": ".version",
+        },
+    )
 
 __all__ = [
     "FDM",

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from . import stopping
+from .modules import import_files, imported_files
 
 __all__ = ["stop_pool", "worker_pool"]
 
@@ -33,7 +34,10 @@ def worker_pool(
     undo = stopping.register(lambda: [_end_before_exit(pool) for pool in pools])
     try:
         pool = ProcessPoolExecutor(
-            workers, mp_context=multiprocessing.get_context("spawn"), initializer=initializer, initargs=initargs
+            workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start_worker,
+            initargs=(imported_files(), initializer, initargs),
         )
         pools.append(pool)
         try:
@@ -42,6 +46,16 @@ def worker_pool(
             pool.shutdown(wait=True, cancel_futures=True)
     finally:
         stopping.forget(undo)
+
+
+def _start_worker(
+    files: list[tuple[str, str]], initializer: Callable[..., None] | None, initargs: tuple[Any, ...]
+) -> None:
+    """A worker's first step: the user's agent files its parent imported (``sys.path`` is not
+    carried over for them), then the pool's own initializer."""
+    import_files(files)
+    if initializer is not None:
+        initializer(*initargs)
 
 
 def stop_pool(pool: Any) -> None:

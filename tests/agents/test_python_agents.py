@@ -196,8 +196,9 @@ def test_trained_python_agent_has_the_trained_agent_interface(tmp_path: Path) ->
     assert np.array_equal(exp.run(loaded, threads=1).returns, before.returns)
     with pytest.raises(ValueError, match=r"was trained on prior .UGC., not .GC."):
         exp.run(trained, prior="GC")
-    with pytest.raises(TypeError, match="not picklable"):
+    with pytest.raises(TypeError, match=r"agent \(Unpicklable\)\['choose'\]: a value of type builtins.function"):
         Unpicklable().train("GC").save(tmp_path / "nope.json")
+    assert not (tmp_path / "nope.json").exists()
 
 
 # --- boundary checks ----------------------------------------------------------------------------

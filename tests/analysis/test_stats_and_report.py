@@ -322,7 +322,11 @@ def test_report_command(grid_results: Path, tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "r" / "report.html").is_file()
     missing = subprocess.run([*command, "report", str(tmp_path / "nothing")], capture_output=True, text=True)
-    assert missing.returncode == 2 and "no finished cells" in missing.stderr
+    assert missing.returncode == 2 and "results folder" in missing.stderr and "does not exist" in missing.stderr
+    (tmp_path / "empty").mkdir()
+    empty = subprocess.run([*command, "report", str(tmp_path / "empty")], capture_output=True, text=True)
+    assert empty.returncode == 2 and "no finished cells" in empty.stderr
+    assert list((tmp_path / "empty").iterdir()) == []  # no report folder left behind
 
 
 def test_report_says_when_the_grid_is_incomplete_and_where_times_come_from(grid_results: Path, tmp_path: Path) -> None:
@@ -381,3 +385,38 @@ def test_probability_of_improvement() -> None:
         )
         == 0.375
     )
+
+
+def test_paired_z_test_refuses_runs_of_different_experiments() -> None:
+    # Before: GC against GDL was "significant" with only a small-sample warning.
+    import dataclasses
+
+    import bbrl
+    from bbrl import agents
+
+    gc = bbrl.Experiment("GC", n_mdps=40, horizon=30, seed=1).run(agents.Random(), threads=1)
+    gdl = bbrl.Experiment("GDL", n_mdps=40, horizon=30, seed=1).run(agents.Random(), threads=1)
+    with pytest.raises(ValueError, match=r"^paired_z_test: the runs are not on the same test MDPs: a is 'Random' on "
+                       r"'GC' \(fingerprint [0-9a-f]{16}, MDPs 0\.\.39.*b is 'Random' on 'GDL'"):  # fmt: skip
+        stats.paired_z_test(gc, gdl)
+    # Each setting of the fingerprint, and another range of MDPs of the same experiment, is refused.
+    for other in (
+        bbrl.Experiment("GC", n_mdps=41, horizon=30, seed=1),
+        bbrl.Experiment("GC", n_mdps=40, gamma=0.9, horizon=30, seed=1),
+        bbrl.Experiment("GC", n_mdps=40, horizon=31, seed=1),
+        bbrl.Experiment("GC", n_mdps=40, horizon=30, seed=2),
+    ):
+        with pytest.raises(ValueError, match="not on the same test MDPs"):
+            stats.paired_z_test(gc, other.run(agents.Random(), threads=1, mdps=range(40)))
+    batch = bbrl.Experiment("GC", n_mdps=80, horizon=30, seed=1)
+    first, second = (batch.run(agents.Random(), threads=1, mdps=range(a, a + 40)) for a in (0, 40))
+    with pytest.raises(ValueError, match=r"MDPs 0\.\.39.*MDPs 40\.\.79"):
+        stats.paired_z_test(first, second)
+    # A run without a fingerprint (built by hand) is refused; its arrays are the caller's to pair.
+    bare = dataclasses.replace(gc, fingerprint=None)
+    with pytest.raises(ValueError, match=r"run b has no experiment fingerprint.*pass the returns arrays"):
+        stats.paired_z_test(gc, bare)
+    assert stats.paired_z_test(gc.returns, gdl.returns).n == 40
+    # Same experiment under another name: the same MDPs, accepted.
+    renamed = bbrl.Experiment("GC", n_mdps=40, horizon=30, seed=1, name="chain").run(agents.EGreedy(0.0), threads=1)
+    assert renamed.fingerprint == gc.fingerprint and stats.paired_z_test(gc, renamed).n == 40

@@ -558,3 +558,81 @@ def test_ctrl_c_in_a_script_ends_the_python_agents_workers_at_once(tmp_path: Pat
     finally:
         if process.poll() is None:
             process.kill()
+
+
+TINY = '[defaults]\nn_mdps = 3\nhorizon = 5\n\n[[experiment]]\nname = "GC"\ntest = "GC"\n\n[[agent]]\nkind = "random"\n'
+
+
+def _user_folder(tmp_path: Path) -> Path:
+    """What a new user has in a folder: a configuration, a plain file, an empty log and results."""
+    (tmp_path / "tiny.toml").write_text(TINY)
+    (tmp_path / "afile.txt").write_text("mine\n")
+    (tmp_path / "plainfile").write_text("mine\n")
+    (tmp_path / "empty.parquet").write_bytes(b"")
+    (tmp_path / "empty.json").write_bytes(b"")
+    (tmp_path / "RES").mkdir()
+    pl.DataFrame(
+        {"episode": [0, 0], "t": [0, 1], "state": ["a", "b"], "action": [0, 1], "reward": [1.0, 0.0],
+         "next_state": [1, 0]}
+    ).write_csv(tmp_path / "strings.csv")  # fmt: skip
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        # Four tracebacks before (FileExistsError, FileExistsError, FileExistsError, polars' ComputeError):
+        (["grid", "run", "quick", "--out", "afile.txt"], "--out afile.txt: expected a folder, not a .txt file name"),
+        (["report", "RES", "--out", "plainfile"], "--out plainfile: is a file, expected a folder"),
+        (["grid", "run", "tiny.toml", "--out", "/dev/null"], "--out /dev/null: exists and is not a folder"),
+        (["replay", "empty.parquet", "--agent", "psrl", "--out", "rp1"], "log file 'empty.parquet' is empty (0 bytes)"),
+        # Unclear messages before:
+        (
+            ["replay", "strings.csv", "--agent", "psrl", "--out", "rp2"],
+            "column 'state' must hold integers, got String",  # was "'>' not supported between 'int' and 'str'"
+        ),
+        (
+            ["grid", "status", "nosuchdir"],  # was "with a configuration, give the output folder"
+            "nosuchdir: no such folder, and neither a configuration file nor a shipped configuration",
+        ),
+        (
+            ["report", "nosuchdir"],  # was "no finished cells in 'nosuchdir'"
+            "results folder 'nosuchdir' does not exist",
+        ),
+        (
+            ["run", "--experiment", "./empty.json", "--agent", "random"],  # was "expected 'Serializable' at line 1"
+            "distribution file 'empty.json' is empty: expected bbrl's JSON distribution format or the original BBRL",
+        ),
+        (
+            ["grid", "run", "tiny.toml", "--out", "/proc/x"],  # was "[Errno 2] No such file or directory: '/proc/x'"
+            "--out /proc/x: cannot create the folder: No such file or directory",
+        ),
+    ],
+    ids=[
+        "grid-run-out-file",
+        "report-out-file",
+        "out-dev-null",
+        "replay-empty-log",
+        "replay-string-states",
+        "status-nosuchdir",
+        "report-nosuchdir",
+        "run-empty-distribution",
+        "out-proc",
+    ],
+)
+def test_bad_inputs_a_new_user_tried_get_one_line_errors(tmp_path: Path, argv: list[str], expected: str) -> None:
+    folder = _user_folder(tmp_path)
+    before = sorted(folder.rglob("*"))
+    run = subprocess.run([*_command(), *argv], capture_output=True, text=True, timeout=120, cwd=folder)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.startswith(f"bbrl: error: {expected}") and run.stderr.count("\n") == 1, run.stderr
+    assert sorted(folder.rglob("*")) == before  # nothing made, nothing overwritten
+    assert (folder / "afile.txt").read_text() == (folder / "plainfile").read_text() == "mine\n"
+
+
+def test_a_file_that_cannot_be_written_is_named_not_its_temporary_file() -> None:
+    # Before: "[Errno 2] No such file or directory: '/proc/.zz.w-host-pid-xxxx.tmp'".
+    from bbrl import fileio
+
+    with pytest.raises(FileNotFoundError, match=r"^\[Errno 2\] cannot write '/proc/zz': No such file or directory$"):
+        fileio.write_atomic("/proc/zz", b"x")

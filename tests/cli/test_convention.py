@@ -41,9 +41,9 @@ DEPRECATED = {("run",): ("--csv", "csv"), ("value-error", "references"): ("--dis
 def _commands(
     parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
 ) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
-    """Every command that runs (a parser without subcommands), with its path of names."""
+    """Every command that runs (a parser with a handler, or without subcommands), with its path of names."""
     subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    if not subparsers:
+    if not subparsers or parser.get_default("handler") is not None:
         yield path, parser
     for action in subparsers:
         for name, sub in action.choices.items():
@@ -60,7 +60,8 @@ COMMANDS = dict(_commands(build_parser()))
 def test_the_walk_sees_every_subcommand() -> None:
     expected = {
         ("run",), ("quick",), ("grid", "run"), ("grid", "status"), ("grid", "plan"), ("grid", "submit"),
-        ("grid", "task"), ("report",), ("paper",), ("formulas",), ("agents",), ("distributions",),
+        ("grid", "task"), ("report",), ("paper",), ("formulas",), ("agents",), ("agents", "convert"),
+        ("distributions",),
         ("value-error", "references"), ("value-error", "states"), ("value-error", "study"), ("replay",), ("envs",),
         ("replay-study",),
     }  # fmt: skip
@@ -187,3 +188,83 @@ def test_a_folder_command_refuses_a_file_name_for_out_before_it_runs(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "expected a folder, not a .csv file name" in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+#: A command line of each command with ``--out``, that would run if its ``--out`` were a good folder.
+#: ``bbrl grid status`` reads its ``--out``; every other command writes there.
+OUT_COMMANDS: dict[tuple[str, ...], list[str]] = {
+    ("run",): _run_args(),
+    ("quick",): ["quick", "--n-mdps", "2"],
+    ("grid", "run"): ["grid", "run", "quick"],
+    ("grid", "status"): ["grid", "status", "quick"],
+    ("grid", "plan"): ["grid", "plan", "quick"],
+    ("grid", "submit"): ["grid", "submit", "quick"],
+    ("report",): ["report", "RESULTS"],
+    ("paper",): ["paper", "--quick"],
+    ("formulas",): ["formulas", "--max-size", "2"],
+    ("value-error", "references"): _references(Path("OUT"))[:-2],
+    ("value-error", "states"): ["value-error", "states", "--env", "mountain-car", "--states", "2"],
+    ("value-error", "study"): ["value-error", "study", "--quick"],
+    ("replay",): ["replay", "RESULTS/log.parquet", "--agent", "random"],
+    ("replay-study",): ["replay-study", "--quick"],
+}
+
+
+def test_every_command_with_out_is_in_the_out_sweep() -> None:
+    assert set(OUT_COMMANDS) == {path for path, parser in COMMANDS.items() if "--out" in _options(parser)}
+
+
+@pytest.mark.parametrize("path", sorted(OUT_COMMANDS), ids=" ".join)
+@pytest.mark.parametrize("bad", ["a file", "/dev/null", "under a file", "/proc"])
+def test_every_out_failure_is_one_line_naming_the_option_and_the_path(
+    path: tuple[str, ...], bad: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An --out that cannot be a folder: before, FileExistsError and errno tracebacks (`grid run`,
+    `report`, `paper`, `grid plan`), or an errno message that did not say which option it was."""
+    if bad == "/proc" and not Path("/proc/self").is_dir():
+        pytest.skip("no /proc here")
+    results = tmp_path / "results"
+    results.mkdir()
+    log = {
+        "episode": [0, 0],
+        "t": [0, 1],
+        "state": [0, 1],
+        "action": [0, 1],
+        "reward": [1.0, 0.0],
+        "next_state": [1, 0],
+    }
+    pl.DataFrame(log).write_parquet(results / "log.parquet")  # a good log: the --out is what fails
+    plain = tmp_path / "plainfile"
+    plain.write_text("mine\n")
+    out = {"a file": plain, "/dev/null": Path("/dev/null"), "under a file": plain / "sub", "/proc": Path("/proc/x")}
+    argv = [a.replace("RESULTS", str(results)) for a in OUT_COMMANDS[path]] + ["--out", str(out[bad])]
+    before = sorted(tmp_path.rglob("*"))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"bbrl: error: --out {out[bad]}: ") and err.count("\n") == 1, err
+    assert sorted(tmp_path.rglob("*")) == before and plain.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        _run_args("--csv", "/proc/x.csv"),
+        _run_args("--save-agent", "/proc/a.json"),
+        _run_args("--out", "/proc/x.csv"),
+        ["formulas", "--max-size", "2", "--out", "/proc/F2.txt"],
+        _references(Path("/proc/r.parquet")),
+    ],
+    ids=["run-csv", "run-save-agent", "run-out-file", "formulas-out-file", "references-out-file"],
+)
+def test_a_file_option_in_a_folder_that_takes_no_file_names_the_option_before_it_runs(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: after the run, "[Errno 2] No such file or directory: '/proc/.x.csv.w-....tmp'"."""
+    if not Path("/proc/self").is_dir():
+        pytest.skip("no /proc here")
+    option, path = argv[-2], argv[-1]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    lines = [line for line in captured.err.splitlines() if "DeprecationWarning" not in line]
+    assert lines == [f"bbrl: error: {option} {path}: cannot write in '/proc': No such file or directory"], captured.err
+    assert "±" not in captured.out  # refused before the run

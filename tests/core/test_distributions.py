@@ -29,12 +29,12 @@ def test_builtins_equal_the_original_files(shared_data: Path, name: str) -> None
     assert loaded.initial_state == builtin.initial_state == 0
 
 
-def test_fixtures_match_the_recorded_checksums() -> None:
+def test_fixtures_match_the_recorded_checksums(shared_data: Path) -> None:
     """The six fixtures are the original library's files, byte for byte: their SHA-256 digests were
     recorded in tests/data/SHA256SUMS from the reference copy, so this runs in any clone."""
     import hashlib
 
-    from conftest import DATA
+    DATA = shared_data
 
     recorded = {}
     for line in (DATA / "SHA256SUMS").read_text().splitlines():

@@ -80,6 +80,17 @@ def test_bad_input(factory, error, match) -> None:  # type: ignore[no-untyped-de
         factory()
 
 
+def test_a_start_state_given_for_the_start_law_is_named_as_such() -> None:
+    # Before: "start must have shape (2,), got (1,)", which did not say that start is a law.
+    P, R = np.full((2, 2, 2), 0.5), np.zeros((2, 2, 2))
+    with pytest.raises(ValueError, match=r"^start is the start law, a probability vector over the 2 states") as raised:
+        envs.FiniteEnv(P, R, 5, 0.95, 10)
+    assert "got a single value 5" in str(raised.value) and "numpy.eye(2)[s]" in str(raised.value)
+    with pytest.raises(ValueError, match=r"got shape \(3,\)"):
+        envs.FiniteEnv(P, R, [1.0, 0.0, 0.0], 0.95, 10)
+    assert envs.FiniteEnv(P, R, np.eye(2)[1], 0.95, 10).n_states == 2  # what the message advises works
+
+
 def test_an_episode_on_a_test_mdp_is_the_protocols() -> None:
     """Test MDP i of an experiment, its environment stream and the agent's stream: stepping the
     stepper by hand gives the experiment's return bit for bit (the protocol runs on the seam)."""

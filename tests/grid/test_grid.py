@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 import signal
 import socket
@@ -302,6 +303,54 @@ def test_run_status_results_and_training_cache(tmp_path: Path) -> None:
     direct = bbrl.Experiment("GC", n_mdps=10, horizon=20, seed=3).run(agents.SBOSS(0.1, 1.0), prior="UGC")
     cell = loaded.returns.filter(pl.col("cell_id") == "GC/UGC/sboss/epsilon=0.1,delta=1.0,compat=false").sort("mdp")
     assert cell["return"].to_list() == direct.returns.tolist()
+    # Each cell carries its experiment's fingerprint, as the direct run does: their returns pair.
+    assert cell["experiment_fingerprint"].unique().to_list() == [direct.fingerprint]
+    by_cell = dict(zip(loaded.cells["cell_id"], loaded.cells["experiment_fingerprint"], strict=True))
+    assert by_cell["GC/UGC/sboss/epsilon=0.1,delta=1.0,compat=false"] == direct.fingerprint
+    assert by_cell["GC/GC/random"] != direct.fingerprint  # 12 test MDPs, not 10
+
+
+def test_cells_written_before_fingerprints_get_theirs_where_the_distribution_is_built_in(tmp_path: Path) -> None:
+    config = grid.parse_config(SMALL.replace("epsilon = [0.1, 0.01]", "epsilon = 0.1"))
+    grid.run_grid(config, tmp_path, console=_quiet())
+    recorded = results.load(tmp_path)
+    files = sorted((tmp_path / "cells").rglob("*.parquet"))
+    for file in files:
+        pl.read_parquet(file).drop("experiment_fingerprint").write_parquet(file)
+    old = results.load(tmp_path)
+    for frame in ("cells", "returns"):
+        expected = getattr(recorded, frame)["experiment_fingerprint"]
+        assert getattr(old, frame)["experiment_fingerprint"].to_list() == expected.to_list()
+    assert old.cells["experiment_fingerprint"].null_count() == 0 and old.cells["experiment_fingerprint"].n_unique() == 2
+    # A distribution file's content may have changed since: its cells stay without one.
+    pl.read_parquet(files[0]).with_columns(pl.lit("mine.dat").alias("test")).write_parquet(files[0])
+    mixed = results.load(tmp_path)
+    assert mixed.cells["experiment_fingerprint"].null_count() == 1
+
+
+def test_a_damaged_experiments_file_is_an_error_naming_it(tmp_path: Path) -> None:
+    # Before: `grid status`, `report` and results.load ignored it; `grid run` failed with a bare
+    # JSON message that did not name the file.
+    config = grid.parse_config(SMALL.replace("epsilon = [0.1, 0.01]", "epsilon = 0.1"))
+    grid.run_grid(config, tmp_path, console=_quiet())
+    file = tmp_path / "experiments.json"
+    whole = file.read_bytes()
+    for damaged in (whole[: len(whole) // 2], b"", b"[1, 2]", b'{"GC/GC": 3}'):
+        file.write_bytes(damaged)
+        for read in (
+            lambda: results.load(tmp_path),
+            lambda: grid.status(config, tmp_path),
+            lambda: grid.run_grid(config, tmp_path, console=_quiet()),
+        ):
+            with pytest.raises(ValueError, match=rf"{re.escape(str(file))}'?: .*restore it from a copy, or remove it"):
+                read()
+    file.unlink()
+    file.mkdir()
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(file))}: is not a file; "):
+        grid.run_grid(config, tmp_path, console=_quiet())
+    file.rmdir()  # removed: the next run records the settings again
+    grid.run_grid(config, tmp_path, console=_quiet())
+    assert json.loads(file.read_bytes()) == json.loads(whole)
 
 
 def test_other_settings_under_the_same_name_are_refused(tmp_path: Path) -> None:

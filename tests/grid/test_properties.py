@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
 import math
 import tempfile
 from pathlib import Path
@@ -215,8 +216,13 @@ _CONSTANT = {
     pl.Int64: INT64,
     pl.UInt64: st.integers(0, 2**64 - 1),
 }
-#: Columns whose range is set by the core, not by the schema: a seed is any 64-bit unsigned integer.
-_BY_NAME = {"seed": st.sampled_from([0, 2**63, 2**64 - 1]) | st.integers(0, 2**64 - 1)}
+#: Columns whose range is set by the core, not by the schema: a seed is any 64-bit unsigned integer;
+#: the parameters and what offline learning decided are JSON objects (of arbitrary texts).
+_BY_NAME = {
+    "seed": st.sampled_from([0, 2**63, 2**64 - 1]) | st.integers(0, 2**64 - 1),
+    "params": st.dictionaries(TEXT, TEXT, max_size=3).map(json.dumps),
+    "details": st.dictionaries(TEXT, TEXT, max_size=3).map(json.dumps),
+}
 _PER_MDP = tuple(c for c in schema.PER_MDP_COLUMNS if c != "mdp")
 
 

@@ -134,3 +134,34 @@ def test_run_bad_input() -> None:
 def test_single_mdp_has_no_interval() -> None:
     run = bbrl.Experiment("GC", n_mdps=1, horizon=5).run(agents.Random())
     assert math.isnan(run.ci95)
+
+
+def test_the_fingerprint_of_a_document_is_stable_and_names_every_setting() -> None:
+    from bbrl.protocol import fingerprint
+
+    # Canonical JSON: key order and spacing do not matter, any value does; the digest is pinned.
+    assert fingerprint.document_fingerprint({"b": [1, 2.5], "a": None}) == fingerprint.document_fingerprint(
+        {"a": None, "b": [1, 2.5]}
+    )
+    assert fingerprint.document_fingerprint({"a": 1}) == "015abd7f5cc57a2d"
+    assert fingerprint.document_fingerprint({"a": 1}) != fingerprint.document_fingerprint({"a": 1.5})
+    with pytest.raises(ValueError, match="cannot fingerprint"):
+        fingerprint.document_fingerprint({"a": math.nan})
+    gc = distributions.get("GC")
+    base = bbrl.Experiment(gc, n_mdps=3, gamma=0.95, horizon=10, seed=0)
+    assert len(base.fingerprint) == 16
+    assert base.fingerprint == fingerprint.experiment_fingerprint(gc.to_document(), 3, 0.95, 10, 0)
+    # The test distribution's names do not change its MDPs: a renamed experiment has the same print.
+    assert bbrl.Experiment(gc, n_mdps=3, gamma=0.95, horizon=10, seed=0, name="other").fingerprint == base.fingerprint
+    others = [
+        bbrl.Experiment("GDL", n_mdps=3, gamma=0.95, horizon=10, seed=0),
+        bbrl.Experiment(gc.uniform(), n_mdps=3, gamma=0.95, horizon=10, seed=0),
+        bbrl.Experiment(gc, n_mdps=4, gamma=0.95, horizon=10, seed=0),
+        bbrl.Experiment(gc, n_mdps=3, gamma=0.9, horizon=10, seed=0),
+        bbrl.Experiment(gc, n_mdps=3, gamma=0.95, horizon=11, seed=0),
+        bbrl.Experiment(gc, n_mdps=3, gamma=0.95, horizon=10, seed=1),
+    ]
+    assert len({base.fingerprint, *(e.fingerprint for e in others)}) == 7
+    run = base.run(agents.Random(), threads=1)
+    assert run.fingerprint == base.fingerprint
+    assert run.to_polars()["experiment_fingerprint"].to_list() == [base.fingerprint] * 3

@@ -3,6 +3,8 @@ sum to 1, a reward column that is not numeric, a Parquet log written under anoth
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import polars as pl
 import pytest
@@ -50,3 +52,23 @@ def test_a_log_is_not_written_as_parquet_under_another_suffix(tmp_path):
         data.write_parquet(tmp_path / "x.csv")
     assert not (tmp_path / "x.csv").exists()
     assert data.write_parquet(tmp_path / "x.parquet").is_file()
+
+
+def test_a_log_file_that_does_not_read_is_named(tmp_path):
+    # Before: polars' ComputeError ("A Parquet file must contain a header and footer...") as a traceback.
+    (tmp_path / "empty.parquet").write_bytes(b"")
+    (tmp_path / "empty.csv").write_bytes(b"")
+    (tmp_path / "garbage.parquet").write_bytes(b"not parquet at all")
+    for name, message in (
+        ("empty.parquet", r"is empty \(0 bytes\)"),
+        ("empty.csv", r"is empty \(0 bytes\)"),
+        ("garbage.parquet", r"is not a readable Parquet file \(ComputeError: "),
+    ):
+        with pytest.raises(ValueError, match=rf"^log file '{re.escape(str(tmp_path / name))}' {message}"):
+            replay.Dataset(tmp_path / name, 2, 2)
+
+
+def test_a_log_whose_ids_are_strings_names_the_column():
+    frame = _frame([0.0, 1.0]).with_columns(pl.col("state").cast(pl.String))
+    with pytest.raises(TypeError, match=r"^column 'state' must hold integers, got String$"):
+        replay.Dataset(frame, 2, 2, logging_policy=np.full((2, 2), 0.5))

@@ -15,7 +15,7 @@ wrapper), :mod:`~bbrl.agents.stepper` (:class:`Stepper`, the handle every evalua
 from __future__ import annotations
 
 from .files import load
-from .python import Agent, AgentError, TrainedPythonAgent, offline_rng, online_rng
+from .python import Agent, AgentError, TrainedPythonAgent, UnsafeLoadWarning, offline_rng, online_rng
 from .records import BAMCP, BEB, BFS3, OPPSDS, PSRL, SBOSS, AgentSpec, EGreedy, Formula, Optimal, Random, SoftMax
 from .registry import REGISTRY, create, kinds, spec
 from .stepper import Snapshot, Stepper
@@ -41,6 +41,7 @@ __all__ = [
     "Stepper",
     "TrainedAgent",
     "TrainedPythonAgent",
+    "UnsafeLoadWarning",
     "create",
     "kinds",
     "load",

@@ -23,12 +23,10 @@ Running them (in this process or on worker processes) is :mod:`bbrl.protocol.wor
 
 from __future__ import annotations
 
-import base64
 import copy
 import dataclasses
 import inspect
 import os
-import pickle
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,7 +42,16 @@ from .trained import TrainedAgent, training_arguments
 if TYPE_CHECKING:
     from ..distributions import FDM
 
-__all__ = ["Agent", "AgentError", "TrainedPythonAgent", "offline_rng", "online_rng"]
+__all__ = [
+    "Agent",
+    "AgentError",
+    "TrainedPythonAgent",
+    "UnsafeLoadWarning",
+    "class_reference",
+    "offline_rng",
+    "online_rng",
+    "resolve_class",
+]
 
 
 #: An agent failed (built-in or Python): the message names the agent and, in a run, the MDP and
@@ -97,9 +104,11 @@ class Agent:
     Rules, checked at the boundary: ``act`` returns an ``int`` (NumPy integers are fine) in
     ``0..A``; all randomness comes from the ``rng`` arguments (so a seed reproduces a run); an
     exception fails the run with the agent's name, the MDP index and the step. To run on several
-    worker processes (``threads`` > 1, the default on a multi-core machine) or to be saved, the
-    trained agent must be picklable (define the class at module level of an importable module or
-    of a script run as ``__main__``); it must always support ``copy.deepcopy``.
+    worker processes (``threads`` > 1, the default on a multi-core machine), the trained agent must
+    be picklable (define the class at module level of an importable module or of a script run as
+    ``__main__``); it must always support ``copy.deepcopy``. To be saved, its :meth:`state` must hold
+    data only (numbers, strings, lists, dicts, NumPy arrays, Generators, FDMs, Posteriors: see
+    :mod:`bbrl.agents.state`); an agent file never holds code, and loading one never imports a module.
 
     Class attributes ``display`` (the name in tables; default: the class name) and ``kind`` (a
     stable identifier; default: the class name) may be overridden; ``learns_offline = False``
@@ -193,6 +202,27 @@ class Agent:
         """Optional: what offline learning decided, for result tables (e.g. ``{"formula": ...}``)."""
         return {}
 
+    # -- saving as data (the agent file; see bbrl.agents.state) ---------------------------------
+
+    def state(self) -> dict[str, Any]:
+        """What an agent file stores of this agent: by default its attributes (for a dataclass, its
+        fields and every attribute set since). Override it with :meth:`from_state` when an attribute
+        is not data (see :mod:`bbrl.agents.state` for the types that are)."""
+        try:
+            return dict(vars(self))
+        except TypeError:
+            raise TypeError(
+                f"{type(self).__name__} has no __dict__ (__slots__?): give it state() and from_state() methods"
+            ) from None
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> Agent:
+        """The agent :meth:`state` describes, without calling ``__init__`` (the default sets the
+        attributes back)."""
+        agent = cls.__new__(cls)
+        agent.__dict__.update(state)
+        return agent
+
     # -- like AgentSpec.train -------------------------------------------------------------------
 
     def train(self, prior: Any, gamma: float = 0.95, horizon: int = 250, seed: int = 0) -> TrainedPythonAgent:
@@ -246,9 +276,11 @@ class TrainedPythonAgent(TrainedAgent):
     (``label``, ``kind``, ``params``, ``prior``, ``gamma``, ``horizon``, ``seed``,
     ``offline_seconds``, ``details``, ``save``); ``agent`` is the trained Python object.
 
-    :meth:`save` pickles the trained agent into bbrl's JSON agent file, so only picklable agents
-    can be saved, and :func:`bbrl.agents.load` unpickles it: load only files you trust, with the
-    agent's class importable.
+    :meth:`save` writes the trained agent's :meth:`Agent.state` (and its untrained parameters') as
+    data into bbrl's JSON agent file, with the class's name; :func:`bbrl.agents.load` rebuilds it
+    with :meth:`Agent.from_state` of a class the caller has imported or passes (``agent_class=``):
+    loading never imports a module and never unpickles, unless asked to for an older file
+    (``allow_pickle=True``).
     """
 
     def __init__(
@@ -286,35 +318,45 @@ class TrainedPythonAgent(TrainedAgent):
         return {str(k): str(v) for k, v in dict(found).items()}
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Writes the trained agent (pickled) with its prior and setting as a bbrl JSON agent file."""
-        try:
-            state = pickle.dumps(self.agent, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:
-            raise TypeError(
-                f"agent {type(self.agent).__name__} cannot be saved: it is not picklable ({exc}); "
-                "define the class at module level and keep only picklable attributes"
-            ) from exc
+        """Writes the trained agent as data (its :meth:`Agent.state` and its parameters') with its
+        prior and setting as a bbrl JSON agent file, atomically.
+
+        Raises:
+            TypeError: naming the attribute whose value is not data (see :mod:`bbrl.agents.state`).
+        """
+        cls = type(self.agent)
         return self.write_file(
             path,
             state=None,
             python={
-                "class": f"{type(self.agent).__module__}.{type(self.agent).__qualname__}",
-                "pickle": base64.b64encode(state).decode("ascii"),
-                "spec_pickle": base64.b64encode(pickle.dumps(self.spec)).decode("ascii"),
+                "class": class_reference(cls),
+                "state": _saved_state(self.agent, "agent"),
+                "spec_state": _saved_state(self.spec, "agent parameters"),
             },
         )
 
     @classmethod
-    def from_document(cls, document: dict[str, Any], prior: Any, source: str) -> TrainedPythonAgent:
+    def from_document(
+        cls,
+        document: dict[str, Any],
+        prior: Any,
+        source: str,
+        agent_class: type[Agent] | None = None,
+        allow_pickle: bool = False,
+    ) -> TrainedPythonAgent:
+        """The trained Python agent of an agent file's ``document`` (see :func:`bbrl.agents.load`)."""
         python = document["python"]
-        try:
-            agent = pickle.loads(base64.b64decode(python["pickle"]))
-            spec = pickle.loads(base64.b64decode(python["spec_pickle"]))
-        except Exception as exc:
-            raise ValueError(
-                f"{source}: cannot unpickle the Python agent {python.get('class')!r} "
-                f"(is its module importable?): {type(exc).__name__}: {exc}"
-            ) from exc
+        if not isinstance(python, dict):
+            raise ValueError(f"{source}: field 'python' must be an object")
+        if "pickle" in python:
+            agent, spec = _unpickled(python, source, allow_pickle)
+        else:
+            klass = resolve_class(python.get("class"), agent_class, source)
+            missing = [key for key in ("state", "spec_state") if key not in python]
+            if missing:
+                raise ValueError(f"{source}: field 'python' misses {', '.join(map(repr, missing))}")
+            agent = _restored(klass, python["state"], f"{source}: python.state")
+            spec = _restored(klass, python["spec_state"], f"{source}: python.spec_state")
         return cls(
             spec,
             agent,
@@ -329,3 +371,101 @@ class TrainedPythonAgent(TrainedAgent):
 
     def __repr__(self) -> str:
         return f"TrainedPythonAgent({self.label}, prior={self.prior.name!r}, offline={self.offline_seconds:.3g} s)"
+
+
+def class_reference(cls: type) -> str:
+    """How an agent file names a class: ``module:QualifiedName``."""
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def resolve_class(reference: Any, agent_class: type | None, source: str) -> type[Agent]:
+    """The agent class an agent file names (``module:QualifiedName``): ``agent_class`` if given
+    (its name must match), else the class of that name in a module *already imported*. A file
+    never makes bbrl import a module: its code would run.
+
+    Raises:
+        ValueError: naming the file, the class and how to pass it.
+    """
+    if not isinstance(reference, str) or ":" not in reference:
+        raise ValueError(f"{source}: python.class must be 'module:ClassName', got {reference!r}")
+    module_name, _, qualname = reference.partition(":")
+    if agent_class is not None:
+        if agent_class.__qualname__ != qualname:
+            raise ValueError(
+                f"{source}: the agent was saved from class {reference}, not {class_reference(agent_class)}"
+            )
+        return agent_class
+    import sys
+
+    found: Any = sys.modules.get(module_name)
+    for part in qualname.split(".") if found is not None else ():
+        found = getattr(found, part, None)
+    if not (isinstance(found, type) and issubclass(found, Agent)):
+        where = "is not imported" if module_name not in sys.modules else "is not an agent class there"
+        raise ValueError(
+            f"{source}: the agent's class {reference} {where}; loading an agent file never imports a module "
+            f"(its code would run): import it first, or pass it: bbrl.agents.load(path, agent_class={qualname}), "
+            f"on the command line --agent-class FILE.py:{qualname}"
+        )
+    return found
+
+
+def _saved_state(agent: Agent, what: str) -> Any:
+    from .state import encode
+
+    try:
+        state = agent.state()
+    except Exception as exc:
+        raise TypeError(f"{type(agent).__name__}.state() failed: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(state, dict):
+        raise TypeError(f"{type(agent).__name__}.state() must return a dict, got {type(state).__name__}")
+    return encode(state, f"{what} ({type(agent).__name__})")
+
+
+def _restored(cls: type[Agent], document: Any, where: str) -> Agent:
+    from .state import decode
+
+    state = decode(document, where)
+    if not isinstance(state, dict):
+        raise ValueError(f"{where}: must be an object of attributes")
+    try:
+        agent = cls.from_state(state)
+    except Exception as exc:
+        raise ValueError(f"{where}: {cls.__name__}.from_state failed: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(agent, cls):
+        raise ValueError(f"{where}: {cls.__name__}.from_state returned a {type(agent).__name__}")
+    return agent
+
+
+class UnsafeLoadWarning(UserWarning):
+    """An agent file's pickles were loaded (``allow_pickle=True``): they could run any code."""
+
+
+def _unpickled(python: dict[str, Any], source: str, allow_pickle: bool) -> tuple[Agent, Agent]:
+    """The (agent, spec) of an agent file of the earlier format (pickles), only when asked for."""
+    if not allow_pickle:
+        raise ValueError(
+            f"{source}: this agent file holds pickled Python objects (bbrl's earlier format), which run code "
+            "when loaded; if you trust where it comes from, load it with bbrl.agents.load(path, "
+            "allow_pickle=True), or convert it once: bbrl agents convert OLD NEW --allow-pickle"
+        )
+    import base64
+    import pickle
+    import warnings
+
+    warnings.warn(
+        f"{source}: unpickling a Python agent (allow_pickle=True): this runs whatever code the file holds",
+        UnsafeLoadWarning,
+        stacklevel=4,
+    )
+    try:
+        agent = pickle.loads(base64.b64decode(python["pickle"]))
+        spec = pickle.loads(base64.b64decode(python["spec_pickle"]))
+    except Exception as exc:
+        raise ValueError(
+            f"{source}: cannot unpickle the Python agent {python.get('class')!r} "
+            f"(is its module importable?): {type(exc).__name__}: {exc}"
+        ) from exc
+    if not isinstance(agent, Agent) or not isinstance(spec, Agent):
+        raise ValueError(f"{source}: the pickles hold a {type(agent).__name__}, not a bbrl.agents.Agent")
+    return agent, spec

@@ -10,6 +10,17 @@ report folder and its HTML page).
 
 from __future__ import annotations
 
-from . import regret, stats
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from . import regret, stats
+else:
+    from ..lazy import attach as _attach
+
+    # Imported on first use (bbrl.lazy), so that importing the package does not import polars.
+    __getattr__, __dir__ = _attach(
+        __name__,
+        submodules=("regret", "stats"),
+    )
 
 __all__ = ["regret", "stats"]

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..fileio import write_atomic
+from ..fileio import check_kind, json_field, read_json_document, write_atomic
 from ..protocol.schema import WORK_UNITS, Col, host_line, work_array
 
 __all__ = [
@@ -134,8 +134,7 @@ def load_calibration(path: str | os.PathLike[str]) -> Calibration:
     """
     if str(path) == REFERENCE:
         return reference_calibration()
-    text = Path(path).read_text(encoding="utf-8")
-    return _from_document(json.loads(text), str(path))
+    return _from_document(read_json_document(path, "calibration"), f"calibration {str(path)!r}")
 
 
 def reference_calibration() -> Calibration:
@@ -155,10 +154,19 @@ def _from_document(document: Any, source: str) -> Calibration:
         name=str(document.get("name", source)),
         machine=str(document.get("machine", "")),
         seconds_per_unit=costs,
-        fit={str(k): {str(a): float(b) for a, b in v.items()} for k, v in dict(document.get("fit", {})).items()},
+        fit={str(k): _fit_row(v, source, k) for k, v in json_field(document, "fit", "an object", source, {}).items()},
         source=str(document.get("source", "")),
         per_algorithm={str(a): _unit_table(t, source, f"per_algorithm[{a!r}]") for a, t in per_algorithm.items()},
     )
+
+
+def _fit_row(row: Any, source: str, unit: str) -> dict[str, float]:
+    """One unit's fit statistics (name: number), or a ValueError naming the file and the entry."""
+    where = f"{source}: fit[{unit!r}]"
+    return {
+        str(a): float(check_kind(b, "a number", f"{where}[{a!r}]"))
+        for a, b in check_kind(row, "an object", where).items()
+    }
 
 
 def _unit_table(table: Any, source: str, what: str) -> dict[str, float]:

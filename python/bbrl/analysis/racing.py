@@ -53,14 +53,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
 
 from .. import _core
+from ..fileio import check_kind, json_field
 from ..protocol.results import Results, from_frames
 from ..protocol.schema import Col, work_array
 from .cost import Calibration, cell_costs
+from .race_defaults import DEFAULT_DELTA, DEFAULT_MARGIN, SEQUENCES
 from .stats import MIN_PAIRS_FOR_Z
 
 __all__ = [
@@ -95,14 +98,8 @@ __all__ = [
 #: rule; races of bbrl before this rule used "two-sided" sequences).
 BOUNDS = "one-sided"
 
-#: The race's error level (per comparable pair, or for the experiment with ``family_wise``).
-DEFAULT_DELTA = 0.05
-#: The plateau margin eta, in paired standard errors at N (the maps' test resolves about 2).
-DEFAULT_MARGIN = 1.0
 #: No configuration stops before this many test MDPs (the maps' paired Z-test needs as many).
 MIN_MDPS = MIN_PAIRS_FOR_Z
-#: The confidence sequences a race can use (the first is the default).
-SEQUENCES = ("asymptotic", "betting")
 #: Rules a stop can come from.
 RULES = ("beaten", "plateau")
 
@@ -150,6 +147,27 @@ class RaceOptions:
             "sequence": self.sequence,
             "family_wise": self.family_wise,
         }
+
+    @classmethod
+    def from_record(cls, document: dict[str, Any], where: str) -> RaceOptions:
+        """The options of a race record (``race.json``: :meth:`settings` and more), checked field by
+        field; ``where`` names the file in errors.
+
+        Raises:
+            ValueError: naming ``where`` and the field.
+        """
+        batch = document.get("batch")
+        try:
+            return cls(
+                delta=json_field(document, "delta", "a number", where),
+                margin=json_field(document, "margin", "a number", where),
+                batch=None if batch is None else json_field(document, "batch", "an integer", where),
+                sequence=json_field(document, "sequence", "a string", where),
+                family_wise=json_field(document, "family_wise", "true or false", where),
+            )
+        except ValueError as exc:
+            message = str(exc)
+            raise ValueError(message if message.startswith(where) else f"{where}: {message}") from None
 
     def batch_size(self, n_mdps: int) -> int:
         return default_batch(n_mdps) if self.batch is None else min(self.batch, n_mdps)
@@ -255,6 +273,18 @@ class Stop:
     lower: float
     upper: float
     margin: float
+
+    @classmethod
+    def from_document(cls, document: Any, where: str) -> Stop:
+        """A stop as a race record keeps it (its fields as JSON), checked field by field.
+
+        Raises:
+            ValueError: naming ``where`` (the file and the stop) and the field.
+        """
+        check_kind(document, "an object", where)
+        kinds = {"cell_id": "a string", "by": "a string", "n_mdps": "an integer", "rule": "a string"}
+        kinds |= {"lower": "a number", "upper": "a number", "margin": "a number"}
+        return cls(**{name: json_field(document, name, kind, where) for name, kind in kinds.items()})
 
 
 def decide(

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 import math
 import os
 from collections.abc import Mapping
@@ -25,7 +24,7 @@ from urllib.parse import quote
 
 import polars as pl
 
-from ..fileio import write_atomic
+from ..fileio import read_json_document, write_atomic
 from ..protocol.results import Results, load, returns_matrix
 from ..protocol.schema import Col
 from ..version import __version__
@@ -40,7 +39,7 @@ from .figures import (
     save_figure,
     score_figure,
 )
-from .racing import default_batch, paired_means, with_paired_means
+from .racing import RaceOptions, default_batch, paired_means, with_paired_means
 from .regret import plot_cumulative_regret
 from .scores import ORACLE_KINDS, NormalizedSummary, normalized_summary, regret_curves
 from .stats import best_per_algorithm, best_under_bounds
@@ -116,7 +115,11 @@ def race_settings(results_dir: str | os.PathLike[str]) -> dict | None:
     """The race settings a results folder was run with (its :data:`RACE_FILE`), or None for a
     folder run in full."""
     file = Path(results_dir) / RACE_FILE
-    return json.loads(file.read_text()) if file.is_file() else None
+    if not file.is_file():
+        return None
+    document = read_json_document(file, "race record")
+    RaceOptions.from_record(document, f"race record {str(file)!r}")  # refuses a record of another schema
+    return document
 
 
 def _race_settings_text(race: Mapping, n_mdps: int | None = None) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -96,8 +97,43 @@ def _returns_of(value: object) -> np.ndarray:
     return np.asarray(returns, dtype=np.float64)
 
 
+def _describe_run(run: Any) -> str:
+    """A run's experiment as the refusal of :func:`paired_z_test` names it."""
+    last = run.first_mdp + run.n_mdps - 1
+    return (
+        f"{run.agent!r} on {run.experiment!r} (fingerprint {run.fingerprint}, MDPs {run.first_mdp}..{last}, "
+        f"gamma {run.gamma}, T {run.horizon}, seed {run.seed})"
+    )
+
+
+def _check_paired_runs(a: Any, b: Any) -> None:
+    """Refuses two :class:`bbrl.Run` objects whose returns are not on the same test MDPs: another
+    experiment fingerprint (test distribution, N, gamma, T, seed) or another range of MDPs. Arrays
+    are not checked (the caller's responsibility)."""
+    if not (hasattr(a, "returns") and hasattr(b, "returns")):
+        return
+    for name, run in (("a", a), ("b", b)):
+        if getattr(run, "fingerprint", None) is None:
+            raise ValueError(
+                f"paired_z_test: run {name} has no experiment fingerprint, so its test MDPs cannot be checked; "
+                "pass the returns arrays (a.returns, b.returns) to pair them on your own responsibility"
+            )
+    if (a.fingerprint, a.first_mdp, a.n_mdps) != (b.fingerprint, b.first_mdp, b.n_mdps):
+        raise ValueError(
+            f"paired_z_test: the runs are not on the same test MDPs: a is {_describe_run(a)}, b is "
+            f"{_describe_run(b)}; a paired test compares runs of one Experiment (same test distribution, N, "
+            "gamma, T and seed) on the same MDPs"
+        )
+
+
 def paired_z_test(a: object, b: object, one_sided: bool = False) -> PairedZTest:
     """The paired Z-test between two agents' returns on the same MDPs.
+
+    Two :class:`bbrl.Run` objects are checked: they must carry the same experiment fingerprint
+    (:attr:`bbrl.Run.fingerprint`: test distribution, N, gamma, T and seed) and cover the same test
+    MDPs. Arrays are taken as given: that they hold returns on the same MDPs, in the same order, is
+    the caller's responsibility (a results folder's cells carry the fingerprint in their
+    ``experiment_fingerprint`` column, to check before pairing their returns).
 
     Args:
         a, b: two :class:`bbrl.Run` objects of the same experiment, or two arrays of per-MDP returns
@@ -109,12 +145,17 @@ def paired_z_test(a: object, b: object, one_sided: bool = False) -> PairedZTest:
         z, p, whether the difference is significant, the mean difference ``mean(a - b)`` and which
         side is better.
 
+    Raises:
+        ValueError: two runs of different experiments or MDPs (naming both), a run without a
+            fingerprint (pass its ``returns`` instead), or arrays of different lengths.
+
     Warns:
         UserWarning: below :data:`MIN_PAIRS_FOR_Z` pairs, where the normal approximation is poor
         (the original only asserted N >= 30).
     """
     from scipy.special import ndtr
 
+    _check_paired_runs(a, b)
     x, y = _returns_of(a), _returns_of(b)
     z = paired_z(x, y)
     if x.size < MIN_PAIRS_FOR_Z:

@@ -13,15 +13,15 @@ import os
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from .. import stopping
-from ..fileio import files_written
-from ..version import __version__
 from . import formulas, grid, listings, paper, quick, replay, replay_study, report, run, value_error
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
@@ -48,6 +48,22 @@ examples:
 """
 
 
+class _Version(argparse.Action):
+    """``--version``, whose version is read when asked: reading the installed package's metadata
+    (importlib.metadata) is a sixth of what ``bbrl --help`` costs."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: object, values: object, option_string: object = None
+    ) -> None:
+        from ..version import __version__
+
+        print(f"bbrl {__version__}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of the ``bbrl`` command and every subcommand."""
     parser = argparse.ArgumentParser(
@@ -56,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"bbrl {__version__}")
+    parser.add_argument("--version", action=_Version, help="show program's version number and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in SUBCOMMANDS:
         module.register(commands)
@@ -102,6 +118,8 @@ def _run_command(handler: Callable[[argparse.Namespace, Console], int], args: ar
 def _kept(args: argparse.Namespace) -> str:
     """What a stop keeps, as the command states it (``set_defaults(kept=...)``, e.g. a grid's
     finished cells), else what this process wrote (every file is written whole, atomically)."""
+    from ..fileio import files_written
+
     kept = getattr(args, "kept", None)
     if kept is not None:
         return str(kept).format(out=getattr(args, "out", None))
@@ -124,9 +142,17 @@ def _stop_now(console: Console, code: int, what: str, kept: str) -> None:
     os._exit(code)
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as the command line prints it: one line naming its kind, not the code that raised it."""
+    print(f"bbrl: {category.__name__}: {message}", file=file or sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from rich.console import Console  # once a command runs: --help and --version exit before
+
+    warnings.showwarning = _one_line_warning
     console = Console()
     if not console.is_terminal:
         # Piped or captured output: do not wrap the table at 80 columns, and send each line at once
@@ -144,7 +170,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not in_main_thread:
             return args.handler(args, console)
         return _run_command(args.handler, args, console)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
+    except (ValueError, TypeError, OSError) as exc:
+        # OSError: a file or folder the command could not read or write (its message names it).
         print(f"bbrl: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

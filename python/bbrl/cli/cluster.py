@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .options import add_out, add_race, race_options
+from .options import add_out, add_race, check_output_dir, output_dir, race_options
 
 __all__ = ["register"]
 
@@ -84,6 +84,12 @@ def register(grid_commands: Any) -> None:
     task = grid_commands.add_parser("task", help="run one array task of a submitted grid (what job.sh runs)")
     task.add_argument("out", type=Path, help="the output folder of `bbrl grid submit`")
     task.add_argument("index", type=int, help="the array task index ($SLURM_ARRAY_TASK_ID)")
+    task.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="the grid's configuration, needed when it names Python agents (a folder's copy never imports code)",
+    )
     task.set_defaults(handler=_command_task, kept="finished cells are kept in {out} (each whole)")
 
 
@@ -109,6 +115,8 @@ def _command_plan(args: argparse.Namespace, console: Any) -> int:
             DEFAULT_RESAMPLES if args.race_resamples is None else args.race_resamples,
         )
     config = load_config(config_path(args.config))
+    if args.out is not None:
+        output_dir(args.out)  # before the pilot: it keeps its plan there
     if args.compare is not None:
         kept = read_plan(args.compare)
         if kept is not None and all(c.id in kept for c in config.cells):
@@ -254,6 +262,10 @@ def _command_submit(args: argparse.Namespace, console: Any) -> int:
         max_resubmits=args.max_resubmits,
     )
     config = load_config(config_path(args.config))
+    if args.dry_run:
+        check_output_dir(args.out)  # a dry run creates nothing
+    else:
+        output_dir(args.out)
     tasks = args.out / "slurm" / "tasks.json"
     if tasks.is_file():
         if args.dry_run:
@@ -281,4 +293,4 @@ def _command_submit(args: argparse.Namespace, console: Any) -> int:
 def _command_task(args: argparse.Namespace, console: Any) -> int:
     from ..grid.engines.slurm import run_task
 
-    return 1 if run_task(args.out, args.index, console) else 0
+    return 1 if run_task(args.out, args.index, console, args.config) else 0

@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from .options import add_out, add_seed, output_file
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["register"]
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from . import cluster
-from .options import add_out, add_race, add_threads, race_options
+from .options import add_out, add_race, add_threads, check_output_dir, output_dir, race_options
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["CELLS_KEPT", "register"]
 
@@ -63,6 +64,7 @@ def _command_grid_run(args: argparse.Namespace, console: Console) -> int:
 
     config = grid.load_config(grid.config_path(args.config))
     shard = grid.parse_shard(args.shard) if args.shard else None
+    output_dir(args.out)
     race = race_options(args)
     if race is not None and shard is not None:
         raise ValueError(
@@ -104,10 +106,21 @@ def _command_grid_status(args: argparse.Namespace, console: Console) -> int:
         out = target
         config = grid.load_output_config(target, check_agents=False)
     else:
+        config_file = grid.config_path(target)
+        if not config_file.is_file():
+            raise FileNotFoundError(
+                f"{target}: no such folder, and neither a configuration file nor a shipped configuration "
+                f"({', '.join(grid.SHIPPED_CONFIGS)}); give the output folder of `bbrl grid run`, or a configuration "
+                "with --out DIR"
+            )
         if args.out is None:
             raise ValueError("with a configuration, give the output folder: bbrl grid status CONFIG --out DIR")
-        out = args.out
-        config = grid.load_config(grid.config_path(target), check_agents=False)
+        out = check_output_dir(args.out)  # read, not written
+        if not out.is_dir():
+            raise FileNotFoundError(
+                f"--out {out}: no such folder (the output folder of `bbrl grid run CONFIG --out DIR`)"
+            )
+        config = grid.load_config(config_file, check_agents=False)
     state = grid.status(config, out)
     by_experiment: dict[str, list[int]] = {}
     for cell in state.done:

@@ -6,12 +6,12 @@ import argparse
 import dataclasses
 import inspect
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
-from .. import agents, distributions, envs
-from ..envs import registry
+from .convert import add_convert
 
 __all__ = ["PYTHON_KIND", "describe_agent", "plain_text", "register"]
 
@@ -36,9 +36,9 @@ def plain_text(text: str) -> str:
 
 def register(commands: Any) -> None:
     """Adds ``agents``, ``distributions`` and ``envs`` to the CLI's subcommands."""
-    commands.add_parser("agents", help="list the agents, their parameters, defaults and ranges").set_defaults(
-        handler=_command_agents
-    )
+    listing = commands.add_parser("agents", help="list the agents, their parameters, defaults and ranges")
+    listing.set_defaults(handler=_command_agents)
+    add_convert(listing.add_subparsers(dest="agents_action", metavar="ACTION", required=False))
     commands.add_parser("distributions", help="list the built-in distributions").set_defaults(
         handler=_command_distributions
     )
@@ -58,6 +58,8 @@ def describe_agent(kind: str) -> tuple[str, list[str]]:
     """The description of an agent kind (its record's docstring up to ``Args:``, on one line) and
     one line per parameter from the core's registry: name, type, default (or "required"), range
     and what it is."""
+    from .. import agents
+
     cls = agents.kinds()[kind]
     text = (inspect.getdoc(cls) or "").partition("Args:")[0]
     # The docstrings cite sections of a specification that is not part of the package.
@@ -72,6 +74,8 @@ def describe_agent(kind: str) -> tuple[str, list[str]]:
 
 
 def _command_agents(args: argparse.Namespace, console: Console) -> int:
+    from .. import agents
+
     for kind, cls in agents.kinds().items():
         summary, parameters = describe_agent(kind)
         console.print(f"[bold]{kind}[/bold]: ", end="", highlight=False)
@@ -87,6 +91,8 @@ def _command_agents(args: argparse.Namespace, console: Console) -> int:
 
 
 def _command_distributions(args: argparse.Namespace, console: Console) -> int:
+    from .. import distributions
+
     for name in distributions.names():
         fdm = distributions.get(name)
         console.print(f"[bold]{name}[/bold]: {fdm.long_name}, S={fdm.n_states}, A={fdm.n_actions}")
@@ -94,6 +100,9 @@ def _command_distributions(args: argparse.Namespace, console: Console) -> int:
 
 
 def _command_envs(args: argparse.Namespace, console: Console) -> int:
+    from .. import envs
+    from ..envs import registry
+
     for entry in registry.REGISTRY:
         console.print(
             f"[bold]{entry['name']}[/bold] ({entry['state_space']}, discount {entry['default_discount']}): "

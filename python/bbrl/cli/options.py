@@ -9,6 +9,9 @@
 * ``--env NAME``: a named environment.
 * ``--agent KIND`` and ``--param NAME=VALUE`` (repeatable): a built-in agent and its parameters.
 
+Every ``--out`` failure (an existing file, a folder that cannot be created or written) is a
+one-line error naming the option and the path (:func:`output_dir`, :func:`check_output_dir`).
+
 Old spellings (``--discount``, ``--csv FILE``, ``--out FILE``) still work for one release: they
 print a deprecation warning on stderr (:func:`warn_deprecated`).
 """
@@ -16,8 +19,10 @@ print a deprecation warning on stderr (:func:`warn_deprecated`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +36,12 @@ __all__ = [
     "add_protocol_options",
     "add_seed",
     "add_threads",
+    "check_output_dir",
     "env_name",
+    "new_output_dir",
     "output_dir",
     "output_file",
+    "output_file_path",
     "parse_params",
     "parse_value",
     "warn_deprecated",
@@ -75,7 +83,7 @@ def add_threads(parser: argparse.ArgumentParser) -> None:
 def add_race(parser: argparse.ArgumentParser) -> None:
     """``--race`` and its settings (``--race-delta``, ``--race-margin``, ``--race-batch``,
     ``--race-sequence``, ``--race-family-wise``): see :mod:`bbrl.analysis.racing`."""
-    from ..analysis.racing import DEFAULT_DELTA, DEFAULT_MARGIN, SEQUENCES
+    from ..analysis.race_defaults import DEFAULT_DELTA, DEFAULT_MARGIN, SEQUENCES
 
     group = parser.add_argument_group("racing (stop configurations that cheaper ones beat; docs/racing.md)")
     group.add_argument("--race", action="store_true", help="run each experiment as a race over batches of test MDPs")
@@ -149,9 +157,38 @@ def env_name(value: str) -> str:
 
 def add_agent(parser: Any, required: bool = True) -> None:
     """``--agent KIND``: a built-in agent by its command-line name (``parser`` may be a group)."""
-    from ..agents import kinds
+    # The core's registry, in the order of bbrl.agents.kinds(): the agents package (NumPy) is not
+    # imported to build the parser.
+    from .. import _core
 
-    parser.add_argument("--agent", required=required, help=f"agent: {', '.join(kinds())}")
+    kinds = [entry["kind"] for entry in _core.agent_kinds()]
+    parser.add_argument("--agent", required=required, help=f"agent: {', '.join(kinds)}")
+
+
+def add_agent_file_options(parser: argparse.ArgumentParser) -> None:
+    """``--agent-class FILE.py:CLASS`` and ``--allow-pickle``: how an agent file's Python agent is
+    read (see :func:`load_agent_file`)."""
+    parser.add_argument(
+        "--agent-class",
+        default=None,
+        metavar="FILE.py:CLASS",
+        help="the class of a Python agent in the agent file ('file.py:Class' or 'module:Class'): reading an agent "
+        "file never imports a module it names",
+    )
+    parser.add_argument(
+        "--allow-pickle",
+        action="store_true",
+        help="read an agent file of bbrl's earlier format (pickles), which runs any code it holds (trusted files only)",
+    )
+
+
+def load_agent_file(path: Path, args: argparse.Namespace) -> Any:
+    """The trained agent of ``path`` with the options of :func:`add_agent_file_options`."""
+    from ..agents import load
+    from ..grid.classes import load_python_agent_class
+
+    agent_class = None if args.agent_class is None else load_python_agent_class(args.agent_class, Path.cwd())
+    return load(path, agent_class, allow_pickle=args.allow_pickle)  # with pickles, load() warns
 
 
 def add_params(parser: argparse.ArgumentParser) -> None:
@@ -207,15 +244,87 @@ def parse_params(pairs: Sequence[str]) -> dict[str, Any]:
 FILE_SUFFIXES = (".csv", ".parquet", ".json", ".txt", ".toml", ".html", ".md", ".png", ".pdf", ".svg")
 
 
-def output_dir(out: Path) -> Path:
-    """The results folder of ``--out DIR``, created if missing; a data-file name (``x.csv``) that is
-    not an existing folder, or an existing file, is refused before anything is written."""
+def check_output_dir(out: Path, option: str = "--out") -> Path:
+    """Refuses, before anything runs or is written, a value of ``option`` that cannot be a folder:
+    a data-file name (``x.csv``) that is not an existing folder, or anything that exists and is not
+    a folder (a file, ``/dev/null``). Creates nothing (for a dry run).
+
+    Raises:
+        ValueError: naming the option and the path.
+    """
     if out.suffix.lower() in FILE_SUFFIXES and not out.is_dir():
-        raise ValueError(f"--out {out}: expected a folder, not a {out.suffix} file name (this command writes a folder)")
+        raise ValueError(
+            f"{option} {out}: expected a folder, not a {out.suffix} file name (this command writes a folder)"
+        )
+    if out.is_file():
+        raise ValueError(f"{option} {out}: is a file, expected a folder")
     if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out}: is a file, expected a folder")
-    out.mkdir(parents=True, exist_ok=True)
+        raise ValueError(f"{option} {out}: exists and is not a folder")
     return out
+
+
+def output_dir(out: Path, option: str = "--out") -> Path:
+    """The results folder of ``--out DIR`` (or of ``option``), created if missing, after
+    :func:`check_output_dir`; every command that writes a folder calls it before it starts.
+
+    Raises:
+        ValueError: naming the option and the path, when it cannot be a folder, cannot be created
+            (no such parent, no permission, a read-only file system) or is not writable.
+    """
+    check_output_dir(out, option)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a parent is a file
+        raise ValueError(f"{option} {out}: cannot create the folder: a parent folder is a file") from None
+    except OSError as exc:
+        raise ValueError(f"{option} {out}: cannot create the folder: {exc.strerror or exc}") from None
+    _check_writable(out, option, out)
+    return out
+
+
+def _check_writable(folder: Path, option: str, given: Path) -> None:
+    """Refuses a folder in which no file can be made (no permission, a read-only file system,
+    ``/proc``), by making one that vanishes on closing: permission bits alone do not tell (root
+    ignores them, a read-only mount keeps them)."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        where = "" if folder == given else f" in {str(folder)!r}"
+        raise ValueError(f"{option} {given}: cannot write{where}: {exc.strerror or exc}") from None
+
+
+def output_file_path(path: Path, option: str) -> Path:
+    """A file an option names (``--csv FILE``, ``--save-agent FILE``, the deprecated ``--out FILE``),
+    checked before anything runs: its folder exists and takes files, and it is not a folder.
+
+    Raises:
+        FileNotFoundError: the folder does not exist (naming the option and the path).
+        ValueError: the path is a folder, or the folder takes no file.
+    """
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{option} {path}: folder {str(folder)!r} does not exist")
+    if path.is_dir():
+        raise ValueError(f"{option} {path}: is a folder, expected a file name")
+    _check_writable(folder, option, path)
+    return path
+
+
+@contextlib.contextmanager
+def new_output_dir(out: Path, option: str = "--out") -> Iterator[Path]:
+    """:func:`output_dir` for a command that may still fail before it writes there (e.g. a report
+    of a folder without results): a folder made here and still empty when the command fails is
+    removed again, so that a refused command leaves nothing behind."""
+    made = not out.exists()
+    output_dir(out, option)
+    try:
+        yield out
+    except BaseException:
+        if made:
+            with contextlib.suppress(OSError):
+                out.rmdir()  # only when empty: files already written stay
+        raise
 
 
 def output_file(out: Path | None, name: str, old_suffix: str) -> Path | None:
@@ -230,8 +339,5 @@ def output_file(out: Path | None, name: str, old_suffix: str) -> Path | None:
         )
     if out.suffix.lower() == old_suffix:
         warn_deprecated(f"--out FILE ({out})", f"--out DIR (writes DIR/{name})")
-        folder = out.parent if str(out.parent) else Path(".")
-        if not folder.is_dir():
-            raise FileNotFoundError(f"--out {out}: folder {str(folder)!r} does not exist")
-        return out
+        return output_file_path(out, "--out")
     return output_dir(out) / name

@@ -8,13 +8,14 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+from .options import add_out, add_race, add_seed, add_threads, output_dir, race_options
 
-from .. import grid
-from ..analysis.report import write_report
-from .options import add_out, add_race, add_seed, add_threads, race_options
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from .. import grid
 
 __all__ = ["register", "run_paper"]
 
@@ -86,6 +87,8 @@ _SEED_LINE = re.compile(r"^seed = \d+$", re.MULTILINE)
 def _config(name: str, seed: int = 0) -> grid.GridConfig:
     """A shipped configuration; with another ``seed`` than its own, every experiment's seed replaced
     (in the text too, so that the output folder's copy says which seed its cells used)."""
+    from .. import grid
+
     path = grid.shipped_config(name)
     if path is None:
         raise FileNotFoundError(f"the shipped configuration {name}.toml is missing from the installed package")
@@ -134,6 +137,7 @@ def _cost_plans(
 ) -> list[_StudyPlan]:
     """:func:`plan_studies`'s plans; ``with_offline``: a kept plan without each cell's offline part
     (kept before it was recorded) is measured again, since a race's prediction needs it."""
+    from .. import grid
     from ..grid.plan import lpt_makespan, pilot, read_plan, read_plan_offline, write_plan
     from ..grid.shards import select_shard
     from ..protocol.schema import describe_host
@@ -231,6 +235,11 @@ def run_paper(
     racing, from a race pilot (:func:`bbrl.grid.race_plan.plan_race`), and ``max_core_hours``
     applies to the raced prediction, and first to the race pilot itself (the race's first batches).
     """
+    from rich.console import Console
+
+    from .. import grid
+    from ..analysis.report import write_report
+
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"--seed must be an integer >= 0, got {seed!r}")
     console = console or Console()
@@ -240,10 +249,11 @@ def run_paper(
             "--race shares its batches between runners through claims, not shards: start the same "
             "`bbrl paper --race` on each machine (or use --scheduler)"
         )
+    base = out or Path("bbrl-paper-quick" if quick else "bbrl-paper")
+    output_dir(base, "--out" if out is not None else "output folder")
     if quick:
-        studies = [("quick", out or Path("bbrl-paper-quick"))]
+        studies = [("quick", base)]
     else:
-        base = out or Path("bbrl-paper")
         studies = [("paper-accurate", base / "accurate"), ("paper-inaccurate", base / "inaccurate")]
     configs = [(_config(name, seed), folder) for name, folder in studies]  # validate both before running either
     if not quick:

@@ -5,17 +5,18 @@ from __future__ import annotations
 import argparse
 import io
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
-from rich.console import Console
-
-from .. import agents, smoke
-from ..analysis.tables import print_table, summary_frame, summary_markdown
+from .. import smoke
 from ..fileio import write_atomic
-from ..protocol import Experiment, Run
-from ..protocol.schema import Col
 from .options import add_out, add_protocol_options, output_dir
+
+if TYPE_CHECKING:
+    import polars as pl
+    from rich.console import Console
+
+    from .. import agents
+    from ..protocol import Run
 
 __all__ = ["NOT_IN_QUICK", "QUICK_CASES", "QUICK_SETTINGS", "quick_agents", "register", "run_quick"]
 
@@ -44,6 +45,8 @@ def quick_agents() -> tuple[agents.AgentSpec, ...]:
     Raises:
         ValueError: a kind has neither a quick setting nor a reason to be left out (a new agent).
     """
+    from .. import agents
+
     chosen = []
     for kind in agents.kinds():
         if kind in NOT_IN_QUICK:
@@ -88,6 +91,11 @@ def command(args: argparse.Namespace, console: Console) -> int:
 def run_quick(args: argparse.Namespace, console: Console) -> list[Run]:
     """Runs every algorithm (:func:`quick_agents`) on every case; writes summary.csv, table.md,
     returns.parquet and scores.png."""
+    import polars as pl
+
+    from ..analysis.tables import print_table, summary_frame, summary_markdown
+    from ..protocol import Experiment
+
     out: Path = output_dir(args.out)
     runs: list[Run] = []
     chosen = quick_agents()
@@ -113,6 +121,9 @@ def run_quick(args: argparse.Namespace, console: Console) -> list[Run]:
 def _figure(frame: pl.DataFrame) -> bytes:
     """Mean score with its 95% interval per agent, one panel per problem, accurate vs uniform prior."""
     import matplotlib
+    import polars as pl
+
+    from ..protocol.schema import Col
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

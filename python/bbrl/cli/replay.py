@@ -8,12 +8,23 @@ import json
 import sys
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import polars as pl
+from .options import (
+    add_agent,
+    add_gamma,
+    add_out,
+    add_params,
+    add_seed,
+    add_threads,
+    check_output_dir,
+    output_dir,
+    parse_params,
+)
 
-from .options import add_agent, add_gamma, add_out, add_params, add_seed, add_threads, output_dir, parse_params
+if TYPE_CHECKING:
+    import numpy as np
+    import polars as pl
 
 EXAMPLE = "bbrl replay LOG.parquet --agent psrl --param k=10 --method psrs --runs 100 --out DIR"
 
@@ -84,16 +95,24 @@ def _m(text: str | None) -> Any:
 
 
 def _infer_spaces(frame: pl.DataFrame, args: argparse.Namespace) -> tuple[int, int, int | None]:
+    import polars as pl
+
+    from ..replay.dataset import integer_column
+
     for column in ("state", "action", "next_state", "t"):
         if column not in frame.columns:
             raise ValueError(f"the log lacks column {column!r}")
+    if frame.height == 0:
+        raise ValueError(f"log file {str(args.log)!r} has no rows")
+    # The ids are checked before their maximum is taken (a column of strings would compare badly).
+    state, action, next_state = (integer_column(frame, c) for c in ("state", "action", "next_state"))
     n_states = args.n_states
     if n_states is None:
-        n_states = int(max(frame["state"].max(), frame["next_state"].max())) + 1  # type: ignore[arg-type]
+        n_states = int(max(state.max(), next_state.max())) + 1
     n_actions = args.n_actions
     if n_actions is None:
         probabilities = [c for c in frame.columns if c.startswith("p_")]
-        n_actions = len(probabilities) if probabilities else int(frame["action"].max()) + 1  # type: ignore[arg-type]
+        n_actions = len(probabilities) if probabilities else int(action.max()) + 1
     start = args.start_state
     if start is None:
         starts = frame.filter(pl.col("t") == 0)["state"].unique().to_list()
@@ -104,15 +123,18 @@ def _infer_spaces(frame: pl.DataFrame, args: argparse.Namespace) -> tuple[int, i
 
 def run(args: argparse.Namespace, console: Any) -> int:
     """The ``replay`` subcommand."""
+    import numpy as np
+
     from .. import agents, replay
     from ..fileio import write_atomic
     from ..replay.results import describe_m
 
-    output_dir(args.out)  # refused before anything runs when it cannot be a folder
+    check_output_dir(args.out)  # refused before anything runs when it cannot be a folder
     frame = replay.read_log(args.log)
     n_states, n_actions, start = _infer_spaces(frame, args)
-    table = np.load(args.logging_policy) if args.logging_policy is not None else None
+    table = replay.read_logging_policy(args.logging_policy) if args.logging_policy is not None else None
     data = replay.Dataset(frame, n_states, n_actions, start, logging_policy=table)
+    output_dir(args.out)  # made once the log reads: a bad log leaves nothing behind
     spec = agents.create(args.agent, parse_params(args.param))
     trained = spec.train(data.uniform_prior(), gamma=args.gamma, seed=args.seed)
     episode_end = _episode_end(args.episode_end)
@@ -223,6 +245,9 @@ def _truth_summary(env: str, truth: np.ndarray, gamma: float) -> dict[str, Any]:
 def _curve_table(curve: pl.DataFrame, truth: np.ndarray | None) -> pl.DataFrame:
     """The replay curve, and beside it the online truth's (``truth_runs``, ``truth_mean``,
     ``truth_ci95``) when one was computed, on the episodes of either."""
+    import numpy as np
+    import polars as pl
+
     if truth is None:
         return curve
     from ..replay.results import curve_frame

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+from .options import add_out, new_output_dir
 
-from .options import add_out
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["register"]
 
@@ -43,15 +44,18 @@ def command(args: argparse.Namespace, console: Console) -> int:
     """The ``report`` subcommand."""
     from ..analysis.report import write_report
     from ..grid import missing_by_experiment
+    from ..protocol.results import check_results_folder, read_experiments
 
-    out = args.out or args.results / "report"
-    html = write_report(
-        args.results,
-        out,
-        one_sided=args.one_sided,
-        correction="holm" if args.holm else None,
-        missing=missing_by_experiment(args.results),
-        machine=args.machine,
-    )
+    read_experiments(check_results_folder(args.results))  # before the report folder is made inside it
+    out, option = (args.out, "--out") if args.out is not None else (args.results / "report", "report folder")
+    with new_output_dir(out, option):
+        html = write_report(
+            args.results,
+            out,
+            one_sided=args.one_sided,
+            correction="holm" if args.holm else None,
+            missing=missing_by_experiment(args.results),
+            machine=args.machine,
+        )
     console.print(f"report written to {out} (open {html})")
     return 0

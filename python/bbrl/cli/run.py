@@ -4,25 +4,24 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
-from .. import agents, distributions
-from ..analysis.tables import print_table, summary_frame
 from ..fileio import write_atomic
-from ..formulas import parse as parse_formula
-from ..protocol import Experiment
-from ..protocol.schema import csv_columns
 from .options import (
     DeprecatedAlias,
     add_agent,
+    add_agent_file_options,
     add_out,
     add_params,
     add_protocol_options,
+    load_agent_file,
     output_file,
+    output_file_path,
     parse_params,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["RESULTS_FILE", "register"]
 
@@ -44,6 +43,7 @@ def register(commands: Any) -> None:
     who = run.add_mutually_exclusive_group(required=True)
     add_agent(who, required=False)
     who.add_argument("--agent-file", type=Path, help="a trained agent saved with --save-agent (no retraining)")
+    add_agent_file_options(run)
     run.add_argument("--save-agent", type=Path, default=None, help="save the trained agent to this file")
     add_params(run)
     run.add_argument(
@@ -57,28 +57,24 @@ def register(commands: Any) -> None:
     run.set_defaults(handler=command)
 
 
-def _check_output_file(path: Path | None, option: str) -> None:
-    """Fails before a run, not after it, when an output file cannot be written where asked."""
-    if path is None:
-        return
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise FileNotFoundError(f"{option} {path}: folder {str(folder)!r} does not exist")
-    if path.is_dir():
-        raise ValueError(f"{option} {path}: is a folder, expected a file name")
-
-
 def command(args: argparse.Namespace, console: Console) -> int:
     """The ``run`` subcommand."""
-    _check_output_file(args.csv, "--csv")
-    _check_output_file(args.save_agent, "--save-agent")
+    from .. import agents, distributions
+    from ..analysis.tables import print_table, summary_frame
+    from ..formulas import parse as parse_formula
+    from ..protocol import Experiment
+    from ..protocol.schema import csv_columns
+
+    for path, option in ((args.csv, "--csv"), (args.save_agent, "--save-agent")):
+        if path is not None:
+            output_file_path(path, option)  # fails before the run, not after it
     results_file = output_file(args.out, RESULTS_FILE, ".csv")
     test = distributions.get(args.experiment)
     experiment = Experiment(test, n_mdps=args.n_mdps, gamma=args.gamma, horizon=args.horizon, seed=args.seed)
     if args.agent_file is not None:
         if args.param or args.prior:
             raise ValueError("--agent-file brings its parameters and prior: drop --param and --prior")
-        agent: agents.AgentSpec | agents.TrainedAgent = agents.load(args.agent_file)
+        agent: agents.AgentSpec | agents.TrainedAgent = load_agent_file(args.agent_file, args)
     else:
         params = parse_params(args.param)
         if args.paper_names and isinstance(params.get("formula"), str):

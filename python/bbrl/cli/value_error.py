@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import time
-from typing import Any
-
-import numpy as np
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from .. import smoke
 from .options import DeprecatedAlias, add_env, add_gamma, add_out, add_seed, add_threads, output_dir, output_file
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["REFERENCES_FILE", "STATES_FILE", "register"]
 
@@ -182,6 +182,8 @@ def _setup(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def _print_cuts(console: Console, n_cut: Any, n_samples: Any, length: int, to_termination: bool = False) -> None:
+    import numpy as np
+
     cut = int(np.sum(n_cut))
     what = "cap" if to_termination else "length"
     if cut:
@@ -205,6 +207,8 @@ def _check_budget(args: argparse.Namespace, console: Console, cost: Any) -> None
 
 
 def _command_references(args: argparse.Namespace, console: Console) -> int:
+    import numpy as np
+
     from .. import value_error as ve
     from ..checks import count
     from ..value_error.cost import run_pilot
@@ -252,6 +256,7 @@ def _command_references(args: argparse.Namespace, console: Console) -> int:
 def _command_states(args: argparse.Namespace, console: Console) -> int:
     import io
 
+    import numpy as np
     import polars as pl
 
     from .. import value_error as ve

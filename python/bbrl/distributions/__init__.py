@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from ..fileio import write_atomic
+from ..fileio import parse_json_document, read_file_bytes, write_atomic
 from . import bbrl_format
 
 __all__ = [
@@ -272,19 +272,16 @@ def load(path: str | os.PathLike[str]) -> FDM:
     file = Path(path)
     if not file.is_file():
         raise FileNotFoundError(f"distribution file {str(file)!r} not found")
-    data = file.read_bytes()
+    data = read_file_bytes(file, "distribution file", bbrl_format.MAX_TEXT_BYTES)
+    if not data.strip():
+        raise ValueError(
+            f"distribution file {str(file)!r} is empty: expected bbrl's JSON distribution format or the original "
+            "BBRL text format"
+        )
     if data.lstrip().startswith(b"{"):
-        return _from_json(data, str(file))
-    parsed = bbrl_format.parse(bbrl_format.decode(data), str(file))
+        return from_document(parse_json_document(data, str(file)), str(file))
+    parsed = bbrl_format.parse(bbrl_format.decode(data, str(file)), str(file))
     return FDM(parsed.theta, parsed.rewards, parsed.initial_state, parsed.short_name, parsed.long_name)
-
-
-def _from_json(data: bytes, source: str) -> FDM:
-    try:
-        document = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{source}: invalid JSON: {exc}") from None
-    return from_document(document, source)
 
 
 def from_document(document: Any, source: str) -> FDM:

@@ -3,16 +3,23 @@
 A file is a chain of sections ``<class name>`` / ``<parameter count>`` / fields. Distribution
 blocks are stored action-major in the file ("for u: for x: one line of nX values") and
 state-major in memory, which is what this reader returns: arrays of shape (S, A, S).
-The file may be plain text or one zlib stream of that text (``*.zz``).
+The file may be plain text or one zlib stream of that text (``*.zz``). The text may be at most
+:data:`MAX_TEXT_BYTES` long, compressed or not: a compressed file is inflated only up to that size
+(a few kilobytes of zlib can inflate to gigabytes), and a header's sizes are checked against the
+lines present before any table is allocated.
 """
 
 from __future__ import annotations
 
-import contextlib
 import zlib
 from dataclasses import dataclass
 
 import numpy as np
+
+#: The largest distribution text read (bytes, after inflating): the original files are at most tens
+#: of kilobytes (the Grid distribution, 25 states, is 10 kB); a distribution of 1000 states and 10
+#: actions takes about 100 MB of text.
+MAX_TEXT_BYTES = 256 * 2**20
 
 
 @dataclass(frozen=True)
@@ -65,14 +72,28 @@ class _Lines:
         return values
 
 
-def decode(data: bytes) -> str:
-    """The text of a BBRL file: zlib-inflated when it is compressed, as the original reader does."""
-    with contextlib.suppress(zlib.error):
-        data = zlib.decompress(data)
+def decode(data: bytes, source: str = "distribution file") -> str:
+    """The text of a BBRL file: zlib-inflated when it is compressed, as the original reader does,
+    up to :data:`MAX_TEXT_BYTES` (beyond it, a ValueError naming ``source``)."""
+    if len(data) > MAX_TEXT_BYTES:
+        raise ValueError(f"{source}: larger than {MAX_TEXT_BYTES >> 20} MiB: not a distribution file")
+    inflater = zlib.decompressobj()
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError("not a text file nor a zlib-compressed one") from None
+        text = inflater.decompress(data, MAX_TEXT_BYTES)
+    except zlib.error:
+        text = data  # not compressed: the text itself
+    else:
+        if inflater.unconsumed_tail:
+            raise ValueError(
+                f"{source}: inflates to more than {MAX_TEXT_BYTES >> 20} MiB: not a distribution file (refused "
+                "without inflating it further)"
+            )
+        if not inflater.eof:
+            raise ValueError(f"{source}: the compressed stream is truncated")
+    try:
+        return text.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{source}: neither UTF-8 text (byte {exc.start}) nor a zlib-compressed one") from None
 
 
 def _block(cursor: _Lines, n_states: int, n_actions: int, what: str) -> np.ndarray:
@@ -100,6 +121,12 @@ def parse(text: str, source: str) -> BBRLDistribution:
     n_actions = cursor.integer("nU")
     if n_states < 1 or n_actions < 1:
         raise cursor.error(f"nX and nU must be >= 1, got {n_states} and {n_actions}")
+    # Two tables of nX * nU lines follow: sizes the file cannot hold are refused before allocating.
+    if 2 * n_states * n_actions > len(cursor.lines) - cursor.pos:
+        raise cursor.error(
+            f"nX = {n_states} and nU = {n_actions} announce {2 * n_states * n_actions} table lines, more than the "
+            "file has: truncated or damaged"
+        )
     initial = cursor.integer("iniState")
     theta = _block(cursor, n_states, n_actions, "theta")
     reward_type = cursor.integer("rType")

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 __all__ = ["ALPHA", "GymnasiumTables", "tables_from_gymnasium"]
 
@@ -119,6 +118,8 @@ def _check_steps(
     checks: int,
     seed: int,
 ) -> None:
+    from scipy import stats  # a heavy import, needed only here
+
     n_actions = P.shape[1]
     base.reset(seed=seed)
     for s in np.flatnonzero(reachable):

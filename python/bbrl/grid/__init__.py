@@ -15,25 +15,65 @@ See :mod:`bbrl.grid.config` for the configuration format.
 
 from __future__ import annotations
 
-from ..protocol.results import CellFileError, check_cell_file
-from .classes import load_python_agent_class
-from .config import ConfigError, load_config, parse_config
-from .ids import params_id
-from .model import Cell, ExperimentConfig, GridConfig
-from .race import race_state, run_raced_grid
-from .runner import GridRun, run_cell, run_grid
-from .shards import parse_shard, select_shard
-from .shipped import SHIPPED_CONFIGS, config_path, shipped_config
-from .store import (
-    GridStatus,
-    agent_path,
-    cell_path,
-    failure_path,
-    load_output_config,
-    missing_by_experiment,
-    stale_temp_files,
-    status,
-)
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..protocol.results import CellFileError, check_cell_file
+    from .classes import load_python_agent_class
+    from .config import ConfigError, load_config, parse_config
+    from .ids import params_id
+    from .model import Cell, ExperimentConfig, GridConfig
+    from .race import race_state, run_raced_grid
+    from .runner import GridRun, run_cell, run_grid
+    from .shards import parse_shard, select_shard
+    from .shipped import SHIPPED_CONFIGS, config_path, shipped_config
+    from .store import (
+        GridStatus,
+        agent_path,
+        cell_path,
+        failure_path,
+        load_output_config,
+        missing_by_experiment,
+        stale_temp_files,
+        status,
+    )
+else:
+    from ..lazy import attach as _attach
+
+    # Imported on first use (bbrl.lazy), so that importing the package does not import polars.
+    __getattr__, __dir__ = _attach(
+        __name__,
+        attributes={
+            "CellFileError": "..protocol.results",
+            "check_cell_file": "..protocol.results",
+            "load_python_agent_class": ".classes",
+            "ConfigError": ".config",
+            "load_config": ".config",
+            "parse_config": ".config",
+            "params_id": ".ids",
+            "Cell": ".model",
+            "ExperimentConfig": ".model",
+            "GridConfig": ".model",
+            "race_state": ".race",
+            "run_raced_grid": ".race",
+            "GridRun": ".runner",
+            "run_cell": ".runner",
+            "run_grid": ".runner",
+            "parse_shard": ".shards",
+            "select_shard": ".shards",
+            "SHIPPED_CONFIGS": ".shipped",
+            "config_path": ".shipped",
+            "shipped_config": ".shipped",
+            "GridStatus": ".store",
+            "agent_path": ".store",
+            "cell_path": ".store",
+            "failure_path": ".store",
+            "load_output_config": ".store",
+            "missing_by_experiment": ".store",
+            "stale_temp_files": ".store",
+            "status": ".store",
+        },
+    )
 
 __all__ = [
     "SHIPPED_CONFIGS",

@@ -40,11 +40,13 @@ import dataclasses
 import itertools
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from .. import _core, agents, distributions, smoke
+from ..fileio import read_text_file
 
 try:
     import tomllib
@@ -61,9 +63,10 @@ from .model import (
     Cell,
     ExperimentConfig,
     GridConfig,
+    RecordedAgent,
 )
 
-__all__ = ["AGENT_RESERVED", "ConfigError", "load_config", "parse_config"]
+__all__ = ["AGENT_RESERVED", "ConfigError", "load_config", "parse_config", "python_record"]
 
 #: Keys of an [[agent]] table that are not parameters of the agent.
 AGENT_RESERVED = ("kind", "block", "optional", "class")
@@ -155,7 +158,11 @@ def _record_section(section: tuple[Any, ...], raw: dict[str, Any]) -> tuple[Any,
 
 
 def parse_config(
-    text: str, source: str = "<config>", base: Path | None = None, check_agents: bool = True
+    text: str,
+    source: str = "<config>",
+    base: Path | None = None,
+    check_agents: bool = True,
+    python_agents: Sequence[dict[str, Any]] | None = None,
 ) -> GridConfig:
     """Parses and validates a grid configuration (see the module docstring) and expands its cells.
 
@@ -167,6 +174,10 @@ def parse_config(
             so agents added later are known). With ``False`` such blocks are only expanded (their
             cells keep the parameters as given and cannot run), e.g. to count a grid or show its
             status; agents of known kinds are always built and validated.
+        python_agents: ``None`` for a configuration the user names (its Python agents' classes
+            are imported); else the Python agents as a results folder records them
+            (:attr:`GridConfig.python_agents`): their cells get :class:`RecordedAgent` specs and no
+            module is imported, whatever the text names.
 
     Raises:
         ConfigError: naming the file, the line and the offending key.
@@ -260,6 +271,7 @@ def parse_config(
     known = agents.kinds()
     settings_list: list[tuple[str, dict[str, Any], str, agents.AgentSpec | None]] = []
     skipped: list[str] = []
+    records: list[dict[str, Any]] = []  # the Python agents' settings, as data (GridConfig.python_agents)
     ids: dict[tuple[str, str], int] = {}
     for i, raw in enumerate(raw_agents):
         section = ("agent", i)
@@ -270,24 +282,29 @@ def parse_config(
             )
         kind = kind.lower().replace("-", "").replace("_", "")
         python_class = None
-        if kind == "python":
+        is_python = kind == "python"
+        reference = ""
+        if is_python:
             reference = raw.get("class")
             if not isinstance(reference, str):
                 raise checker.error(
                     section, "class" if "class" in raw else "kind", "a Python agent needs class = 'file.py:ClassName'"
                 )
-            try:
-                python_class = load_python_agent_class(reference, base)
-            except ValueError as exc:
-                raise checker.error(section, "class", str(exc)) from None
-            kind = f"python-{python_class.kind.lower()}"
+            if python_agents is None:
+                try:
+                    python_class = load_python_agent_class(reference, base)
+                except ValueError as exc:
+                    raise checker.error(section, "class", str(exc)) from None
+                kind = f"python-{python_class.kind.lower()}"
+            else:
+                kind = _recorded_kind(checker, section, python_agents, reference)
         optional = raw.get("optional", False)
         if not isinstance(optional, bool):
             raise checker.error(section, "optional", f"must be true or false, got {optional!r}")
-        if optional and kind not in known and python_class is None:
+        if optional and kind not in known and not is_python:
             skipped.append(f"{raw['kind']} (line {checker.lines.find(section, 'kind')})")
             continue
-        if check_agents and kind not in known and python_class is None:
+        if check_agents and kind not in known and not is_python:
             raise checker.error(section, "kind", f"unknown agent {raw['kind']!r}; known agents: {', '.join(known)}")
         block = raw.get("block", f"{kind} #{i}")
         if not isinstance(block, str):
@@ -320,12 +337,15 @@ def parse_config(
                 values.append([value])
         for combination in itertools.product(*values):
             params = dict(zip(names, combination, strict=True))
-            spec = None
+            spec: Any = None
             if python_class is not None:
                 try:
                     spec = python_class(**params)
                 except (ValueError, TypeError) as exc:
                     raise checker.error(section, None, f"{exc} (setting {params})") from None
+                records.append(python_record(reference, kind, params, spec))
+            elif is_python:
+                spec = _recorded_spec(checker, section, python_agents or (), reference, params)
             elif kind in known:
                 try:
                     spec = agents.create(kind, params)
@@ -355,21 +375,74 @@ def parse_config(
         cells=tuple(cells),
         skipped_agents=tuple(skipped),
         base=base,
+        python_agents=tuple(records) if python_agents is None else tuple(python_agents),
+    )
+
+
+def python_record(reference: str, kind: str, params: dict[str, Any], spec: Any) -> dict[str, Any]:
+    """A Python agent's setting as a results folder records it: what reading the folder needs
+    (the cell's kind, id and label) without importing the class."""
+    from ..agents.file_format import jsonable
+
+    return {
+        "class": reference,
+        "kind": kind,
+        "display": type(spec).display,
+        "params": jsonable(params),
+        "params_id": params_id(spec, params),
+        "label": spec.label,
+        "agent_params": jsonable(spec.params),
+    }
+
+
+def _recorded_kind(checker: _Checker, section: tuple[Any, ...], records: Sequence[Any], reference: str) -> str:
+    for record in records:
+        if isinstance(record, dict) and record.get("class") == reference and isinstance(record.get("kind"), str):
+            return record["kind"]
+    raise checker.error(
+        section,
+        "class",
+        f"the folder does not record the Python agent {reference!r} as data (source.json), and reading a results "
+        "folder never imports a class it names: run the configuration again (bbrl grid run CONFIG --out DIR) to "
+        "record it, or name the configuration (bbrl grid status CONFIG --out DIR)",
+    )
+
+
+def _recorded_spec(
+    checker: _Checker, section: tuple[Any, ...], records: Sequence[Any], reference: str, params: dict[str, Any]
+) -> RecordedAgent:
+    from ..agents.file_format import jsonable
+
+    wanted = jsonable(params)
+    for record in records:
+        if isinstance(record, dict) and record.get("class") == reference and record.get("params") == wanted:
+            try:
+                return RecordedAgent.from_record(record)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise checker.error(
+                    section, "class", f"the folder's record of {reference!r} is damaged: {exc}"
+                ) from None
+    raise checker.error(
+        section, None, f"the folder does not record setting {params} of the Python agent {reference!r} (source.json)"
     )
 
 
 def load_config(
-    path: str | os.PathLike[str], check_agents: bool = True, base: str | os.PathLike[str] | None = None
+    path: str | os.PathLike[str],
+    check_agents: bool = True,
+    base: str | os.PathLike[str] | None = None,
+    python_agents: Sequence[dict[str, Any]] | None = None,
 ) -> GridConfig:
     """Reads and validates a grid configuration file (see :func:`parse_config`).
 
     ``base``: the folder its relative files are read from (default: the file's folder); the copy an
-    output folder keeps is read with the folder of the configuration it was copied from.
+    output folder keeps is read with the folder of the configuration it was copied from, and with
+    ``python_agents``, its record of its Python agents (never importing them).
     """
     file = Path(path)
     if not file.is_file():
         raise FileNotFoundError(f"configuration {str(file)!r} not found")
-    text = file.read_text(encoding="utf-8")
+    text = read_text_file(file, "configuration")
     folder = Path(base) if base is not None else file.resolve().parent
-    config = parse_config(text, str(file), folder, check_agents)
+    config = parse_config(text, str(file), folder, check_agents, python_agents)
     return dataclasses.replace(config, path=file)

@@ -20,7 +20,9 @@ __all__ = [
     "Cell",
     "ExperimentConfig",
     "GridConfig",
+    "RecordedAgent",
     "cells_by_experiment",
+    "check_runnable",
 ]
 
 EXPERIMENT_KEYS = ("name", "test", "prior", "n_mdps", "gamma", "horizon", "seed")
@@ -65,6 +67,26 @@ class ExperimentConfig:
 
 
 @dataclass(frozen=True)
+class RecordedAgent:
+    """A Python agent's setting as a results folder records it (:func:`bbrl.grid.config.python_record`):
+    data only, so that reading a folder (its status, its report) never imports the class. It
+    cannot run: running needs the configuration that names the class."""
+
+    kind: str
+    display: str
+    label: str
+    params_id: str
+    params: dict[str, Any]
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> RecordedAgent:
+        values = {name: record[name] for name in ("kind", "display", "label", "params_id")}
+        if not all(isinstance(v, str) for v in values.values()) or not isinstance(record["agent_params"], dict):
+            raise TypeError("kind, display, label and params_id must be strings, agent_params an object")
+        return cls(**values, params=dict(record["agent_params"]))
+
+
+@dataclass(frozen=True)
 class Cell:
     """One (experiment, agent, parameters) combination of a grid."""
 
@@ -73,11 +95,19 @@ class Cell:
     kind: str
     params: dict[str, Any]
     block: str
-    spec: agents.AgentSpec | None = field(repr=False, compare=False)
+    spec: agents.AgentSpec | agents.Agent | RecordedAgent | None = field(repr=False, compare=False)
 
     @property
     def params_id(self) -> str:
+        if isinstance(self.spec, RecordedAgent):
+            return self.spec.params_id
         return params_id(self.spec, self.params)
+
+    @property
+    def runnable(self) -> bool:
+        """Whether this installation can run the cell: its agent is known and, for a Python agent,
+        its class was imported from a configuration the user named (not a folder's record)."""
+        return self.spec is not None and not isinstance(self.spec, RecordedAgent)
 
     @property
     def suffix(self) -> str:
@@ -96,6 +126,8 @@ class Cell:
         """The algorithm's display name (the class the statistics compare), e.g. ``e-Greedy``."""
         if isinstance(self.spec, agents.Agent):
             return type(self.spec).display
+        if isinstance(self.spec, RecordedAgent):
+            return self.spec.display
         cls = agents.kinds().get(self.kind)
         return cls.display if cls is not None else self.kind
 
@@ -118,9 +150,24 @@ class GridConfig:
     skipped_agents: tuple[str, ...] = ()
     #: The folder relative files (distributions, Python agents) were read from.
     base: Path | None = None
+    #: Every setting of its Python agents as data (:func:`bbrl.grid.config.python_record`), which
+    #: a results folder records so that reading it never imports their classes.
+    python_agents: tuple[dict[str, Any], ...] = ()
 
     def blocks(self) -> list[str]:
         return list(dict.fromkeys(c.block for c in self.cells))
+
+
+def check_runnable(cells: Iterable[Cell]) -> None:
+    """Refuses cells this installation cannot run (see :attr:`Cell.runnable`), naming the first."""
+    for cell in cells:
+        if cell.spec is None:
+            raise ValueError(f"cell {cell.id}: agent {cell.kind!r} is not known to this installation")
+        if isinstance(cell.spec, RecordedAgent):
+            raise ValueError(
+                f"cell {cell.id}: a Python agent runs only from the configuration that names its class (a results "
+                "folder's copy never imports code): pass the configuration"
+            )
 
 
 def cells_by_experiment(cells: Iterable[Cell]) -> dict[str, list[Cell]]:

@@ -43,10 +43,10 @@ from typing import Any
 import numpy as np
 
 from .. import agents
-from ..fileio import write_atomic
+from ..fileio import check_kind, json_field, read_json_document, write_atomic
 from ..protocol import Experiment
 from ..protocol.schema import Col
-from .model import Cell, GridConfig
+from .model import Cell, GridConfig, check_runnable
 
 __all__ = [
     "Fit",
@@ -163,20 +163,31 @@ class Plan:
 
 
 def read_plan(out: Path) -> dict[str, float] | None:
-    """The predicted core-seconds per cell id kept in ``out`` (``None`` without a readable plan)."""
-    try:
-        return {str(k): float(v) for k, v in json.loads(plan_path(out).read_text())["cells"].items()}
-    except (ValueError, KeyError, TypeError, AttributeError, OSError):
-        return None
+    """The predicted core-seconds per cell id kept in ``out`` (``None`` without a plan).
+
+    Raises:
+        ValueError: naming ``plan.json`` and the field, for a plan that is damaged or of another
+            schema (delete it, or plan again with ``bbrl grid plan CONFIG --out DIR``).
+    """
+    return _plan_seconds(out, "cells")
 
 
 def read_plan_offline(out: Path) -> dict[str, float] | None:
-    """The predicted offline core-seconds per cell id kept in ``out`` (``None`` without a readable
-    plan, or one kept before they were recorded)."""
-    try:
-        return {str(k): float(v) for k, v in json.loads(plan_path(out).read_text())["offline_cells"].items()}
-    except (ValueError, KeyError, TypeError, AttributeError, OSError):
+    """The predicted offline core-seconds per cell id kept in ``out`` (``None`` without a plan, or
+    one kept before they were recorded). Raises ValueError as :func:`read_plan` does."""
+    return _plan_seconds(out, "offline_cells")
+
+
+def _plan_seconds(out: Path, key: str) -> dict[str, float] | None:
+    """The table ``key`` of cell id: seconds of ``out``'s plan (``None``: no plan, or no such table)."""
+    path = plan_path(out)
+    if not path.is_file():
         return None
+    where = f"plan {str(path)!r}"
+    table = json_field(read_json_document(path, "plan"), key, "an object", where, None)
+    if table is None:
+        return None
+    return {str(k): float(check_kind(v, "a number", f"{where}: field {key}[{k!r}]")) for k, v in table.items()}
 
 
 def plan_path(out: Path) -> Path:
@@ -253,9 +264,8 @@ def pilot(
     """
     check_pilot_size(pilot_mdps, pilot_decisions, budget_seconds)
     groups: dict[tuple[str, str], list[Cell]] = {}
+    check_runnable(config.cells)
     for cell in config.cells:
-        if cell.spec is None:
-            raise ValueError(f"cell {cell.id}: agent {cell.kind!r} is not known to this installation")
         groups.setdefault((cell.experiment.key, cell.kind), []).append(cell)
     if every_cell:
         return _pilot_every_cell(config, pilot_mdps, pilot_decisions, console)
@@ -333,7 +343,10 @@ def _pilot_every_cell(
 def longest_first(cells: Sequence[Cell], out: Path | None = None) -> list[Cell]:
     """``cells`` in decreasing predicted cost: from ``out``'s plan (``bbrl grid plan --out``) when it
     has one, else from :func:`static_cost`. Ties keep the grid's order."""
-    predicted = (read_plan(out) if out is not None else None) or {}
+    try:
+        predicted = (read_plan(out) if out is not None else None) or {}
+    except ValueError:  # the plan only orders the cells: a damaged one leaves the static order
+        predicted = {}
     if all(c.id in predicted for c in cells):
         return sorted(cells, key=lambda c: (-predicted[c.id], c.index))
     return sorted(cells, key=lambda c: (-static_cost(c), c.index))
@@ -366,6 +379,7 @@ def compare(predicted: dict[str, float], config: GridConfig, out: Path) -> list[
     CPU times), as recorded in the cell file."""
     import polars as pl
 
+    from ..protocol.results import read_cell_file
     from .store import cell_path
 
     rows = []
@@ -373,7 +387,7 @@ def compare(predicted: dict[str, float], config: GridConfig, out: Path) -> list[
         path = cell_path(out, cell)
         if not path.is_file():
             continue
-        frame = pl.read_parquet(path)
+        frame = read_cell_file(path)
         columns = set(frame.columns)
 
         def column(name: str, wall: str, frame: pl.DataFrame = frame, columns: set[str] = columns) -> np.ndarray:

@@ -52,7 +52,7 @@ from ..analysis.racing import (
     return_range,
 )
 from ..analysis.scores import ORACLE_KINDS
-from ..fileio import write_atomic
+from ..fileio import json_field, read_json_document, write_atomic
 from ..protocol.results import CellFileError, from_frames, read_cell_file
 from ..protocol.schema import RACE_STOPPED_BY, Col
 from .claims import Claim, file_lock
@@ -85,7 +85,7 @@ def record_race(out: Path, options: RaceOptions) -> None:
     settings = {**options.settings(), "calibration": RACE_CALIBRATION, "bounds": BOUNDS}
     with folder_lock(out):
         if file.is_file():
-            recorded = json.loads(file.read_text())
+            recorded = read_json_document(file, "race record")
             if recorded != settings:
                 diff = ", ".join(
                     f"{k} {recorded.get(k)!r} there, {v!r} here" for k, v in settings.items() if recorded.get(k) != v
@@ -102,8 +102,7 @@ def recorded_race(out: Path) -> RaceOptions | None:
     file = out / "race.json"
     if not file.is_file():
         return None
-    settings = json.loads(file.read_text())
-    return RaceOptions(**{k: settings[k] for k in ("delta", "margin", "batch", "sequence", "family_wise")})
+    return RaceOptions.from_record(read_json_document(file, "race record"), f"race record {str(file)!r}")
 
 
 def batch_path(out: Path, cell: Cell, start: int, stop: int) -> Path:
@@ -139,8 +138,11 @@ def race_state(out: Path, experiment: ExperimentConfig) -> RaceState:
     path = _state_path(out, experiment)
     if not path.is_file():
         return RaceState(0, {})
-    document = json.loads(path.read_text())
-    return RaceState(int(document["decided"]), {k: Stop(**v) for k, v in document["stops"].items()})
+    where = f"race record {str(path)!r}"
+    document = read_json_document(path, "race record")
+    decided = json_field(document, "decided", "an integer", where)
+    stops = json_field(document, "stops", "an object", where)
+    return RaceState(decided, {k: Stop.from_document(v, f"{where}: stop {k!r}") for k, v in stops.items()})
 
 
 def read_rows(path: Path, start: int, stop: int) -> pl.DataFrame | None:
@@ -167,7 +169,7 @@ def run_batch(out: Path, cell: Cell, start: int, stop: int, threads: int | None)
 
 def _join(out: Path, cell: Cell, spans: list[tuple[int, int]], n: int, stop: Stop | None) -> None:
     """Writes the cell's file from its batches up to ``n`` MDPs (atomically), then removes them."""
-    parts = [pl.read_parquet(batch_path(out, cell, a, b)) for a, b in spans if b <= n]
+    parts = [read_cell_file(batch_path(out, cell, a, b)) for a, b in spans if b <= n]
     frame = pl.concat(parts, how="vertical")
     if stop is not None:
         frame = frame.with_columns(pl.lit(describe_stop(stop), dtype=pl.String).alias(RACE_STOPPED_BY))
@@ -329,7 +331,7 @@ class _Experiment:
                 continue
             parts = [self._part(cell, a, b) for a, b in self._batches(n)]
             if cell_path(self.out, cell).is_file():  # joined (e.g. stopped earlier): its first rows
-                parts = [pl.read_parquet(cell_path(self.out, cell)).filter(pl.col(Col.MDP) < n)]
+                parts = [read_cell_file(cell_path(self.out, cell)).filter(pl.col(Col.MDP) < n)]
             if any(p is None for p in parts):
                 if missing_ok:
                     continue

@@ -62,7 +62,7 @@ from ..analysis.scores import ORACLE_KINDS
 from ..fileio import write_atomic
 from ..protocol.results import from_frames
 from ..protocol.schema import Col
-from .model import Cell, GridConfig, cells_by_experiment
+from .model import Cell, GridConfig, cells_by_experiment, check_runnable
 from .race import batch_path, read_rows, run_batch
 from .store import cell_path
 
@@ -206,9 +206,7 @@ def race_pilot(
     """
     if pilot_mdps is not None:
         check_race_pilot(pilot_mdps, 1)
-    for cell in config.cells:
-        if cell.spec is None:
-            raise ValueError(f"cell {cell.id}: agent {cell.kind!r} is not known to this installation")
+    check_runnable(config.cells)
     frames = []
     for index, cell in enumerate(config.cells):
         n_total = cell.experiment.n_mdps

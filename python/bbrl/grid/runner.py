@@ -18,6 +18,7 @@ import os
 import threading
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ from ..protocol.schema import CELL_COLUMNS, REWARDS_COLUMN, Col, describe_host, 
 from ..version import __version__
 from .claims import file_lock
 from .display import open_display
-from .model import Cell, GridConfig
+from .model import Cell, GridConfig, check_runnable
 from .plan import longest_first
 from .shards import select_shard
 from .store import (
@@ -98,20 +99,37 @@ def _trained_unlocked(out: Path, cell: Cell) -> agents.TrainedAgent:
     path = agent_path(out, cell)
     if path.is_file():
         try:
-            trained = agents.load(path)
+            trained = _cached(path, cell)
             if (
                 trained.spec == cell.spec
                 and trained.prior == e.prior_fdm
                 and (trained.gamma, trained.horizon, trained.seed) == (e.gamma, e.horizon, e.seed)
             ):
                 return trained
-        except (ValueError, OSError, KeyError):
-            pass  # unreadable or from another version: train again
+            raise ValueError("it was trained with another setting or prior")
+        except (ValueError, OSError) as exc:
+            warnings.warn(
+                f"{path}: cached trained agent refused and trained again: {exc}", RuntimeWarning, stacklevel=2
+            )
     spec = cell.spec
     trained = in_thread(lambda: spec.train(e.prior_fdm, e.gamma, e.horizon, e.seed))
     path.parent.mkdir(parents=True, exist_ok=True)
     trained.save(path)
     return trained
+
+
+def _cached(path: Path, cell: Cell) -> agents.TrainedAgent:
+    """The trained agent of the cache file ``path``, read as data for the cell's kind only: a
+    built-in agent's file holding a Python agent (or the reverse, or another kind) is refused
+    before anything is built from it."""
+    from ..agents.files import from_document, read_document
+
+    document = read_document(path)
+    python_cell = isinstance(cell.spec, agents.Agent)
+    if ("python" in document) != python_cell or (not python_cell and document.get("kind") != cell.kind):
+        raise ValueError(f"it does not hold a {cell.kind!r} agent")
+    agent_class = type(cell.spec) if python_cell else None
+    return from_document(document, str(path), agent_class)
 
 
 def run_cell(
@@ -128,8 +146,7 @@ def run_cell(
 
     ``mdps`` and ``path``: run only these test MDPs (a batch of a race) and write them to ``path``
     instead of the cell's file."""
-    if cell.spec is None:
-        raise ValueError(f"cell {cell.id}: agent {cell.kind!r} is not known to this installation")
+    check_runnable([cell])
     e = cell.experiment
     trained = _trained(out, cell)
     experiment = Experiment(e.test_fdm, n_mdps=e.n_mdps, gamma=e.gamma, horizon=e.horizon, seed=e.seed, name=e.name)
@@ -169,6 +186,7 @@ def run_cell(
         Col.ONLINE_CPU_SECONDS: online_cpu,
         Col.ONLINE_WORK: online_work,
         Col.OFFLINE_WORK: offline_work,
+        Col.FINGERPRINT: result.fingerprint,
         **host_columns(host, used if used is not None else host["logical_cores"]),
     }
     columns = CELL_COLUMNS
@@ -290,9 +308,7 @@ def prepare_folder(
     """What every engine does before sending cells out: checks that every agent is known, records
     the settings and the configuration (under the folder's lock), removes stale temporary files.
     Returns the shard's cells, those to run (longest first) and those already done."""
-    for cell in config.cells:
-        if cell.spec is None:
-            raise ValueError(f"cell {cell.id}: agent {cell.kind!r} is not known to this installation")
+    check_runnable(config.cells)
     folder.mkdir(parents=True, exist_ok=True)
     check_settings(folder, config)
     record_config(folder, config)

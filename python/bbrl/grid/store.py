@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ..fileio import write_atomic
-from ..protocol.results import CellFileError, check_cell_file
+from ..fileio import json_field, read_json_document, write_atomic
+from ..protocol.results import EXPERIMENTS_FILE, CellFileError, check_cell_file, read_experiments
 from .claims import Claim, ClaimInfo, file_lock, pid_alive, read_claim
 from .config import load_config
 from .model import Cell, ExperimentConfig, GridConfig
@@ -50,6 +50,7 @@ __all__ = [
     "cell_path",
     "check_cell_file",
     "claim_path",
+    "config_for_folder",
     "experiment_folder",
     "failure_path",
     "load_output_config",
@@ -114,11 +115,13 @@ def agent_path(out: Path, cell: Cell) -> Path:
 
 
 def read_failure(path: Path) -> str:
-    """The error message of a failure record (the file's text if it is not ours)."""
+    """The error message of a failure record; for a record that is not one of ours, a message that
+    says so and names it (a failure record is only shown: the cell runs again either way)."""
     try:
-        return str(json.loads(path.read_text())["error"])
-    except (ValueError, KeyError, TypeError, OSError):
-        return "unreadable failure record"
+        record = read_json_document(path, "failure record")
+        return str(json_field(record, "error", "a string", f"failure record {str(path)!r}"))
+    except (ValueError, FileNotFoundError) as exc:
+        return f"unreadable failure record: {exc}"
 
 
 def write_failure(out: Path, cell: Cell, error: BaseException, details: str) -> Path:
@@ -191,8 +194,7 @@ def check_settings(out: Path, config: GridConfig) -> None:
 
 
 def _check_settings(out: Path, config: GridConfig) -> None:
-    file = out / "experiments.json"
-    recorded: dict[str, Any] = json.loads(file.read_text()) if file.is_file() else {}
+    recorded = read_experiments(out)
     changed = False
     # A folder written before the option recorded no rewards: a missing key means false. Mixing
     # cells with and without rewards of one experiment in one folder is refused like any other
@@ -212,7 +214,7 @@ def _check_settings(out: Path, config: GridConfig) -> None:
                 "use another --out folder or another experiment name"
             )
     if changed:
-        write_atomic(file, (json.dumps(recorded, indent=1) + "\n").encode())
+        write_atomic(out / EXPERIMENTS_FILE, (json.dumps(recorded, indent=1) + "\n").encode())
 
 
 def record_config(out: Path, config: GridConfig) -> None:
@@ -225,24 +227,64 @@ def record_config(out: Path, config: GridConfig) -> None:
 def _record_config(out: Path, config: GridConfig) -> None:
     write_atomic(out / "config.toml", config.text.encode())
     base = config.base if config.base is not None else (config.path.resolve().parent if config.path else None)
-    source = {"config": str(config.path.resolve()) if config.path else None, "base": str(base) if base else None}
+    source = {
+        "config": str(config.path.resolve()) if config.path else None,
+        "base": str(base) if base else None,
+        # Its Python agents as data: reading the folder never imports their classes.
+        "python_agents": list(config.python_agents),
+    }
     write_atomic(out / "source.json", (json.dumps(source, indent=1) + "\n").encode())
 
 
 def load_output_config(out: Path, check_agents: bool = False) -> GridConfig:
     """The configuration an output folder was last run with (its ``config.toml``), its relative
-    files read from the original configuration's folder."""
+    files read from the original configuration's folder.
+
+    Reading a folder never imports code: its Python agents come from the folder's record of them
+    (``source.json``) as :class:`~bbrl.grid.model.RecordedAgent` specs, which show in a status or a
+    report but cannot run (:func:`config_for_folder` runs them from the user's configuration)."""
     config_file = out / "config.toml"
     if not config_file.is_file():
         raise FileNotFoundError(f"{out} has no config.toml: is it the output folder of `bbrl grid run`?")
-    base: str | None = None
+    base: Any = None
+    python_agents: Any = []
     source = out / "source.json"
     if source.is_file():
-        try:
-            base = json.loads(source.read_text()).get("base")
-        except (ValueError, AttributeError):
-            base = None
-    return load_config(config_file, check_agents=check_agents, base=base)
+        recorded = read_json_document(source, "results folder's source record")
+        where = f"results folder's source record {str(source)!r}"
+        if recorded.get("base") is not None:
+            base = json_field(recorded, "base", "a string", where)
+        python_agents = json_field(recorded, "python_agents", "a list", where, [])
+    return load_config(config_file, check_agents=check_agents, base=base, python_agents=python_agents)
+
+
+def config_for_folder(out: Path, config_path: str | os.PathLike[str] | None) -> GridConfig:
+    """The configuration to *run* the cells of folder ``out`` with: ``config_path``'s (the one the
+    user names, whose Python agents' classes are imported), which must be the folder's own
+    (``config.toml``, same text); without it, the folder's copy, which may name no Python agent
+    (bbrl never imports a class a results folder names).
+
+    Raises:
+        ValueError: naming the folder, when the configurations differ or a Python agent's
+            configuration is needed.
+    """
+    if config_path is None:
+        config = load_output_config(out, check_agents=True)
+        python = [cell.id for cell in config.cells if not cell.runnable]
+        if python:
+            raise ValueError(
+                f"{out}: its configuration names Python agents (cell {python[0]}), whose classes bbrl imports only "
+                "from a configuration named on the command line: pass it with --config FILE"
+            )
+        return config
+    config = load_config(config_path)
+    recorded = (out / "config.toml").read_text(encoding="utf-8") if (out / "config.toml").is_file() else None
+    if recorded != config.text:
+        raise ValueError(
+            f"{out} was run with another configuration than {str(config_path)!r} ({out / 'config.toml'} differs): "
+            "pass the configuration the folder was run with"
+        )
+    return config
 
 
 @dataclass
@@ -274,8 +316,13 @@ class GridStatus:
 
 
 def status(config: GridConfig, out: str | os.PathLike[str]) -> GridStatus:
-    """Which cells of ``config`` are done, failed, broken or missing in ``out``."""
+    """Which cells of ``config`` are done, failed, broken or missing in ``out``.
+
+    Raises:
+        ValueError: the folder's ``experiments.json`` is damaged (the message names it).
+    """
     folder = Path(out)
+    read_experiments(folder)  # damaged settings are an error, not a folder without them
     done: list[Cell] = []
     missing: list[Cell] = []
     failed: list[tuple[Cell, str]] = []

@@ -9,7 +9,22 @@ folder's cell files read back as frames).
 
 from __future__ import annotations
 
-from . import results, schema
-from .experiment import Experiment, Run
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from . import results, schema
+    from .experiment import Experiment, Run
+else:
+    from ..lazy import attach as _attach
+
+    # Imported on first use (bbrl.lazy), so that importing the package does not import polars.
+    __getattr__, __dir__ = _attach(
+        __name__,
+        submodules=("results", "schema"),
+        attributes={
+            "Experiment": ".experiment",
+            "Run": ".experiment",
+        },
+    )
 
 __all__ = ["Experiment", "Run", "results", "schema"]

@@ -18,6 +18,7 @@ from ..checks import seed as checked_seed
 from ..distributions import FDM
 from ..intervals import ci95_halfwidth
 from . import workers
+from .fingerprint import experiment_fingerprint
 from .schema import REWARDS_COLUMN, RUN_COLUMNS, Col, describe_host, host_columns, per_mdp_frame
 
 __all__ = ["Experiment", "Run", "learned_text"]
@@ -65,6 +66,10 @@ class Run:
             shape (n_mdps, horizon), float64, in reward units per step (row ``i`` is test MDP
             ``i``, column ``t`` its step ``t``); its discounted sum over a row is that MDP's return.
             ``None`` when not recorded.
+        fingerprint: the experiment's fingerprint (:func:`bbrl.protocol.fingerprint.experiment_fingerprint`:
+            its test distribution, N, gamma, T and seed), 16 hex digits: runs with the same
+            fingerprint and the same MDPs (``first_mdp``, ``n_mdps``) pair MDP by MDP, which
+            :func:`bbrl.analysis.stats.paired_z_test` checks. ``None`` for a run built by hand.
     """
 
     experiment: str
@@ -93,6 +98,7 @@ class Run:
     rewards: np.ndarray | None = field(default=None, repr=False)
     online_work: np.ndarray | None = field(default=None, repr=False)
     offline_work: np.ndarray | None = field(default=None, repr=False)
+    fingerprint: str | None = None
 
     @property
     def mean(self) -> float:
@@ -149,6 +155,7 @@ class Run:
             **host_columns(self.host, self.threads),
             Col.ONLINE_WORK: self.online_work,
             Col.OFFLINE_WORK: self.offline_work,
+            Col.FINGERPRINT: self.fingerprint,
         }
         if self.rewards is None:
             return per_mdp_frame(RUN_COLUMNS, values, self.n_mdps)
@@ -214,6 +221,17 @@ class Experiment:
         self.name = name or self.test.name
         _check_memory(self.n_mdps, self.test)
         self._core = _core.Experiment(self.test._core, self.n_mdps, self.gamma, self.horizon, self.seed)
+        self._fingerprint: str | None = None
+
+    @property
+    def fingerprint(self) -> str:
+        """The experiment's fingerprint (16 hex digits): its test distribution, N, gamma, T and seed
+        (:func:`bbrl.protocol.fingerprint.experiment_fingerprint`); every :class:`Run` carries it."""
+        if self._fingerprint is None:
+            self._fingerprint = experiment_fingerprint(
+                self.test.to_document(), self.n_mdps, self.gamma, self.horizon, self.seed
+            )
+        return self._fingerprint
 
     def transitions(self, index: int) -> np.ndarray:
         """The transition table (S, A, S) of test MDP ``index`` (for analysis; agents never see it)."""
@@ -352,6 +370,7 @@ class Experiment:
             rewards=rewards,
             online_work=np.asarray(online_work, dtype=np.uint64),
             offline_work=None if offline[2] is None else np.asarray(offline[2], dtype=np.uint64),
+            fingerprint=self.fingerprint,
         )
 
     def _run_trajectories(

@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
 
+from ..fileio import check_kind, read_json_document
 from ..intervals import ci95_halfwidth
 from .schema import CELL_COLUMNS as FILE_COLUMNS
-from .schema import PER_MDP_COLUMNS, RACE_STOPPED_BY, REWARDS_COLUMN, WORK_DTYPE, WORK_UNITS, Col, rewards_array
+from .schema import PER_MDP_COLUMNS, RACE_STOPPED_BY, REWARDS_COLUMN, SCHEMA, WORK_DTYPE, WORK_UNITS, Col, rewards_array
 
 __all__ = [
     "CELL_COLUMNS",
+    "EXPERIMENTS_FILE",
     "CellFileError",
     "Results",
     "check_cell_file",
+    "check_results_folder",
     "from_frames",
     "load",
     "read_cell_file",
+    "read_experiments",
     "returns_matrix",
     "rewards_matrix",
 ]
@@ -33,6 +38,11 @@ CELL_COLUMNS = tuple(c for c in FILE_COLUMNS if c not in PER_MDP_COLUMNS)
 
 #: Columns every cell file has (the schema is :mod:`bbrl.protocol.schema`).
 REQUIRED_COLUMNS = (Col.CELL_ID, Col.MDP, Col.RETURN, Col.ONLINE_SECONDS)
+
+
+#: What polars raises for a damaged Parquet file: one of several error types, or, for some
+#: damage (row groups whose lengths disagree), a Rust panic, which is not an ``Exception``.
+PARQUET_ERRORS = (Exception, pl.exceptions.PanicException)
 
 
 class CellFileError(ValueError):
@@ -50,8 +60,11 @@ def check_cell_file(path: Path, n_mdps: int | None = None) -> int:
     """
     try:
         frame = pl.read_parquet(path, columns=list(REQUIRED_COLUMNS))
-    except Exception as exc:  # polars raises several error types for a damaged file
+    except PARQUET_ERRORS as exc:
         raise _damaged(path, exc) from None
+    problem = schema_problem(frame) if frame.height else None  # an empty file is short: said below
+    if problem:
+        raise CellFileError(f"cell file {str(path)!r}: {problem}; run `bbrl grid run` again to redo it")
     if n_mdps is not None and frame.height != n_mdps and not _stopped_by_race(path, frame.height, n_mdps):
         raise CellFileError(
             f"cell file {str(path)!r} has {frame.height} rows, expected one per test MDP ({n_mdps}); "
@@ -69,17 +82,58 @@ def read_cell_file(path: Path) -> pl.DataFrame:
     """
     try:
         frame = pl.read_parquet(path)
-    except Exception as exc:  # polars raises several error types for a damaged file
+    except PARQUET_ERRORS as exc:
         raise _damaged(path, exc) from None
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise CellFileError(
             f"cell file {str(path)!r} lacks the columns {missing}; run `bbrl grid run` again to redo it"
         )
+    problem = schema_problem(frame)
+    if problem:
+        raise CellFileError(f"cell file {str(path)!r}: {problem}; run `bbrl grid run` again to redo it")
     return frame
 
 
-def _damaged(path: Path, exc: Exception) -> CellFileError:
+def schema_problem(frame: pl.DataFrame) -> str | None:
+    """What makes a cell frame other than :data:`~bbrl.protocol.schema.SCHEMA` says (``None``: nothing):
+    no rows, a column of another type (numbers of another width are the same type: files written
+    by earlier versions), a required column with a missing value (its first row named)."""
+    if frame.height == 0:
+        return "it has no rows"
+    for name, dtype in frame.schema.items():
+        expected = SCHEMA.get(name)
+        if expected is not None and not _same_type(dtype, expected):
+            return f"column {name!r} is of type {dtype}, expected {expected}"
+    for name in REQUIRED_COLUMNS:
+        nulls = frame[name].is_null()
+        if nulls.any():
+            return f"column {name!r} has no value in row {int(nulls.arg_true()[0])}"
+    # The JSON columns are parsed by the reports: each of their (few, constant) values once here.
+    for name in (Col.PARAMS, Col.DETAILS):
+        if name not in frame.columns:
+            continue
+        for text in frame[name].drop_nulls().unique(maintain_order=True).to_list():
+            try:
+                ok = text == "" or isinstance(json.loads(text), dict)
+            except ValueError:
+                ok = False
+            if not ok:
+                row = int((frame[name] == text).arg_true()[0])
+                return f"column {name!r} holds {text[:40]!r} in row {row}, not a JSON object"
+    return None
+
+
+def _same_type(dtype: Any, expected: Any) -> bool:
+    """Whether a column of type ``dtype`` holds what ``expected`` (a :data:`SCHEMA` type) does."""
+    if dtype.is_numeric() or expected.is_numeric():
+        return dtype.is_numeric() and expected.is_numeric()
+    if isinstance(expected, pl.List):
+        return isinstance(dtype, pl.List) and _same_type(dtype.inner, expected.inner)
+    return dtype.base_type() == expected.base_type()
+
+
+def _damaged(path: Path, exc: BaseException) -> CellFileError:
     return CellFileError(
         f"cell file {str(path)!r} is damaged or truncated ({type(exc).__name__}: {exc}); "
         "run `bbrl grid run` again to redo it"
@@ -91,7 +145,7 @@ def _stopped_by_race(path: Path, rows: int, n_mdps: int) -> bool:
     :data:`~bbrl.protocol.schema.RACE_STOPPED_BY` column names the stopper on every row."""
     try:
         column = pl.read_parquet(path, columns=[RACE_STOPPED_BY])[RACE_STOPPED_BY]
-    except Exception:  # no such column: a cell of a full run
+    except PARQUET_ERRORS:  # no such column: a cell of a full run
         return False
     return 0 < rows < n_mdps and column.null_count() == 0
 
@@ -103,6 +157,58 @@ class Results(NamedTuple):
 
     cells: pl.DataFrame
     returns: pl.DataFrame
+
+
+def check_results_folder(out: str | os.PathLike[str]) -> Path:
+    """``out`` as a path, after checking that it is an existing folder (what every reader of a
+    results folder checks first, so that a mistyped name is not read as an empty folder).
+
+    Raises:
+        FileNotFoundError: ``out`` does not exist, or is not a folder; the message names it.
+    """
+    folder = Path(out)
+    if not folder.exists():
+        raise FileNotFoundError(
+            f"results folder {str(folder)!r} does not exist (the output folder of `bbrl grid run CONFIG --out DIR`)"
+        )
+    if not folder.is_dir():
+        raise FileNotFoundError(f"results folder {str(folder)!r} is a file, not a folder")
+    return folder
+
+
+#: The file of a results folder that records each experiment's settings (name, test, prior, N,
+#: gamma, T, seed), by experiment key: written by the grid runner (:mod:`bbrl.grid.store`).
+EXPERIMENTS_FILE = "experiments.json"
+
+
+def read_experiments(out: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """The settings each experiment of results folder ``out`` was run with (its
+    :data:`EXPERIMENTS_FILE`), by experiment key; empty when the folder has none (cells copied by
+    hand). Every reader of a results folder reads it here, so that a damaged file is never taken
+    for a missing one.
+
+    Raises:
+        ValueError: the file is not a JSON object of settings objects (truncated, edited); the
+            message names it.
+    """
+    file = Path(out) / EXPERIMENTS_FILE
+    if not file.exists():
+        return {}
+    if not file.is_file():
+        raise ValueError(f"{file}: is not a file; {_EXPERIMENTS_FIX}")
+    try:
+        recorded = read_json_document(file, "experiment record")
+        for key, settings in recorded.items():
+            check_kind(settings, "an object", f"experiment record {str(file)!r}: field {key!r}")
+    except ValueError as exc:
+        raise ValueError(f"{exc}; {_EXPERIMENTS_FIX}") from None
+    return recorded
+
+
+_EXPERIMENTS_FIX = (
+    "it records the settings of each experiment of the folder: restore it from a copy, or remove it "
+    "(the next `bbrl grid run` records them again)"
+)
 
 
 def load(out: str | os.PathLike[str]) -> Results:
@@ -121,14 +227,19 @@ def load(out: str | os.PathLike[str]) -> Results:
     ``offline_time``, CPU times where recorded, else wall times (``time_basis`` says which), and
     ``has_rewards`` (the cell recorded per-step rewards: :func:`rewards_matrix` gives them),
     ``online_work_per_trajectory`` (the mean work counts per trajectory, a struct; null for files
-    written before work was counted) and ``offline_work`` (a struct, null when unknown).
+    written before work was counted), ``offline_work`` (a struct, null when unknown) and
+    ``experiment_fingerprint`` (the experiment's :mod:`~bbrl.protocol.fingerprint`, as
+    :attr:`bbrl.Run.fingerprint`; for files written before it was recorded, computed from the
+    cell's settings when its test distribution is built in, else null).
     Rows are in the order of the configuration (``cell_index``).
 
     Raises:
-        FileNotFoundError: no cell file in ``out``.
+        FileNotFoundError: ``out`` is not an existing folder, or holds no cell file.
         CellFileError: a cell file is damaged or truncated (the message names it).
+        ValueError: the folder's :data:`EXPERIMENTS_FILE` is damaged (the message names it).
     """
-    folder = Path(out) / "cells"
+    folder = check_results_folder(out) / "cells"
+    read_experiments(out)  # damaged settings are an error, not a folder without them
     files = sorted(folder.rglob("*.parquet")) if folder.is_dir() else []
     if not files:
         raise FileNotFoundError(f"no finished cells in {str(Path(out))!r} (run `bbrl grid run CONFIG --out DIR` first)")
@@ -139,7 +250,7 @@ def load(out: str | os.PathLike[str]) -> Results:
 def from_frames(frames: list[pl.DataFrame]) -> Results:
     """:func:`load`'s results from cell frames already read (one or more frames per cell, e.g. the
     batches of a raced cell, whose rows together are the cell's test MDPs)."""
-    returns = pl.concat(frames, how="diagonal_relaxed").sort([Col.CELL_INDEX, Col.MDP])
+    returns = _with_fingerprints(pl.concat(frames, how="diagonal_relaxed")).sort([Col.CELL_INDEX, Col.MDP])
     if Col.ONLINE_CPU_SECONDS not in returns.columns:  # every file predates CPU times
         returns = returns.with_columns(
             pl.lit(None, dtype=pl.Float64).alias(Col.ONLINE_CPU_SECONDS),
@@ -191,6 +302,48 @@ def from_frames(frames: list[pl.DataFrame]) -> Results:
         pl.col(Col.OFFLINE_CPU_SECONDS).fill_nan(None).fill_null(pl.col(Col.OFFLINE_SECONDS)).alias(Col.OFFLINE_TIME),
     ).with_columns((pl.col(Col.ONLINE_TIME_PER_TRAJECTORY) / pl.col(Col.HORIZON)).alias(Col.ONLINE_TIME_PER_STEP))
     return Results(cells=cells, returns=returns)
+
+
+#: The settings of a cell that, with its test distribution's content, make its experiment's fingerprint.
+_FINGERPRINTED = (Col.TEST, Col.N_MDPS, Col.GAMMA, Col.HORIZON, Col.SEED)
+
+
+def _with_fingerprints(returns: pl.DataFrame) -> pl.DataFrame:
+    """``returns`` with the :data:`~Col.FINGERPRINT` column, filled in for rows of files written
+    before it was recorded from their own settings when their test distribution is a built-in one
+    (whose content is the package's); left null for a distribution file (its content then is not
+    known: the file may have changed since)."""
+    from .. import distributions
+    from .fingerprint import experiment_fingerprint
+
+    if Col.FINGERPRINT not in returns.columns:
+        returns = returns.with_columns(pl.lit(None, dtype=pl.String).alias(Col.FINGERPRINT))
+    if any(c not in returns.columns for c in _FINGERPRINTED):
+        return returns
+    unknown = returns.filter(pl.col(Col.FINGERPRINT).is_null()).select(_FINGERPRINTED).unique()
+    built_in = {name.lower() for name in distributions.names()}
+    rows = [
+        {
+            **row,
+            "_fingerprint": experiment_fingerprint(
+                distributions.get(row[Col.TEST]).to_document(),
+                row[Col.N_MDPS],
+                row[Col.GAMMA],
+                row[Col.HORIZON],
+                row[Col.SEED],
+            ),
+        }
+        for row in unknown.iter_rows(named=True)
+        if None not in row.values() and str(row[Col.TEST]).lower() in built_in
+    ]
+    if not rows:
+        return returns
+    known = pl.DataFrame(rows, schema={**unknown.schema, "_fingerprint": pl.String})
+    return (
+        returns.join(known, on=list(_FINGERPRINTED), how="left")
+        .with_columns(pl.col(Col.FINGERPRINT).fill_null(pl.col("_fingerprint")))
+        .drop("_fingerprint")
+    )
 
 
 def _mean_work(returns: pl.DataFrame) -> pl.Expr:

@@ -85,6 +85,9 @@ class Col:
     ONLINE_WORK = "online_work"
     #: Work of offline learning in the same units (null: unknown, e.g. a Python agent's training).
     OFFLINE_WORK = "offline_work"
+    #: The experiment's fingerprint: its test distribution, N, gamma, T and seed
+    #: (:mod:`bbrl.protocol.fingerprint`); null in files written before it was recorded.
+    FINGERPRINT = "experiment_fingerprint"
     #: The grid cell's id.
     CELL_ID = "cell_id"
     #: The cell's place in its configuration.
@@ -187,6 +190,7 @@ SCHEMA: dict[str, Any] = {
     # Work in machine-independent units (bbrl.analysis.cost turns it into seconds).
     Col.ONLINE_WORK: WORK_DTYPE,
     Col.OFFLINE_WORK: WORK_DTYPE,
+    Col.FINGERPRINT: pl.String,
     # Grid cells only.
     Col.CELL_ID: pl.String,
     Col.CELL_INDEX: pl.Int64,
@@ -232,6 +236,7 @@ RUN_COLUMNS: tuple[str, ...] = (
     Col.THREADS,
     Col.ONLINE_WORK,
     Col.OFFLINE_WORK,
+    Col.FINGERPRINT,
 )
 
 #: What a grid cell adds to a run's columns.

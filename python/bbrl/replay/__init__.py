@@ -37,7 +37,7 @@ curves and the share of runs reaching each episode), :mod:`~bbrl.replay.plots` (
 
 from __future__ import annotations
 
-from .dataset import REQUIRED_COLUMNS, Dataset, read_log
+from .dataset import REQUIRED_COLUMNS, Dataset, read_log, read_logging_policy
 from .evaluate import binomial_survival, evaluate, online_returns
 from .results import ReplayResult, ReplayRuns
 
@@ -50,4 +50,5 @@ __all__ = [
     "evaluate",
     "online_returns",
     "read_log",
+    "read_logging_policy",
 ]

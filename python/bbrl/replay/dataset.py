@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import tokenize
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,17 @@ import polars as pl
 from .. import _core, envs
 from ..checks import count as _count
 from ..distributions import FDM
-from ..fileio import check_suffix, write_atomic
+from ..fileio import check_suffix, read_file_bytes, read_table, write_atomic
 
-__all__ = ["REQUIRED_COLUMNS", "Dataset", "environment_core", "episode_end_rule", "read_log"]
+__all__ = [
+    "REQUIRED_COLUMNS",
+    "Dataset",
+    "environment_core",
+    "episode_end_rule",
+    "integer_column",
+    "read_log",
+    "read_logging_policy",
+]
 
 REQUIRED_COLUMNS = ("episode", "t", "state", "action", "reward", "next_state")
 
@@ -35,20 +44,44 @@ def episode_end_rule(value: Any) -> tuple[str, int]:
 
 
 def read_log(source: Any) -> pl.DataFrame:
-    """A log as a frame: a polars DataFrame as is, or a ``.parquet`` or ``.csv`` file read."""
+    """A log as a frame: a polars DataFrame as is, or a ``.parquet`` or ``.csv`` file read.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: another suffix, or a file that does not read as its format (empty, truncated,
+            not Parquet); the message names the file.
+    """
     if isinstance(source, pl.DataFrame):
         return source
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if not path.is_file():
             raise FileNotFoundError(f"log file {str(path)!r} does not exist")
-        suffix = path.suffix.lower()
-        if suffix == ".parquet":
-            return pl.read_parquet(path)
-        if suffix == ".csv":
-            return pl.read_csv(path)
-        raise ValueError(f"log file {str(path)!r}: expected a .parquet or .csv file")
+        if path.suffix.lower() not in (".parquet", ".csv"):
+            raise ValueError(f"log file {str(path)!r}: expected a .parquet or .csv file")
+        if path.stat().st_size == 0:
+            raise ValueError(f"log file {str(path)!r} is empty (0 bytes)")
+        return read_table(path, "log file")
     raise TypeError(f"a log is a polars DataFrame or a .parquet/.csv path, got {type(source).__name__}")
+
+
+def read_logging_policy(path: str | os.PathLike[str]) -> np.ndarray:
+    """A logging policy table saved with ``numpy.save`` (``.npy``), read without pickle.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: naming the file, for a file that is not a ``.npy`` array of numbers.
+    """
+    data = read_file_bytes(path, "logging policy file")
+    try:
+        table = np.load(io.BytesIO(data), allow_pickle=False)
+    # numpy: a bad header (parsed as a Python literal: SyntaxError, TokenError), a short file, not .npy
+    except (ValueError, EOFError, OSError, SyntaxError, tokenize.TokenError) as exc:
+        reason = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise ValueError(f"logging policy file {str(path)!r} is not a .npy array ({reason})") from None
+    if not isinstance(table, np.ndarray) or table.dtype.kind not in "biuf":
+        raise ValueError(f"logging policy file {str(path)!r} does not hold an array of numbers")
+    return table
 
 
 def _probability_columns(frame: pl.DataFrame, n_actions: int) -> list[str] | None:
@@ -62,7 +95,13 @@ def _probability_columns(frame: pl.DataFrame, n_actions: int) -> list[str] | Non
     return names
 
 
-def _int_column(frame: pl.DataFrame, name: str) -> np.ndarray:
+def integer_column(frame: pl.DataFrame, name: str) -> np.ndarray:
+    """Column ``name`` of a log as int64 values.
+
+    Raises:
+        ValueError: it has missing values.
+        TypeError: it does not hold integers (the message names the column and its type).
+    """
     column = frame[name]
     if column.null_count():
         raise ValueError(f"column {name!r} has {column.null_count()} missing values")
@@ -110,6 +149,25 @@ class Dataset:
         discount: float | None = None,
     ) -> None:
         frame = read_log(data)
+        arguments = (n_states, n_actions, start_state, logging_policy, stationary, discount)
+        if not isinstance(data, (str, os.PathLike)):
+            self._load(frame, *arguments)
+            return
+        try:
+            self._load(frame, *arguments)
+        except (ValueError, TypeError, pl.exceptions.PolarsError) as exc:  # what the log holds, named in its file
+            raise ValueError(f"log file {str(data)!r}: {exc}") from None
+
+    def _load(
+        self,
+        frame: pl.DataFrame,
+        n_states: int,
+        n_actions: int,
+        start_state: int | None,
+        logging_policy: Any,
+        stationary: bool,
+        discount: float | None,
+    ) -> None:
         self._arguments = (n_states, n_actions, start_state, logging_policy, stationary, discount)
         if discount is not None and (
             isinstance(discount, bool) or not isinstance(discount, (int, float, np.number)) or not 0 <= discount <= 1
@@ -147,12 +205,12 @@ class Dataset:
             int(n_actions),
             None if start_state is None else int(start_state),
             {
-                "episode": _int_column(frame, "episode"),
-                "t": _int_column(frame, "t"),
-                "state": _int_column(frame, "state"),
-                "action": _int_column(frame, "action"),
+                "episode": integer_column(frame, "episode"),
+                "t": integer_column(frame, "t"),
+                "state": integer_column(frame, "state"),
+                "action": integer_column(frame, "action"),
                 "reward": reward.cast(pl.Float64).to_numpy(),
-                "next_state": _int_column(frame, "next_state"),
+                "next_state": integer_column(frame, "next_state"),
                 "terminal": terminal,
                 "logging_table": table,
                 "logging_rows": rows,

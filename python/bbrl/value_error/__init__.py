@@ -19,43 +19,100 @@ against reference values computed by rollouts that stop once a confidence bound 
 
 from __future__ import annotations
 
-from .budget import Accuracies, accuracies, guaranteed_error, rollout_length, sample_size
+from typing import TYPE_CHECKING
+
+# Eager: the function shares its module's name, and importing that module (as references does)
+# would bind the module to the package's attribute, which __getattr__ then never sees.
 from .ebgstop import EbgStopResult, ebgstop
-from .envs import (
-    Environment,
-    Policy,
-    as_environment,
-    constant_policy,
-    energy_pumping,
-    finite_mdp,
-    mountain_car,
-    paper_setup,
-    puddle_world,
-    tabular_policy,
-    uniform_policy,
-)
-from .learners import Features, LearningCurve, box_of, one_hot, td_lambda, tile_coding
-from .losses import (
-    absolute_error,
-    clipped_relative_loss,
-    cmapve_estimate,
-    mapve,
-    mave,
-    msve,
-    relative_error,
-    squared_error,
-)
-from .references import (
-    DEFAULT_MAX_ROLLOUT_STEPS,
-    CmapveResult,
-    References,
-    StateValues,
-    cmapve,
-    reference_values,
-    sample_returns,
-    state_values,
-)
-from .stopping import DEFAULT_RULE, RULES, Rule, certify_mean
+
+if TYPE_CHECKING:
+    from .budget import Accuracies, accuracies, guaranteed_error, rollout_length, sample_size
+    from .envs import (
+        Environment,
+        Policy,
+        as_environment,
+        constant_policy,
+        energy_pumping,
+        finite_mdp,
+        mountain_car,
+        paper_setup,
+        puddle_world,
+        tabular_policy,
+        uniform_policy,
+    )
+    from .learners import Features, LearningCurve, box_of, one_hot, td_lambda, tile_coding
+    from .losses import (
+        absolute_error,
+        clipped_relative_loss,
+        cmapve_estimate,
+        mapve,
+        mave,
+        msve,
+        relative_error,
+        squared_error,
+    )
+    from .references import (
+        DEFAULT_MAX_ROLLOUT_STEPS,
+        CmapveResult,
+        References,
+        StateValues,
+        cmapve,
+        reference_values,
+        sample_returns,
+        state_values,
+    )
+    from .stopping import DEFAULT_RULE, RULES, Rule, certify_mean
+else:
+    from ..lazy import attach as _attach
+
+    # Imported on first use (bbrl.lazy), so that importing the package does not import polars.
+    __getattr__, __dir__ = _attach(
+        __name__,
+        attributes={
+            "Accuracies": ".budget",
+            "accuracies": ".budget",
+            "guaranteed_error": ".budget",
+            "rollout_length": ".budget",
+            "sample_size": ".budget",
+            "Environment": ".envs",
+            "Policy": ".envs",
+            "as_environment": ".envs",
+            "constant_policy": ".envs",
+            "energy_pumping": ".envs",
+            "finite_mdp": ".envs",
+            "mountain_car": ".envs",
+            "paper_setup": ".envs",
+            "puddle_world": ".envs",
+            "tabular_policy": ".envs",
+            "uniform_policy": ".envs",
+            "Features": ".learners",
+            "LearningCurve": ".learners",
+            "box_of": ".learners",
+            "one_hot": ".learners",
+            "td_lambda": ".learners",
+            "tile_coding": ".learners",
+            "absolute_error": ".losses",
+            "clipped_relative_loss": ".losses",
+            "cmapve_estimate": ".losses",
+            "mapve": ".losses",
+            "mave": ".losses",
+            "msve": ".losses",
+            "relative_error": ".losses",
+            "squared_error": ".losses",
+            "DEFAULT_MAX_ROLLOUT_STEPS": ".references",
+            "CmapveResult": ".references",
+            "References": ".references",
+            "StateValues": ".references",
+            "cmapve": ".references",
+            "reference_values": ".references",
+            "sample_returns": ".references",
+            "state_values": ".references",
+            "DEFAULT_RULE": ".stopping",
+            "RULES": ".stopping",
+            "Rule": ".stopping",
+            "certify_mean": ".stopping",
+        },
+    )
 
 __all__ = [
     "DEFAULT_MAX_ROLLOUT_STEPS",

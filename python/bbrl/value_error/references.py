@@ -15,7 +15,7 @@ import polars as pl
 from .. import _core
 from ..checks import count
 from ..envs import FiniteEnv
-from ..fileio import check_suffix, write_atomic
+from ..fileio import check_suffix, read_table, table_problem, write_atomic
 from .budget import Split, sample_size
 from .budget import rollout_length as rollout_length_of
 from .ebgstop import Variant
@@ -100,16 +100,40 @@ class References:
 
     @classmethod
     def load(cls, path: str | Path) -> References:
-        frame = pl.read_parquet(path)
+        """Reads a file written by :meth:`save`.
+
+        Raises:
+            FileNotFoundError: no such file.
+            ValueError: naming the file, and the column or row, for a file that is not one.
+        """
+        what = "value-error references file"
+        frame = read_table(check_suffix(path, ".parquet", "a references file"), what)
+        where = f"{what} {str(path)!r}"
         if frame.height == 0 or "param.format" not in frame.columns:
-            raise ValueError(f"{path} is not a bbrl value-error references file")
+            raise ValueError(f"{where}: not a bbrl value-error references file (no rows, or no param.format)")
         if frame["param.format"][0] != FORMAT:
-            raise ValueError(f"{path} has format {frame['param.format'][0]!r}, expected {FORMAT!r}")
+            raise ValueError(f"{where}: format {frame['param.format'][0]!r}, expected {FORMAT!r}")
+        planar = "state" not in frame.columns
+        needed = ["state_0", "state_1"] if planar else ["state"]
+        missing = [c for c in (*needed, "value", "n_samples", "n_steps", "reason") if c not in frame.columns]
+        if missing:
+            raise ValueError(f"{where}: missing the columns {missing}")
+        kinds = {c: "number" if planar else "integer" for c in needed}
+        kinds |= {
+            "value": "number",
+            "n_samples": "integer",
+            "n_steps": "integer",
+            "n_cut": "integer",
+            "reason": "string",
+        }
+        problem = table_problem(frame, kinds)
+        if problem:
+            raise ValueError(f"{where}: {problem}")
         params = {c.removeprefix("param."): frame[c][0] for c in frame.columns if c.startswith("param.")}
-        if "state" in frame.columns:
-            states = frame["state"].to_numpy().astype(np.int64)
-        else:
+        if planar:
             states = np.column_stack([frame["state_0"].to_numpy(), frame["state_1"].to_numpy()])
+        else:
+            states = frame["state"].to_numpy().astype(np.int64)
         return cls(
             states=states,
             values=frame["value"].to_numpy().astype(np.float64),

@@ -32,12 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...fileio import write_atomic
-from ..model import Cell, GridConfig
-from ..plan import longest_first, lpt_makespan, plan_path, static_cost
+from ...fileio import check_kind, json_field, read_json_document, write_atomic
+from ..model import Cell, GridConfig, check_runnable
+from ..plan import longest_first, lpt_makespan, read_plan, static_cost
 from ..race import record_race, recorded_race, retry_failures, run_raced_grid
 from ..runner import cores_given, prepare_folder, run_claimed
-from ..store import folder_lock, load_output_config, remove_stale_temp_files, status
+from ..store import config_for_folder, folder_lock, load_output_config, remove_stale_temp_files, status
 
 __all__ = [
     "SlurmOptions",
@@ -95,13 +95,9 @@ def parse_time(text: str) -> float:
 
 def _predicted(cells: list[Cell], out: Path) -> tuple[dict[str, float], bool]:
     """Predicted core-seconds per cell id from ``out``'s plan, else relative static costs (False)."""
-    if plan_path(out).is_file():
-        try:
-            seconds = json.loads(plan_path(out).read_text())["cells"]
-            if all(c.id in seconds for c in cells):
-                return {c.id: float(seconds[c.id]) for c in cells}, True
-        except (ValueError, KeyError, TypeError):
-            pass
+    seconds = read_plan(out)
+    if seconds is not None and all(c.id in seconds for c in cells):
+        return {c.id: seconds[c.id] for c in cells}, True
     return {c.id: static_cost(c) for c in cells}, False
 
 
@@ -126,9 +122,14 @@ def pack(cells: list[Cell], seconds: dict[str, float], capacity: float, max_task
     return [t for t in tasks if t]
 
 
-def job_script(out: Path, n_tasks: int, options: SlurmOptions, python: str | None = None) -> str:
-    """The sbatch script of the job array: task I runs ``bbrl grid task OUT I``."""
+def job_script(
+    out: Path, n_tasks: int, options: SlurmOptions, python: str | None = None, config: Path | None = None
+) -> str:
+    """The sbatch script of the job array: task I runs ``bbrl grid task OUT I`` (with ``--config
+    CONFIG`` when given: a configuration naming Python agents, whose classes a task imports only
+    from the configuration itself, never from the folder's copy)."""
     python = python or sys.executable
+    given = f" --config {shlex.quote(str(config))}" if config is not None else ""
     lines = [
         "#!/bin/bash",
         f"#SBATCH --job-name=bbrl-{out.name}"[:80],
@@ -146,10 +147,17 @@ def job_script(out: Path, n_tasks: int, options: SlurmOptions, python: str | Non
     lines += [
         "# Each array task runs its cells (slurm/tasks.json); finished cells are skipped, so a",
         "# resubmitted task only redoes what is missing.",
-        f'exec {shlex.quote(python)} -m bbrl grid task {shlex.quote(str(out))} "$SLURM_ARRAY_TASK_ID"',
+        f'exec {shlex.quote(python)} -m bbrl grid task {shlex.quote(str(out))} "$SLURM_ARRAY_TASK_ID"{given}',
         "",
     ]
     return "\n".join(lines)
+
+
+def _task_config(config: GridConfig) -> Path | None:
+    """The configuration file a task must be given: one naming Python agents (see :func:`job_script`)."""
+    if config.python_agents and config.path is not None:
+        return config.path.resolve()
+    return None
 
 
 def _tasks_file(out: Path) -> Path:
@@ -160,8 +168,54 @@ def _jobs_file(out: Path) -> Path:
     return out / "slurm" / "jobs.json"
 
 
-def _read_json(path: Path, default: Any) -> Any:
-    return json.loads(path.read_text()) if path.is_file() else default
+def read_tasks(out: Path) -> list[list[str]]:
+    """The cell ids of each array task (``slurm/tasks.json``; empty before a submission).
+
+    Raises:
+        ValueError: naming the file and the task, for a file damaged or of another schema.
+    """
+    path = _tasks_file(out)
+    if not path.is_file():
+        return []
+    where = f"SLURM task file {str(path)!r}"
+    tasks = read_json_document(path, "SLURM task file", "a list")
+    for i, ids in enumerate(tasks):
+        for cell_id in check_kind(ids, "a list", f"{where}: task {i}"):
+            check_kind(cell_id, "a string", f"{where}: task {i}")
+    return tasks
+
+
+def read_jobs(out: Path) -> list[dict[str, Any]]:
+    """The jobs submitted for ``out`` (``slurm/jobs.json``: job id and its array task indices).
+
+    Raises:
+        ValueError: naming the file and the entry, for a file damaged or of another schema.
+    """
+    path = _jobs_file(out)
+    if not path.is_file():
+        return []
+    where = f"SLURM job file {str(path)!r}"
+    jobs = read_json_document(path, "SLURM job file", "a list")
+    for i, job in enumerate(jobs):
+        entry = f"{where}: job {i}"
+        check_kind(job, "an object", entry)
+        json_field(job, "job", "a string", entry)
+        for task in json_field(job, "tasks", "a list", entry):
+            check_kind(task, "an integer", f"{entry}: field 'tasks'")
+    return jobs
+
+
+def max_resubmits(out: Path) -> int:
+    """How many times a task may be resubmitted (``slurm/options.json``; 3 when it does not say).
+
+    Raises:
+        ValueError: naming the file, for a file damaged or of another schema.
+    """
+    path = out / "slurm" / "options.json"
+    if not path.is_file():
+        return 3
+    options = read_json_document(path, "SLURM options file")
+    return int(json_field(options, "max_resubmits", "an integer", f"SLURM options file {str(path)!r}", 3))
 
 
 def _sbatch(script: Path, array: str | None, sbatch: str) -> str:
@@ -180,7 +234,7 @@ def _sbatch(script: Path, array: str | None, sbatch: str) -> str:
 
 def _record_job(out: Path, job: str, tasks: list[int]) -> None:
     with folder_lock(out):
-        jobs = _read_json(_jobs_file(out), [])
+        jobs = read_jobs(out)
         jobs.append({"job": job, "tasks": tasks, "submitted": time.time()})
         write_atomic(_jobs_file(out), (json.dumps(jobs, indent=1) + "\n").encode())
 
@@ -202,9 +256,7 @@ def submit(
     then runs the race's loop)."""
     folder = out.resolve()
     if dry_run:
-        for cell in config.cells:
-            if cell.spec is None:
-                raise ValueError(f"cell {cell.id}: agent {cell.kind!r} is not known to this installation")
+        check_runnable(config.cells)
         state = status(config, folder)
         skipped = state.done
         todo = longest_first([*state.missing, *(c for c, _ in state.failed), *(c for c, _ in state.broken)], folder)
@@ -243,12 +295,14 @@ def submit(
             markup=False,
             soft_wrap=True,
         )
-        script = job_script(folder, len(tasks), options, python)
+        script = job_script(folder, len(tasks), options, python, _task_config(config))
         console.print(script, highlight=False, markup=False, soft_wrap=True, end="")
         return None
     (slurm / "logs").mkdir(parents=True, exist_ok=True)
     write_atomic(_tasks_file(folder), (json.dumps([[c.id for c in t] for t in tasks], indent=1) + "\n").encode())
-    script = write_atomic(slurm / "job.sh", job_script(folder, len(tasks), options, python).encode())
+    script = write_atomic(
+        slurm / "job.sh", job_script(folder, len(tasks), options, python, _task_config(config)).encode()
+    )
     write_atomic(slurm / "options.json", (json.dumps(options.__dict__, indent=1) + "\n").encode())
     job = _sbatch(script, None, sbatch)
     _record_job(folder, job, list(range(len(tasks))))
@@ -260,7 +314,7 @@ def submit(
 
 def queued_tasks(out: Path, squeue: str = "squeue") -> set[int]:
     """Array task indices of this folder's jobs that SLURM still has (pending, running, requeued)."""
-    jobs = _read_json(_jobs_file(out), [])
+    jobs = read_jobs(out)
     ids = sorted({j["job"] for j in jobs})
     if not ids:
         return set()
@@ -284,25 +338,24 @@ def resubmit(out: Path, console: Any, sbatch: str = "sbatch", squeue: str = "squ
     cancelled, their node lost), each at most ``max_resubmits`` times. Returns the new job id, or
     ``None`` when nothing needed resubmitting."""
     folder = out.resolve()
-    tasks: list[list[str]] = _read_json(_tasks_file(folder), [])
+    tasks = read_tasks(folder)
     if not tasks:
         raise ValueError(f"{out} has no slurm/tasks.json: submit the grid first (bbrl grid submit CONFIG --out DIR)")
-    options = _read_json(folder / "slurm" / "options.json", {})
-    max_resubmits = int(options.get("max_resubmits", 3))
+    limit = max_resubmits(folder)
     config = load_output_config(folder, check_agents=False)
     state = status(config, folder)
     open_ids = {c.id for c in state.missing} | {c.id for c, _ in state.broken}
     queued = queued_tasks(folder, squeue)
     submissions: dict[int, int] = {}
-    for job in _read_json(_jobs_file(folder), []):
-        for task in job["tasks"]:
+    for entry in read_jobs(folder):
+        for task in entry["tasks"]:
             submissions[task] = submissions.get(task, 0) + 1
     again = []
     for index, ids in enumerate(tasks):
         if index in queued or not open_ids.intersection(ids):
             continue
-        if submissions.get(index, 0) > max_resubmits:
-            console.print(f"task {index} was resubmitted {max_resubmits} times: not again (see slurm/logs)")
+        if submissions.get(index, 0) > limit:
+            console.print(f"task {index} was resubmitted {limit} times: not again (see slurm/logs)")
             continue
         again.append(index)
     if not again:
@@ -313,14 +366,15 @@ def resubmit(out: Path, console: Any, sbatch: str = "sbatch", squeue: str = "squ
     return job
 
 
-def run_task(out: Path, index: int, console: Any) -> int:
-    """One array task: runs the cells of ``slurm/tasks.json[index]`` on the cores SLURM gave it.
-    Returns the number of failed cells."""
+def run_task(out: Path, index: int, console: Any, config_path: Path | None = None) -> int:
+    """One array task: runs the cells of ``slurm/tasks.json[index]`` on the cores SLURM gave it,
+    with the folder's configuration (``config_path``, when it names Python agents: see
+    :func:`~bbrl.grid.store.config_for_folder`). Returns the number of failed cells."""
     folder = out.resolve()
-    tasks: list[list[str]] = _read_json(_tasks_file(folder), [])
+    tasks = read_tasks(folder)
     if not 0 <= index < len(tasks):
         raise ValueError(f"{out}: no array task {index} (slurm/tasks.json has {len(tasks)})")
-    config = load_output_config(folder)
+    config = config_for_folder(folder, config_path)
     race = recorded_race(folder)
     if race is not None:  # every task runs the race's loop until every race is over
         outcome = run_raced_grid(config, folder, race, threads=cores_given(), console=console, retry_failed=False)
