@@ -24,6 +24,7 @@ __all__ = [
     "binomial_survival",
     "certify_array",
     "confidence_intervals",
+    "deep_sea_mapping",
     "ebgstop_array",
     "ebgstop_iterator",
     "environments",
@@ -138,7 +139,15 @@ class FiniteEnv:
         start: npt.NDArray[np.float64],
         discount: float,
         time_limit: int | None = None,
+        terminal: npt.NDArray[np.bool_] | None = None,
+        reward_noise: npt.NDArray[np.float64] | None = None,
     ) -> FiniteEnv: ...
+    @property
+    def terminal_states(self) -> npt.NDArray[np.bool_]: ...
+    @property
+    def reward_noise(self) -> npt.NDArray[np.float64]: ...
+    def continuing_tables(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
+    def hardness(self) -> dict[str, float]: ...
     @property
     def name(self) -> str: ...
     @property
@@ -285,8 +294,14 @@ def uniform_prior(
     """The uniform prior of ``distribution``, named by the registry's rule."""
 
 def make_env(
-    name: str, discount: float | None = None, time_limit: int | None = None, noise: float | None = None
+    name: str,
+    discount: float | None = None,
+    time_limit: int | None = None,
+    noise: float | None = None,
+    size: int | None = None,
+    mapping_seed: int | None = None,
 ) -> FiniteEnv | ValueErrorEnv: ...
+def deep_sea_mapping(size: int, mapping_seed: int) -> npt.NDArray[np.uint8]: ...
 def formula_parse(text: str, paper_names: bool = False) -> tuple[str, str, str, int]: ...
 def formula_eval(text: str, x0: float, x1: float, x2: float) -> float: ...
 def formula_set(n: int, seed: int, n_points: int) -> list[str]: ...

@@ -42,9 +42,18 @@ def register(commands: Any) -> None:
     commands.add_parser("distributions", help="list the built-in distributions").set_defaults(
         handler=_command_distributions
     )
-    commands.add_parser("envs", help="list the problems: the distributions and the named environments").set_defaults(
-        handler=_command_envs
+    envs_parser = commands.add_parser(
+        "envs",
+        help="list the problems: the distributions and the named environments, with the hardness measures of the "
+        "finite ones",
     )
+    envs_parser.add_argument(
+        "--no-hardness",
+        dest="hardness",
+        action="store_false",
+        help="skip the hardness measures (the Taxi variants take seconds each)",
+    )
+    envs_parser.set_defaults(handler=_command_envs)
 
 
 def describe_agent(kind: str) -> tuple[str, list[str]]:
@@ -104,7 +113,7 @@ def _start(start: dict[str, Any]) -> str:
 
 
 def _command_envs(args: argparse.Namespace, console: Console) -> int:
-    from .. import problems
+    from .. import envs, problems
     from ..envs import registry
 
     # Every problem of the registry: the distributions, then every environment (each is a problem).
@@ -128,4 +137,15 @@ def _command_envs(args: argparse.Namespace, console: Console) -> int:
             f"[bold]{problem['name']}[/bold] ({problem['long_name']}): {problem['summary']}; {facts}; {where}",
             highlight=False,
         )
+        if args.hardness and problem["source"] != "distribution" and entry["state_space"] == "finite":
+            console.print(f"    hardness: {_hardness_line(envs.make(entry['name']).hardness())}", highlight=False)
     return 0
+
+
+def _hardness_line(h: dict[str, float]) -> str:
+    """The measures of :meth:`bbrl.envs.FiniteEnv.hardness` on one line."""
+    return (
+        f"diameter {h['diameter']:.6g}, gap sum {h['gap_sum']:.6g} (Colosseum's {h['gap_sum_colosseum']:.6g}), "
+        f"value norm {h['value_norm']:.6g} (Colosseum's {h['value_norm_colosseum']:.6g}); "
+        f"{h['n_states']} reachable states, gamma {h['discount']}"
+    )

@@ -12,7 +12,16 @@ Named environments come from the core's registry (:data:`NAMES`; ``bbrl envs`` l
 * :func:`six_arms`: SixArms (Strehl & Littman), 7 states, 6 actions, a hub and six arms;
 * :func:`river_swim`: RiverSwim, 6 states, 2 actions, in Osband et al.'s episodic variant (20
   undiscounted steps from state 0) or Strehl & Littman's continuing one;
-* :func:`chain`: Chain (Strens 2000), 5 states, 2 actions, slip probability 0.2.
+* :func:`chain`: Chain (Strens 2000), 5 states, 2 actions, slip probability 0.2;
+* the exploration problems (``docs/problems.md``): DoubleLoop, DeepSea and DeepSea-Stochastic
+  (bsuite; :func:`deep_sea_mapping` is bsuite's action map), StochasticChain (TabulaRL),
+  FrozenLake-4x4 and -8x8 (slippery, and -NotSlippery), CliffWalking, Taxi, Taxi-Rainy and
+  Taxi-Fickle (Gymnasium's toy text, exact tables); ``make("DeepSea", size=20)``.
+
+:func:`distribution_of` turns a finite environment into an FDM (a distribution over MDPs around
+it, with its accurate and uniform priors). :func:`from_gymnasium` imports a Gymnasium toy-text
+environment from its tables, checked against its ``step()``. :meth:`FiniteEnv.hardness` gives
+the hardness measures of an environment.
 
 The continuous ones (Mountain Car, Puddle World) are built by :mod:`bbrl.value_error`.
 
@@ -26,7 +35,18 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from . import registry
-    from .finite import NAMES, FiniteEnv, chain, from_distribution, make, river_swim, six_arms
+    from .as_distribution import distribution_of
+    from .finite import (
+        NAMES,
+        FiniteEnv,
+        chain,
+        deep_sea_mapping,
+        from_distribution,
+        from_gymnasium,
+        make,
+        river_swim,
+        six_arms,
+    )
 else:
     from ..lazy import attach as _attach
 
@@ -38,11 +58,26 @@ else:
             "NAMES": ".finite",
             "FiniteEnv": ".finite",
             "chain": ".finite",
+            "deep_sea_mapping": ".finite",
+            "distribution_of": ".as_distribution",
             "from_distribution": ".finite",
+            "from_gymnasium": ".finite",
             "make": ".finite",
             "river_swim": ".finite",
             "six_arms": ".finite",
         },
     )
 
-__all__ = ["NAMES", "FiniteEnv", "chain", "from_distribution", "make", "registry", "river_swim", "six_arms"]
+__all__ = [
+    "NAMES",
+    "FiniteEnv",
+    "chain",
+    "deep_sea_mapping",
+    "distribution_of",
+    "from_distribution",
+    "from_gymnasium",
+    "make",
+    "registry",
+    "river_swim",
+    "six_arms",
+]

@@ -8,11 +8,23 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from ..checks import count as check_count
 from ..checks import index as check_index
 from ..distributions import get
 from . import registry
+from .gymnasium_import import tables_from_gymnasium
 
-__all__ = ["NAMES", "FiniteEnv", "chain", "from_distribution", "make", "river_swim", "six_arms"]
+__all__ = [
+    "NAMES",
+    "FiniteEnv",
+    "chain",
+    "deep_sea_mapping",
+    "from_distribution",
+    "from_gymnasium",
+    "make",
+    "river_swim",
+    "six_arms",
+]
 
 
 class FiniteEnv:
@@ -27,6 +39,10 @@ class FiniteEnv:
         discount: in [0, 1].
         time_limit: steps after which an episode is truncated, or None (required with discount 1).
         name: the environment's name.
+        terminal: optional flags, shape (S,), of the states whose entry ends an episode: each must
+            stay in itself with reward 0 under every action, and the start law must give it no mass.
+        reward_noise: optional standard deviations, shape (S, A), of Gaussian noise added to each
+            (s, a)'s reward (the tables hold the mean).
     """
 
     def __init__(
@@ -37,6 +53,8 @@ class FiniteEnv:
         discount: float,
         time_limit: int | None = None,
         name: str = "FiniteEnv",
+        terminal: Any = None,
+        reward_noise: Any = None,
     ) -> None:
         P = np.ascontiguousarray(transitions, dtype=np.float64)
         R = np.ascontiguousarray(rewards, dtype=np.float64)
@@ -53,7 +71,13 @@ class FiniteEnv:
             )
         if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, int)):
             raise TypeError(f"time_limit must be an int or None, got {time_limit!r}")
-        self._core = _core.FiniteEnv(str(name), P, R, mu, float(discount), time_limit)
+        flags = None if terminal is None else np.ascontiguousarray(terminal, dtype=bool)
+        if flags is not None and flags.shape != (P.shape[0],):
+            raise ValueError(f"terminal must have shape ({P.shape[0]},), got {flags.shape}")
+        noise = None if reward_noise is None else np.ascontiguousarray(reward_noise, dtype=np.float64)
+        if noise is not None and noise.shape != P.shape[:2]:
+            raise ValueError(f"reward_noise must have shape {P.shape[:2]}, got {noise.shape}")
+        self._core = _core.FiniteEnv(str(name), P, R, mu, float(discount), time_limit, flags, noise)
 
     @classmethod
     def _wrap(cls, core: Any) -> FiniteEnv:
@@ -103,6 +127,31 @@ class FiniteEnv:
     def start_law(self) -> np.ndarray:
         """The start law, shape (S,)."""
         return self._core.start_law
+
+    @property
+    def terminal_states(self) -> np.ndarray:
+        """``terminal[s]``: entering s ends an episode (an absorbing state with reward 0), shape (S,)."""
+        return self._core.terminal_states
+
+    @property
+    def reward_noise(self) -> np.ndarray:
+        """The standard deviation of the Gaussian noise on each (s, a)'s reward, shape (S, A)."""
+        return self._core.reward_noise
+
+    def continuing_tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(P, R)`` of the continuing form: a transition into a terminal state becomes a reset
+        to the start law (its reward kept in expectation); the tables themselves when no state is
+        terminal."""
+        return self._core.continuing_tables()  # type: ignore[no-any-return]
+
+    def hardness(self) -> dict[str, float]:
+        """The hardness measures (Conserva & Rauber 2022) of the continuing form restricted to the
+        states reachable from the start law, values discounted at 0.99: ``diameter`` (steps; inf
+        when some state cannot reach another), ``gap_sum`` (sum of 1/gap over the non-zero gaps),
+        ``gap_sum_colosseum`` (sum of 1/(gap + 0.1) over every pair), ``value_norm`` (the largest
+        standard deviation of V* at the next state), ``value_norm_colosseum`` (Colosseum's
+        formula), ``n_states`` (the states measured) and ``discount``."""
+        return dict(self._core.hardness())
 
     @property
     def state(self) -> int | None:
@@ -171,18 +220,34 @@ class FiniteEnv:
         )
 
 
-def make(name: str, discount: float | None = None) -> FiniteEnv:
+def make(name: str, discount: float | None = None, **options: Any) -> FiniteEnv:
     """The finite environment ``name`` of the registry (:data:`NAMES`; case, ``-``, ``_`` and
-    spaces ignored) with ``discount`` (default: the environment's own, see ``bbrl envs``).
+    spaces ignored) with ``discount`` (default: the environment's own, see ``bbrl envs``) and the
+    entry's other ``options`` (DeepSea's ``size`` and ``mapping_seed``, StochasticChain's ``size``).
 
     Raises:
-        ValueError: an unknown name, or a continuous environment (build those with
-            :mod:`bbrl.value_error`).
+        ValueError: an unknown name, an option the environment does not take, or a continuous
+            environment (build those with :mod:`bbrl.value_error`).
     """
     entry = registry.entry(name)
     if entry["state_space"] != "finite":
         raise ValueError(f"{entry['name']} is continuous: build it with bbrl.value_error (finite: {', '.join(NAMES)})")
-    return FiniteEnv._wrap(registry.make_core(entry["name"], discount=None if discount is None else float(discount)))
+    for key in ("size", "mapping_seed"):
+        if key in options and options[key] is not None:
+            options[key] = check_count(options[key], key, minimum=0)
+    core = registry.make_core(entry["name"], discount=None if discount is None else float(discount), **options)
+    return FiniteEnv._wrap(core)
+
+
+def deep_sea_mapping(size: int, mapping_seed: int) -> np.ndarray:
+    """bsuite's DeepSea action map, ``numpy.random.RandomState(mapping_seed).binomial(1, 0.5,
+    (size, size))``, computed by the core bit for bit (MT19937 and NumPy's legacy binomial): action
+    ``a`` moves right at ``(row, col)`` iff ``a == mapping[row, col]``."""
+    return np.asarray(
+        _core.deep_sea_mapping(
+            check_count(size, "size", minimum=0), check_count(mapping_seed, "mapping_seed", minimum=0)
+        )
+    )
 
 
 def six_arms(discount: float = 0.95) -> FiniteEnv:
@@ -228,6 +293,27 @@ def from_distribution(distribution: Any, seed: int, index: int = 0, discount: fl
         start = np.zeros(fdm.n_states)
         start[fdm.initial_state] = 1.0
     return FiniteEnv(P, fdm.rewards, start, discount, name=f"{fdm.name}[{index}]")
+
+
+def from_gymnasium(env: Any, *, checks: int = 200, seed: int = 0) -> FiniteEnv:
+    """A Gymnasium toy-text environment that exposes its tables ``P`` (FrozenLake, CliffWalking,
+    Taxi) as an exact :class:`FiniteEnv`, after checking the tables against ``checks`` calls of its
+    ``step()`` per (state, action) with its own generator seeded by ``seed``.
+
+    Terminal states are those the tables' terminating entries enter (their rows become absorbing,
+    reward 0); the time limit is the environment's ``max_episode_steps`` when it is wrapped in a
+    time limit, else none (then the discount is 0.99, else 1).
+
+    Raises:
+        ValueError: the environment has no tables, its tables cannot be one table per
+            (s, a, s') (two rewards or termination flags for one next state), or its ``step()``
+            does what the tables do not say (for example Taxi's fickle passenger, whose new
+            destination ``step()`` draws outside ``P``), each naming the state, action and
+            difference.
+    """
+    t = tables_from_gymnasium(env, checks=check_count(checks, "checks", minimum=1), seed=check_count(seed, "seed", 0))
+    discount = 1.0 if t.time_limit is not None else 0.99
+    return FiniteEnv(t.transitions, t.rewards, t.start, discount, t.time_limit, name=t.name, terminal=t.terminal)
 
 
 #: The named finite environments of the registry (what replay's ``env=`` and ``bbrl replay --truth`` accept).

@@ -1,10 +1,15 @@
 //! Converts a core `Episode` over a `FiniteEnv` to the `FiniteEnv` class (`reset`, `step`, tables).
 
-use numpy::{IntoPyArray, PyArray1, PyArray3, PyReadonlyArray1, PyReadonlyArray3};
+use numpy::{
+    IntoPyArray, PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
+    PyUntypedArrayMethods,
+};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use super::{flat, table, table_pair_dims, to_py};
 use bbrl_core::envs::{Env, Episode, FiniteEnv};
+use bbrl_core::model::hardness;
 use bbrl_core::model::mdp::Mdp;
 
 /// A finite environment and one episode on it.
@@ -25,9 +30,11 @@ impl PyFiniteEnv {
 
 #[pymethods]
 impl PyFiniteEnv {
-    /// From tables (S, A, S), a start law (S,), a discount in [0, 1] and a time limit in steps.
+    /// From tables (S, A, S), a start law (S,), a discount in [0, 1], a time limit in steps,
+    /// optional terminal flags (S,) and the reward noise's standard deviations (S, A).
     #[new]
-    #[pyo3(signature = (name, transitions, rewards, start, discount, time_limit=None))]
+    #[pyo3(signature = (name, transitions, rewards, start, discount, time_limit=None, terminal=None, reward_noise=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         name: &str,
         transitions: PyReadonlyArray3<'_, f64>,
@@ -35,11 +42,64 @@ impl PyFiniteEnv {
         start: PyReadonlyArray1<'_, f64>,
         discount: f64,
         time_limit: Option<usize>,
+        terminal: Option<PyReadonlyArray1<'_, bool>>,
+        reward_noise: Option<PyReadonlyArray2<'_, f64>>,
     ) -> PyResult<Self> {
         let (s, a) = table_pair_dims(&transitions, "transitions", &rewards)?;
         let mdp = Mdp::new(s, a, flat(&transitions), flat(&rewards), None).map_err(to_py)?;
         let start = start.as_array().iter().copied().collect();
-        Ok(Self::wrap(FiniteEnv::new(name, mdp, start, discount, time_limit).map_err(to_py)?))
+        let mut env = FiniteEnv::new(name, mdp, start, discount, time_limit).map_err(to_py)?;
+        if let Some(terminal) = terminal {
+            env = env.with_terminal_states(terminal.as_array().iter().copied().collect()).map_err(to_py)?;
+        }
+        if let Some(noise) = reward_noise {
+            if noise.shape() != [s, a] {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "reward_noise must have shape ({s}, {a}), got {:?}",
+                    noise.shape()
+                )));
+            }
+            env = env.with_reward_noise(noise.as_array().iter().copied().collect()).map_err(to_py)?;
+        }
+        Ok(Self::wrap(env))
+    }
+
+    /// `terminal[s]`: entering s ends the episode.
+    #[getter]
+    fn terminal_states<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<bool>> {
+        self.env().terminal_states().into_pyarray(py)
+    }
+    /// The standard deviation of the Gaussian noise on each (s, a)'s reward, shape (S, A).
+    #[getter]
+    fn reward_noise<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
+        let m = self.env().mdp();
+        self.env().reward_noise().into_pyarray(py).reshape([m.n_states(), m.n_actions()]).expect("S * A entries")
+    }
+    /// The continuing form's tables (terminal transitions replaced by resets to the start law).
+    fn continuing_tables<'py>(&self, py: Python<'py>) -> (Bound<'py, PyArray3<f64>>, Bound<'py, PyArray3<f64>>) {
+        let m = self.env().mdp();
+        let (p, r) = self.env().continuing_tables();
+        (table(py, &p, m.n_states(), m.n_actions()), table(py, &r, m.n_states(), m.n_actions()))
+    }
+    /// The hardness measures of the continuing form (bbrl_core::model::hardness), GIL released.
+    fn hardness<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let env = self.env().clone();
+        let h = py
+            .detach(move || {
+                let m = env.mdp();
+                let (p, r) = env.continuing_tables();
+                hardness::measure(m.n_states(), m.n_actions(), &p, &r, env.start_law())
+            })
+            .map_err(to_py)?;
+        let out = PyDict::new(py);
+        out.set_item("diameter", h.diameter)?;
+        out.set_item("gap_sum", h.gap_sum)?;
+        out.set_item("gap_sum_colosseum", h.gap_sum_colosseum)?;
+        out.set_item("value_norm", h.value_norm)?;
+        out.set_item("value_norm_colosseum", h.value_norm_colosseum)?;
+        out.set_item("n_states", h.n_states)?;
+        out.set_item("discount", hardness::DISCOUNT)?;
+        Ok(out)
     }
 
     #[getter]
@@ -99,8 +159,16 @@ impl PyFiniteEnv {
     }
 }
 
-/// Adds this file's class to the module.
+/// bsuite's DeepSea action mapping, `RandomState(mapping_seed).binomial(1, 0.5, (size, size))`.
+#[pyfunction]
+fn deep_sea_mapping(py: Python<'_>, size: usize, mapping_seed: u64) -> PyResult<Bound<'_, PyArray2<u8>>> {
+    let mapping = bbrl_core::envs::deep_sea::action_mapping(size, mapping_seed).map_err(to_py)?;
+    Ok(mapping.into_pyarray(py).reshape([size, size]).expect("size * size entries"))
+}
+
+/// Adds this file's class and function to the module.
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyFiniteEnv>()?;
+    m.add_function(wrap_pyfunction!(deep_sea_mapping, m)?)?;
     Ok(())
 }

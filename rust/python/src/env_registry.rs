@@ -46,15 +46,17 @@ fn environments(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
 
 /// The environment `name` built with the given options (None: its default).
 #[pyfunction]
-#[pyo3(signature = (name, discount=None, time_limit=None, noise=None))]
+#[pyo3(signature = (name, discount=None, time_limit=None, noise=None, size=None, mapping_seed=None))]
 fn make_env(
     py: Python<'_>,
     name: &str,
     discount: Option<f64>,
     time_limit: Option<usize>,
     noise: Option<f64>,
+    size: Option<usize>,
+    mapping_seed: Option<u64>,
 ) -> PyResult<Py<PyAny>> {
-    let options = EnvOptions { discount, time_limit, noise };
+    let options = EnvOptions { discount, time_limit, noise, size, mapping_seed };
     Ok(match build(name, &options).map_err(to_py)? {
         AnyEnv::Finite(env) => Py::new(py, PyFiniteEnv::wrap(*env))?.into_any(),
         other => Py::new(py, PyValueErrorEnv { inner: other })?.into_any(),

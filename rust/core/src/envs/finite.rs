@@ -1,7 +1,9 @@
-//! Finite environments: a finite MDP with a start law, a discount and an optional time limit, and
-//! the named test MDPs of the replay literature (SixArms, RiverSwim).
+//! Finite environments: a finite MDP with a start law, a discount and an optional time limit,
+//! optional terminal states and Gaussian reward noise, and the named test MDPs of the replay
+//! literature (SixArms, RiverSwim).
 
 use rand::Rng as _;
+use rand_distr::StandardNormal;
 
 use super::{Env, Step};
 use crate::error::Result;
@@ -22,6 +24,12 @@ pub struct FiniteEnv {
     /// The start law is uniform over every state: drawn as [`Mdp::initial_state`] draws it, so
     /// an episode on test MDP `i` with the environment stream of MDP `i` is the protocol's.
     uniform_start: bool,
+    /// `terminal[s]`: entering `s` ends the episode. Empty when no state is terminal.
+    terminal: Vec<bool>,
+    /// The standard deviation of the Gaussian noise added to the reward of each `(s, a)`, row
+    /// major. Empty when the rewards carry no noise (then no normal is drawn, so the stream of
+    /// an environment without noise is what it was before noise existed).
+    reward_noise: Vec<f64>,
 }
 
 impl FiniteEnv {
@@ -49,7 +57,138 @@ impl FiniteEnv {
         let reachable = p.iter().zip(r).filter(|(p, _)| **p > 0.0).map(|(_, r)| *r);
         let reward_bounds = reachable.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| (lo.min(r), hi.max(r)));
         let uniform_start = start.iter().all(|&p| p == 1.0 / s as f64);
-        Ok(Self { name: name.to_string(), mdp, start, discount, time_limit, reward_bounds, uniform_start })
+        Ok(Self {
+            name: name.to_string(),
+            mdp,
+            start,
+            discount,
+            time_limit,
+            reward_bounds,
+            uniform_start,
+            terminal: Vec::new(),
+            reward_noise: Vec::new(),
+        })
+    }
+
+    /// The same environment whose states flagged in `terminal` end an episode when entered.
+    ///
+    /// A terminal state must be absorbing with reward 0 under every action (what an episode that
+    /// has ended earns), so that finite-horizon values computed on the tables are the episodic
+    /// ones; and the start law must give it no mass (an episode never starts ended). The reward
+    /// bounds become those of the transitions from live states: a terminal state is not acted in.
+    pub fn with_terminal_states(mut self, terminal: Vec<bool>) -> Result<Self> {
+        let (ns, na) = (self.mdp.n_states(), self.mdp.n_actions());
+        if terminal.len() != ns {
+            return Err(invalid!("the terminal flags have {} entries for {ns} states", terminal.len()));
+        }
+        for s in (0..ns).filter(|&s| terminal[s]) {
+            if self.start[s] > 0.0 {
+                return Err(invalid!("terminal state {s} has start probability {}", self.start[s]));
+            }
+            for a in 0..na {
+                let i = (s * na + a) * ns + s;
+                if self.mdp.transitions()[i] != 1.0 || self.mdp.rewards()[i] != 0.0 {
+                    return Err(invalid!("terminal state {s} must stay in itself with reward 0 under action {a}"));
+                }
+            }
+        }
+        if terminal.iter().any(|&t| t) {
+            // Noisy rewards keep their infinite bounds.
+            let (p, r) = (self.mdp.transitions(), self.mdp.rewards());
+            let live = (0..ns * na * ns).filter(|i| !terminal[i / (na * ns)] && p[*i] > 0.0).map(|i| r[i]);
+            if self.reward_noise.is_empty() {
+                self.reward_bounds =
+                    live.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| (lo.min(x), hi.max(x)));
+            }
+            self.terminal = terminal;
+        }
+        Ok(self)
+    }
+
+    /// The same environment with Gaussian noise of standard deviation `sd[s * A + a]` added to
+    /// every reward of `(s, a)` (the tables keep the mean). With any noise, the reward bounds
+    /// become `(-inf, inf)`: a Gaussian reward has no bound.
+    pub fn with_reward_noise(mut self, sd: Vec<f64>) -> Result<Self> {
+        let pairs = self.mdp.n_states() * self.mdp.n_actions();
+        if sd.len() != pairs {
+            return Err(invalid!("the reward noise has {} entries for {pairs} state-action pairs", sd.len()));
+        }
+        if let Some(bad) = sd.iter().find(|x| !(x.is_finite() && **x >= 0.0)) {
+            return Err(invalid!("a reward noise standard deviation must be finite and >= 0, got {bad}"));
+        }
+        if sd.iter().any(|&x| x > 0.0) {
+            self.reward_noise = sd;
+            self.reward_bounds = (f64::NEG_INFINITY, f64::INFINITY);
+        } else {
+            self.reward_noise = Vec::new();
+        }
+        Ok(self)
+    }
+
+    /// `terminal[s]`: entering `s` ends the episode (all false when none is terminal).
+    pub fn terminal_states(&self) -> Vec<bool> {
+        if self.terminal.is_empty() {
+            vec![false; self.mdp.n_states()]
+        } else {
+            self.terminal.clone()
+        }
+    }
+
+    /// The standard deviation of each `(s, a)`'s reward noise, row major (zeros when none).
+    pub fn reward_noise(&self) -> Vec<f64> {
+        if self.reward_noise.is_empty() {
+            vec![0.0; self.mdp.n_states() * self.mdp.n_actions()]
+        } else {
+            self.reward_noise.clone()
+        }
+    }
+
+    /// The continuing form of the tables (the BBRL protocol's view of an episodic problem): a
+    /// transition into a terminal state is replaced by a reset, its mass spread over the start
+    /// law, `P_c(y|s,a) = P(y|s,a) [y not terminal] + P(terminal|s,a) mu0(y)`. The reward of an
+    /// entry is the mean reward of the transitions merged into it, so the expected reward of every
+    /// `(s, a)` is unchanged. Terminal states keep their (absorbing) rows; no transition enters
+    /// them any more. Without terminal states these are the tables themselves.
+    pub fn continuing_tables(&self) -> (Vec<f64>, Vec<f64>) {
+        let (p, r) = (self.mdp.transitions(), self.mdp.rewards());
+        if self.terminal.is_empty() {
+            return (p.to_vec(), r.to_vec());
+        }
+        let (ns, na) = (self.mdp.n_states(), self.mdp.n_actions());
+        let mut pc = vec![0.0; p.len()];
+        // Probability-weighted reward sums, divided by the merged probability at the end.
+        let mut weighted = vec![0.0; p.len()];
+        for s in 0..ns {
+            for a in 0..na {
+                let base = (s * na + a) * ns;
+                if self.terminal[s] {
+                    pc[base..base + ns].copy_from_slice(&p[base..base + ns]);
+                    weighted[base..base + ns].copy_from_slice(&r[base..base + ns]);
+                    continue;
+                }
+                for y in 0..ns {
+                    let (prob, reward) = (p[base + y], r[base + y]);
+                    if prob == 0.0 {
+                        continue;
+                    }
+                    if self.terminal[y] {
+                        for (x, &mu) in self.start.iter().enumerate().filter(|(_, mu)| **mu > 0.0) {
+                            pc[base + x] += prob * mu;
+                            weighted[base + x] += prob * mu * reward;
+                        }
+                    } else {
+                        pc[base + y] += prob;
+                        weighted[base + y] += prob * reward;
+                    }
+                }
+                for y in 0..ns {
+                    if pc[base + y] > 0.0 {
+                        weighted[base + y] /= pc[base + y];
+                    }
+                }
+            }
+        }
+        (pc, weighted)
     }
 
     /// The underlying MDP.
@@ -112,8 +251,15 @@ impl Env for FiniteEnv {
 
     #[inline]
     fn step(&self, state: &usize, action: usize, rng: &mut Rng) -> Step<usize> {
-        let (next_state, reward) = self.mdp.step(*state, action, rng);
-        Step { next_state, reward, terminal: false }
+        let (next_state, mut reward) = self.mdp.step(*state, action, rng);
+        if !self.reward_noise.is_empty() {
+            let sd = self.reward_noise[*state * self.mdp.n_actions() + action];
+            if sd > 0.0 {
+                reward += sd * rng.sample::<f64, _>(StandardNormal);
+            }
+        }
+        let terminal = !self.terminal.is_empty() && self.terminal[next_state];
+        Step { next_state, reward, terminal }
     }
 }
 

@@ -12,19 +12,31 @@
 //! for a front end that steps an environment by hand.
 
 mod chain;
+mod cliff_walking;
+pub mod deep_sea;
+mod double_loop;
 mod episode;
 mod finite;
+mod frozen_lake;
 mod mountain_car;
 mod puddle_world;
 pub mod registry;
 mod spec;
+mod stochastic_chain;
+mod taxi;
 
 pub use chain::chain;
+pub use cliff_walking::cliff_walking;
+pub use deep_sea::deep_sea;
+pub use double_loop::double_loop;
 pub use episode::{Episode, EpisodeStep};
 pub use finite::{river_swim, six_arms, FiniteEnv, RiverSwimVariant};
+pub use frozen_lake::frozen_lake;
 pub use mountain_car::MountainCar;
 pub use puddle_world::PuddleWorld;
 pub use spec::{AnyEnv, DefaultPolicy, EnvOptions, EnvSpec, StateSpace};
+pub use stochastic_chain::stochastic_chain;
+pub use taxi::taxi;
 
 use crate::rng::Rng;
 

@@ -4,10 +4,16 @@
 //! the simulators' types: entries there would tie every simulator file to the enum and back.
 
 use super::chain::{self, chain};
+use super::cliff_walking::{self, cliff_walking};
+use super::deep_sea::{self, deep_sea};
+use super::double_loop::{self, double_loop};
 use super::finite::{river_swim, six_arms, FiniteEnv, RiverSwimVariant};
+use super::frozen_lake::{frozen_lake, MAP_4X4, MAP_8X8};
 use super::mountain_car::{self, MountainCar};
 use super::puddle_world::{self, PuddleWorld, DEFAULT_NOISE};
 use super::spec::{AnyEnv, DefaultPolicy, EnvOptions, EnvSpec, StateSpace};
+use super::stochastic_chain::{self, stochastic_chain};
+use super::taxi::{self, taxi};
 use crate::error::Result;
 use crate::invalid;
 
@@ -63,6 +69,144 @@ pub const ENVIRONMENTS: &[EnvSpec] = &[
         build: |discount, _| finite(chain(discount)),
     },
     EnvSpec {
+        name: double_loop::NAME,
+        long_name: "Double Loop",
+        summary: "Strens (2000): two loops from state 0, paying 1 (easy) or 2 (action 1 throughout) per 5 steps",
+        state_space: StateSpace::Finite,
+        state_box: &[],
+        default_policy: None,
+        default_discount: 0.95,
+        options: &["discount"],
+        build: |discount, _| finite(double_loop(discount)),
+    },
+    EnvSpec {
+        name: deep_sea::NAME,
+        long_name: "DeepSea",
+        summary: "Osband et al. (2019), bsuite: N x N, N steps down, 0.99 for going right throughout; N = size",
+        state_space: StateSpace::Finite,
+        state_box: &[],
+        default_policy: None,
+        default_discount: 1.0,
+        options: &["discount", "size", "mapping_seed"],
+        build: |discount, o| {
+            let size = o.size.unwrap_or(deep_sea::DEFAULT_SIZE);
+            finite(deep_sea(size, o.mapping_seed.unwrap_or(deep_sea::DEFAULT_MAPPING_SEED), false, discount))
+        },
+    },
+    EnvSpec {
+        name: deep_sea::STOCHASTIC_NAME,
+        long_name: "DeepSea (stochastic)",
+        summary: "bsuite's stochastic DeepSea: right moves fail 1/N, N(0, 1) reward noise at the bottom corners",
+        state_space: StateSpace::Finite,
+        state_box: &[],
+        default_policy: None,
+        default_discount: 1.0,
+        options: &["discount", "size", "mapping_seed"],
+        build: |discount, o| {
+            let size = o.size.unwrap_or(deep_sea::DEFAULT_SIZE);
+            finite(deep_sea(size, o.mapping_seed.unwrap_or(deep_sea::DEFAULT_MAPPING_SEED), true, discount))
+        },
+    },
+    EnvSpec {
+        name: stochastic_chain::NAME,
+        long_name: "Stochastic Chain (Osband)",
+        summary: "Osband's TabulaRL code: L states, right slips back 1/L, N(1, 1) at the far end; L = size",
+        state_space: StateSpace::Finite,
+        state_box: &[],
+        default_policy: None,
+        default_discount: 1.0,
+        options: &["discount", "size"],
+        build: |discount, o| finite(stochastic_chain(o.size.unwrap_or(stochastic_chain::DEFAULT_SIZE), discount)),
+    },
+    EnvSpec {
+        name: "FrozenLake-4x4",
+        long_name: "FrozenLake 4x4",
+        summary: "Gymnasium FrozenLake-v1: a slippery 4 x 4 lake with holes, 1 at the goal, 100 steps",
+        state_space: StateSpace::Finite,
+        state_box: &[],
+        default_policy: None,
+        default_discount: 1.0,
+        options: &["discount"],
+        build: |discount, _| finite(frozen_lake("FrozenLake-4x4", &MAP_4X4, true, 100, discount)),
+    },
+    EnvSpec {
+        name: "FrozenLake-4x4-NotSlippery",
+        long_name: "FrozenLake 4x4 (not slippery)",
+        summary: "Gymnasium FrozenLake-v1 with is_slippery=False: every move goes where it is meant to",
+        state_space: StateSpace::Finite,
+        state_box: &[],
+        default_policy: None,
+        default_discount: 1.0,
+        options: &["discount"],
+        build: |discount, _| finite(frozen_lake("FrozenLake-4x4-NotSlippery", &MAP_4X4, false, 100, discount)),
+    },
+    EnvSpec {
+        name: "FrozenLake-8x8",
+        long_name: "FrozenLake 8x8",
+        summary: "Gymnasium FrozenLake8x8-v1: a slippery 8 x 8 lake with holes, 1 at the goal, 200 steps",
+        state_space: StateSpace::Finite,
+        state_box: &[],
+        default_policy: None,
+        default_discount: 1.0,
+        options: &["discount"],
+        build: |discount, _| finite(frozen_lake("FrozenLake-8x8", &MAP_8X8, true, 200, discount)),
+    },
+    EnvSpec {
+        name: "FrozenLake-8x8-NotSlippery",
+        long_name: "FrozenLake 8x8 (not slippery)",
+        summary: "Gymnasium FrozenLake8x8-v1 with is_slippery=False",
+        state_space: StateSpace::Finite,
+        state_box: &[],
+        default_policy: None,
+        default_discount: 1.0,
+        options: &["discount"],
+        build: |discount, _| finite(frozen_lake("FrozenLake-8x8-NotSlippery", &MAP_8X8, false, 200, discount)),
+    },
+    EnvSpec {
+        name: cliff_walking::NAME,
+        long_name: "CliffWalking",
+        summary: "Gymnasium CliffWalking-v1 (Sutton & Barto): -1 a step, -100 and back to the start off the cliff",
+        state_space: StateSpace::Finite,
+        state_box: &[],
+        default_policy: None,
+        default_discount: 1.0,
+        options: &["discount"],
+        build: |discount, _| finite(cliff_walking(discount)),
+    },
+    EnvSpec {
+        name: taxi::NAME,
+        long_name: "Taxi",
+        summary: "Dietterich (2000), Gymnasium Taxi-v4: fetch a passenger and drop them off, 500 states, 200 steps",
+        state_space: StateSpace::Finite,
+        state_box: &[],
+        default_policy: None,
+        default_discount: 1.0,
+        options: &["discount"],
+        build: |discount, _| finite(taxi(false, false, discount)),
+    },
+    EnvSpec {
+        name: taxi::RAINY_NAME,
+        long_name: "Taxi (rainy)",
+        summary: "Gymnasium Taxi-v4 with is_rainy=True: moves go sideways with probability 0.1 each",
+        state_space: StateSpace::Finite,
+        state_box: &[],
+        default_policy: None,
+        default_discount: 1.0,
+        options: &["discount"],
+        build: |discount, _| finite(taxi(true, false, discount)),
+    },
+    EnvSpec {
+        name: taxi::FICKLE_NAME,
+        long_name: "Taxi (fickle passenger)",
+        summary: "Gymnasium Taxi-v4 with fickle_passenger=True, the passenger's whim in the state (1000 states)",
+        state_space: StateSpace::Finite,
+        state_box: &[],
+        default_policy: None,
+        default_discount: 1.0,
+        options: &["discount"],
+        build: |discount, _| finite(taxi(false, true, discount)),
+    },
+    EnvSpec {
         name: mountain_car::NAME,
         long_name: "Mountain Car",
         summary: "Sutton & Barto's dynamics (as in Sajed et al. 2018): a car in a valley, goal at x = 0.5, -1 a step",
@@ -106,6 +250,8 @@ pub fn build(name: &str, options: &EnvOptions) -> Result<AnyEnv> {
         ("discount", options.discount.is_some()),
         ("time_limit", options.time_limit.is_some()),
         ("noise", options.noise.is_some()),
+        ("size", options.size.is_some()),
+        ("mapping_seed", options.mapping_seed.is_some()),
     ];
     if let Some((option, _)) = given.iter().find(|(option, set)| *set && !spec.options.contains(option)) {
         return Err(invalid!("{} takes no {option} (its options: {})", spec.name, spec.options.join(", ")));

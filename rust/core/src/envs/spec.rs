@@ -56,6 +56,10 @@ pub struct EnvOptions {
     pub time_limit: Option<usize>,
     /// Standard deviation of the step length (Puddle World).
     pub noise: Option<f64>,
+    /// The size of a family of problems (DeepSea's side N, the stochastic chain's length).
+    pub size: Option<usize>,
+    /// The seed of DeepSea's action mapping (bsuite's `mapping_seed`).
+    pub mapping_seed: Option<u64>,
 }
 
 /// The fixed policy an environment's value-error studies follow unless told otherwise (Sajed et

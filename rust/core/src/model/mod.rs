@@ -1,9 +1,11 @@
 //! Finite models: tabular views and their checks, sparse row supports, Dirichlet rows, MDPs,
-//! distributions over MDPs (FDM), posterior counts, and the benchmark's named problems.
+//! distributions over MDPs (FDM), posterior counts, the benchmark's named problems, and the
+//! hardness measures of an MDP.
 
 pub mod counts;
 pub mod dirichlet;
 pub mod fdm;
+pub mod hardness;
 pub mod mdp;
 pub mod problems;
 pub mod sparse;

@@ -1,0 +1,145 @@
+"""The hardness measures of the core against an independent computation by other methods: policy
+iteration with linear solves for the discounted values, and per target, policy iteration on the
+hitting times (linear solves) for the diameter, where the core runs value iteration."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bbrl import envs
+
+GAMMA = 0.99
+ZERO_GAP = 1e-9
+
+
+def continuing(env: envs.FiniteEnv) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The continuing form restricted to the states reachable from the start law, from the
+    episodic tables: P, the expected rewards r(s, a), and the kept states."""
+    P, R, mu, terminal = env.transitions, env.rewards, env.start_law, env.terminal_states
+    r = np.einsum("say,say->sa", P, R)
+    Pc = P * ~terminal[None, None, :]
+    Pc = Pc + (P * terminal[None, None, :]).sum(axis=2, keepdims=True) * mu[None, None, :]
+    Pc[terminal] = P[terminal]
+    reach = mu > 0
+    edges = Pc.sum(axis=1) > 0
+    while True:
+        grown = reach | (edges[reach].any(axis=0))
+        if (grown == reach).all():
+            break
+        reach = grown
+    keep = np.flatnonzero(reach)
+    return Pc[np.ix_(keep, np.arange(env.n_actions), keep)], r[keep], keep
+
+
+def optimal(P: np.ndarray, r: np.ndarray) -> np.ndarray:
+    n = P.shape[0]
+    policy = np.zeros(n, dtype=int)
+    rows = np.arange(n)
+    while True:
+        v = np.linalg.solve(np.eye(n) - GAMMA * P[rows, policy], r[rows, policy])
+        q = r + GAMMA * P @ v
+        better = q.max(axis=1) > q[rows, policy] + 1e-12 * max(1.0, np.abs(v).max())
+        if not better.any():
+            return v
+        policy = np.where(better, q.argmax(axis=1), policy)
+
+
+def hitting_times(P: np.ndarray, g: int) -> np.ndarray | None:
+    """Least expected steps to g from each state, by policy iteration from a proper policy (one
+    step down the graph distance to g); None when some state cannot reach g."""
+    n, k = P.shape[:2]
+    dist = np.full(n, np.inf)
+    dist[g] = 0
+    for d in range(n):
+        frontier = dist == d
+        for s in np.flatnonzero(np.isinf(dist)):
+            if (P[s][:, frontier] > 0).any():
+                dist[s] = d + 1
+    if np.isinf(dist).any():
+        return None
+    policy = np.array(
+        [next(a for a in range(k) if (P[s, a, dist < dist[s]] > 0).any()) if s != g else 0 for s in range(n)]
+    )
+    others = np.array([s for s in range(n) if s != g])
+    while True:
+        Q = P[others][:, :, others]
+        h_other = np.linalg.solve(np.eye(n - 1) - Q[np.arange(n - 1), policy[others]], np.ones(n - 1))
+        h = np.zeros(n)
+        h[others] = h_other
+        cost = 1 + P[others] @ (h * (np.arange(n) != g))
+        current = cost[np.arange(n - 1), policy[others]]
+        better = cost.min(axis=1) < current - 1e-12 * h.max()
+        if not better.any():
+            return h
+        policy[others] = np.where(better, cost.argmin(axis=1), policy[others])
+
+
+def independent(env: envs.FiniteEnv) -> dict[str, float]:
+    P, r, _ = continuing(env)
+    v = optimal(P, r)
+    q = r + GAMMA * P @ v
+    gaps = v[:, None] - q
+    gaps[gaps <= ZERO_GAP * max(1.0, np.abs(v).max())] = 0.0
+    ev = P @ v
+    var = np.einsum("say,say->sa", P, (v[None, None, :] - ev[:, :, None]) ** 2)
+    var_c = np.einsum("iaj,iaj->ia", P, (v[None, None, :] - ev.T[None, :, :]) ** 2)
+    diameter = 0.0
+    for g in range(P.shape[0]):
+        h = hitting_times(P, g)
+        if h is None:
+            diameter = np.inf
+            break
+        diameter = max(diameter, h.max())
+    return {
+        "diameter": diameter,
+        "gap_sum": float((1 / gaps[gaps > 0]).sum()),
+        "gap_sum_colosseum": float((1 / (gaps + 0.1)).sum()),
+        "value_norm": float(np.sqrt(var.max())),
+        "value_norm_colosseum": float(np.sqrt(var_c.max())),
+        "n_states": P.shape[0],
+    }
+
+
+PROBLEMS = [
+    ("RiverSwim-Osband", {}),
+    ("RiverSwim-Strehl", {}),
+    ("SixArms", {}),
+    ("Chain", {}),
+    ("DoubleLoop", {}),
+    ("FrozenLake-4x4", {}),
+    ("CliffWalking", {}),
+    ("DeepSea-Stochastic", {"size": 5}),
+    ("StochasticChain", {"size": 6}),
+]
+
+
+@pytest.mark.parametrize(("name", "options"), PROBLEMS)
+def test_measures_agree_with_an_independent_computation(name: str, options: dict) -> None:
+    env = envs.make(name, **options)
+    core = env.hardness()
+    ref = independent(env)
+    assert core["n_states"] == ref["n_states"]
+    for key in ("diameter", "gap_sum", "gap_sum_colosseum", "value_norm", "value_norm_colosseum"):
+        assert core[key] == pytest.approx(ref[key], rel=1e-9, abs=1e-9), key
+
+
+def test_reference_values_and_the_infinite_diameter() -> None:
+    h = envs.make("RiverSwim-Osband").hardness()
+    assert h["diameter"] == pytest.approx(14.7223, abs=1e-4)
+    assert h["gap_sum_colosseum"] == pytest.approx(65.198, abs=1e-3)
+    assert envs.make("SixArms").hardness()["diameter"] == pytest.approx(101.0, abs=1e-9)
+    # A state that cannot be left: not communicating.
+    P = np.array([[[0.5, 0.5]], [[0.0, 1.0]]])
+    env = envs.FiniteEnv(P, np.zeros_like(P), [1.0, 0.0], 0.9)
+    assert env.hardness()["diameter"] == np.inf
+    # Deterministic DeepSea: every reachable cell is reached again after the reset.
+    assert envs.make("DeepSea", size=4).hardness()["diameter"] < np.inf
+
+
+def test_bbrl_envs_lists_every_environment(capsys: pytest.CaptureFixture[str]) -> None:
+    from bbrl.cli.app import main
+
+    assert main(["envs", "--no-hardness"]) == 0
+    listed = capsys.readouterr().out
+    assert all(name in listed for name in envs.registry.names()) and "hardness" not in listed
