@@ -2,6 +2,8 @@
 //! The interface they implement is [`crate::agent::Agent`].
 
 mod bamcp;
+#[cfg(test)]
+mod baseline_test_support;
 mod beb;
 mod bfs3;
 mod common;
@@ -10,16 +12,20 @@ mod formula_agent;
 mod mean_model;
 mod opps;
 mod optimal;
+mod optql;
 #[cfg(test)]
 mod planning_test_support;
 mod psrl;
+mod qlearning;
 mod random;
 pub mod registry;
 mod sboss;
 mod softmax;
 pub mod spec;
+mod tabular;
 #[cfg(test)]
 mod test_support;
+mod ucbvi;
 
 pub use bamcp::Bamcp;
 pub use beb::Beb;
@@ -33,9 +39,13 @@ pub use formula_agent::{variable_counts, FormulaAgent};
 pub use mean_model::MeanModelQ;
 pub use opps::{ucb1, Bandit, OppsDs, Ucb1Outcome, DEFAULT_C as OPPS_DEFAULT_C};
 pub use optimal::Optimal;
+pub use optql::OptQl;
 pub use psrl::Psrl;
+pub use qlearning::QLearning;
 pub use random::RandomAgent;
 pub use registry::{build, load_text, KINDS};
 pub use sboss::Sboss;
 pub use softmax::SoftMax;
 pub use spec::{Example, KindSpec, ParamSpec, ParamType, ParamValue, Params};
+pub use tabular::RewardModel;
+pub use ucbvi::{Bonus as UcbviBonus, Ucbvi};

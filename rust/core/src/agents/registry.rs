@@ -3,7 +3,9 @@
 //! the Python records' checks, the cost planner and the report read this list.
 
 use super::spec::{KindSpec, Params};
-use super::{bamcp, beb, bfs3, egreedy, formula_agent, opps, optimal, psrl, random, sboss, softmax};
+use super::{
+    bamcp, beb, bfs3, egreedy, formula_agent, opps, optimal, optql, psrl, qlearning, random, sboss, softmax, ucbvi,
+};
 use crate::agent::Agent;
 use crate::error::Result;
 use crate::invalid;
@@ -23,6 +25,9 @@ pub const KINDS: &[KindSpec] = &[
     optimal::SPEC,
     formula_agent::SPEC,
     opps::SPEC,
+    ucbvi::SPEC,
+    optql::SPEC,
+    qlearning::SPEC,
 ];
 
 /// The spec of `kind` (any spelling of the name rule, [`crate::names`]), or an error listing the
