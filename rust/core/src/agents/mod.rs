@@ -26,6 +26,7 @@ mod tabular;
 #[cfg(test)]
 mod test_support;
 mod ucbvi;
+mod ucrl2;
 
 pub use bamcp::Bamcp;
 pub use beb::Beb;
@@ -49,3 +50,4 @@ pub use softmax::SoftMax;
 pub use spec::{Example, KindSpec, ParamSpec, ParamType, ParamValue, Params};
 pub use tabular::RewardModel;
 pub use ucbvi::{Bonus as UcbviBonus, Ucbvi};
+pub use ucrl2::Ucrl2;

@@ -5,6 +5,7 @@
 use super::spec::{KindSpec, Params};
 use super::{
     bamcp, beb, bfs3, egreedy, formula_agent, opps, optimal, optql, psrl, qlearning, random, sboss, softmax, ucbvi,
+    ucrl2,
 };
 use crate::agent::Agent;
 use crate::error::Result;
@@ -25,6 +26,7 @@ pub const KINDS: &[KindSpec] = &[
     optimal::SPEC,
     formula_agent::SPEC,
     opps::SPEC,
+    ucrl2::SPEC,
     ucbvi::SPEC,
     optql::SPEC,
     qlearning::SPEC,

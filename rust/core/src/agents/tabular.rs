@@ -179,6 +179,12 @@ impl Experience {
         &self.known[row * self.n_states..(row + 1) * self.n_states]
     }
 
+    /// The summed observed rewards of `row`.
+    #[inline]
+    pub fn reward_sum(&self, row: usize) -> f64 {
+        self.reward_sums[row]
+    }
+
     /// The mean observed reward of `row` (0 if unvisited).
     #[inline]
     pub fn observed_mean(&self, row: usize) -> f64 {
