@@ -4,8 +4,8 @@
 
 use super::spec::{KindSpec, Params};
 use super::{
-    bamcp, beb, bfs3, egreedy, formula_agent, opps, optimal, optql, psrl, qlearning, random, sboss, softmax, ucbvi,
-    ucrl2,
+    bamcp, beb, bfs3, egreedy, formula_agent, mbie_eb, opps, optimal, optql, psrl, qlearning, random, rmax, sboss,
+    softmax, ucbvi, ucrl2,
 };
 use crate::agent::Agent;
 use crate::error::Result;
@@ -28,6 +28,8 @@ pub const KINDS: &[KindSpec] = &[
     opps::SPEC,
     ucrl2::SPEC,
     ucbvi::SPEC,
+    mbie_eb::SPEC,
+    rmax::SPEC,
     optql::SPEC,
     qlearning::SPEC,
 ];

@@ -12,6 +12,8 @@ use crate::error::Result;
 use crate::invalid;
 use crate::model::fdm::Fdm;
 use crate::model::sparse::RowSupports;
+use crate::model::tables::TabularView;
+use crate::solve::{ValueIterationWorkspace, GUEZ_VI_EPSILON};
 use crate::work::{self, Unit};
 
 /// The `rewards` parameter every baseline takes.
@@ -246,6 +248,119 @@ impl Blocks {
     }
 }
 
+/// The model MBIE-EB and R-max solve: the S states plus an absorbing state `G = S` paying the
+/// largest reward under every action. A pair the agent treats as unknown moves to `G` with
+/// probability 1 (so its value is `r_hi / (1 - gamma)`, the most any policy earns); a known pair
+/// follows its empirical transitions, with the known or estimated rewards and an optional bonus.
+/// Solved by the benchmark's Guez value iteration ([`ValueIterationWorkspace`]), so its work is
+/// counted as the other agents' value iterations are.
+#[derive(Clone, Debug)]
+pub struct AbsorbingModel {
+    n_states: usize,
+    n_actions: usize,
+    transitions: Vec<f64>,
+    rewards: Vec<f64>,
+    support: RowSupports,
+    bonus: Vec<f64>,
+    values: Vec<f64>,
+    policy: Vec<usize>,
+    workspace: ValueIterationWorkspace,
+    /// Q of the real pairs (S * A), one backup of the converged values.
+    q: Vec<f64>,
+}
+
+impl AbsorbingModel {
+    pub fn new(n_states: usize, n_actions: usize) -> Self {
+        let (ns, na) = (n_states + 1, n_actions);
+        let mut model = Self {
+            n_states,
+            n_actions,
+            transitions: vec![0.0; ns * na * ns],
+            rewards: vec![0.0; ns * na * ns],
+            support: RowSupports::from_table(ns, na, &vec![0.0; ns * na * ns]),
+            bonus: vec![0.0; ns * na],
+            values: vec![0.0; ns],
+            policy: vec![0; ns],
+            workspace: ValueIterationWorkspace::new(ns, na),
+            q: vec![0.0; n_states * n_actions],
+        };
+        for a in 0..na {
+            let row = n_states * na + a;
+            model.transitions[row * ns + n_states] = 1.0;
+            model.support.insert(row, n_states);
+        }
+        model
+    }
+
+    /// Sets the absorbing state's reward (the largest reward of the table).
+    pub fn set_top_reward(&mut self, r_hi: f64) {
+        let ns = self.n_states + 1;
+        for a in 0..self.n_actions {
+            let row = self.n_states * self.n_actions + a;
+            self.rewards[row * ns + self.n_states] = r_hi;
+        }
+    }
+
+    /// Makes `row` unknown: to `G` with probability 1, paying the absorbing state's reward.
+    pub fn set_unknown(&mut self, row: usize, r_hi: f64) {
+        let ns = self.n_states + 1;
+        self.transitions[row * ns..(row + 1) * ns].fill(0.0);
+        self.transitions[row * ns + self.n_states] = 1.0;
+        self.rewards[row * ns + self.n_states] = r_hi;
+        self.support.insert(row, self.n_states);
+        self.bonus[row] = 0.0;
+    }
+
+    /// Makes `row` known: its empirical transitions with the known rewards (or, under learned
+    /// rewards, the observed mean on every next state), plus `bonus`.
+    pub fn set_known(&mut self, row: usize, experience: &Experience, rewards: RewardModel, bonus: f64) {
+        let ns = self.n_states + 1;
+        let n = experience.visits(row);
+        let (counts, known) = (experience.counts_row(row), experience.known_row(row));
+        let mean = experience.observed_mean(row);
+        self.transitions[row * ns + self.n_states] = 0.0;
+        for &y in experience.seen(row) {
+            let (y, i) = (y as usize, row * ns + y as usize);
+            self.transitions[i] = counts[y] / n;
+            self.rewards[i] = match rewards {
+                RewardModel::Known => known[y],
+                RewardModel::Learned => mean,
+            };
+            self.support.insert(row, y);
+        }
+        self.bonus[row] = bonus;
+    }
+
+    /// Solves the model and stores Q of the real pairs.
+    pub fn solve(&mut self, gamma: f64) {
+        let ns = self.n_states + 1;
+        let view = TabularView {
+            n_states: ns,
+            n_actions: self.n_actions,
+            transitions: &self.transitions,
+            rewards: &self.rewards,
+            support: &self.support,
+        };
+        self.workspace.solve(view, Some(&self.bonus), gamma, GUEZ_VI_EPSILON, &mut self.values, &mut self.policy);
+        for (row, slot) in self.q.iter_mut().enumerate() {
+            let base = row * ns;
+            let mut value = self.bonus[row];
+            for &y in self.support.row(row) {
+                let i = base + y as usize;
+                value += self.transitions[i] * (self.rewards[i] + gamma * self.values[y as usize]);
+            }
+            *slot = value;
+        }
+        count_sweep(self.q.len(), 0);
+    }
+
+    /// Q(state, ·) of the last solve.
+    #[inline]
+    pub fn q_row(&self, state: usize) -> &[f64] {
+        &self.q[state * self.n_actions..(state + 1) * self.n_actions]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,5 +372,18 @@ mod tests {
         assert_eq!(block_length(0, 0.0), 1);
         assert_eq!(block_length(7, 0.95), 7);
         assert!((discounted_steps(0.5, 3) - 1.75).abs() < 1e-15);
+    }
+
+    #[test]
+    fn absorbing_state_values_an_unknown_pair_at_the_most_any_policy_earns() {
+        let mut m = AbsorbingModel::new(2, 2);
+        m.set_top_reward(3.0);
+        for row in 0..4 {
+            m.set_unknown(row, 3.0);
+        }
+        m.solve(0.9);
+        for &q in &m.q {
+            assert!((q - 30.0).abs() < 1e-2, "{q}");
+        }
     }
 }
