@@ -4,8 +4,8 @@
 
 use super::spec::{KindSpec, Params};
 use super::{
-    bamcp, beb, bfs3, egreedy, formula_agent, mbie_eb, opps, optimal, optql, psrl, qlearning, random, rmax, sboss,
-    softmax, ucbvi, ucrl2,
+    bamcp, beb, bfs3, egreedy, formula_agent, mbie_eb, opps, opsrl, optimal, optql, psrl, qlearning, random, rlsvi,
+    rmax, sboss, softmax, ucbvi, ucrl2,
 };
 use crate::agent::Agent;
 use crate::error::Result;
@@ -30,6 +30,8 @@ pub const KINDS: &[KindSpec] = &[
     ucbvi::SPEC,
     mbie_eb::SPEC,
     rmax::SPEC,
+    opsrl::SPEC,
+    rlsvi::SPEC,
     optql::SPEC,
     qlearning::SPEC,
 ];

@@ -6,6 +6,8 @@
 
 use std::sync::Arc;
 
+use rand::{RngCore as _, SeedableRng as _};
+
 use super::spec::{ParamDefault, ParamSpec, ParamType, Reader};
 use crate::agent::Transition;
 use crate::error::Result;
@@ -13,6 +15,7 @@ use crate::invalid;
 use crate::model::fdm::Fdm;
 use crate::model::sparse::RowSupports;
 use crate::model::tables::TabularView;
+use crate::rng::Rng;
 use crate::solve::{ValueIterationWorkspace, GUEZ_VI_EPSILON};
 use crate::work::{self, Unit};
 
@@ -214,6 +217,17 @@ impl Experience {
             }
         }
     }
+
+    /// The posterior mean reward of the Gaussian reward model of the posterior-sampling agents
+    /// (prior `N(0, 1)` and unit noise on rewards rescaled to [0, 1], TabulaRL's `mu0 = 0`,
+    /// `tau0 = tau = 1`), on the original scale, and its standard deviation there.
+    #[inline]
+    pub fn reward_posterior(&self, row: usize) -> (f64, f64) {
+        let n = self.visits[row];
+        let scale = self.scale();
+        let shifted = (self.reward_sums[row] - n * self.r_lo) / scale;
+        (self.r_lo + scale * shifted / (1.0 + n), scale / (1.0 + n).sqrt())
+    }
 }
 
 /// The planning-block schedule of the finite-horizon agents in the continuing protocol: stage
@@ -246,6 +260,12 @@ impl Blocks {
             self.restart();
         }
     }
+}
+
+/// A private planning stream, seeded from the agent's stream at every task start, so that a plan
+/// drawn lazily by `action_probabilities` is the very plan the next `act` would draw.
+pub fn planning_stream(agent_rng: &mut Rng) -> Rng {
+    Rng::seed_from_u64(agent_rng.next_u64())
 }
 
 /// The model MBIE-EB and R-max solve: the S states plus an absorbing state `G = S` paying the
