@@ -129,8 +129,9 @@ def test_the_readme_stepping_example_runs() -> None:
     assert isinstance(namespace["h"], bbrl.Stepper) and namespace["t"] == 249
 
 
-#: One agent of every built-in kind but the oracle, with small planning budgets.
-_QUERYABLE = [
+#: Small planning budgets for the kinds whose first example setting plans more than this property
+#: needs; every other kind runs its registry's first example setting.
+_SMALL = [
     agents.Random(),
     agents.EGreedy(0.3),
     agents.SoftMax(0.7),
@@ -141,11 +142,16 @@ _QUERYABLE = [
     agents.BAMCP(k=20, depth=5),
     agents.BFS3(k=6, c=2, depth=3),
 ]
+#: One agent of every built-in kind but the oracle (OPPS-DS acts as a Formula agent).
+_QUERYABLE = _SMALL + [
+    agents.examples(kind)[0] for kind in agents.kinds() if kind not in {a.kind for a in _SMALL} | {"optimal", "oppsds"}
+]
 
 
 def test_the_property_covers_every_kind() -> None:
     kinds = {a.kind for a in _QUERYABLE}
-    assert kinds == set(agents.kinds()) - {"optimal", "oppsds"}  # OPPS-DS acts as a Formula agent
+    assert kinds == set(agents.kinds()) - {"optimal", "oppsds"}
+    assert len(kinds) == len(_QUERYABLE)
 
 
 @pytest.mark.parametrize("spec", _QUERYABLE, ids=lambda a: a.kind)

@@ -44,6 +44,12 @@ class _GeneratedSpec(AgentSpec):
     parameters are checked by the core's own builder at construction."""
 
     def __post_init__(self) -> None:
+        # A float parameter given as an int (a TOML `0`, a keyword `1`) is stored as a float, as the
+        # hand-written records store it: one value, one record and one cell id.
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if field.type is float and isinstance(value, int) and not isinstance(value, bool):
+                object.__setattr__(self, field.name, float(value))
         self.build_core()  # the core's checks, with their messages
 
 

@@ -2,24 +2,35 @@
 //! The interface they implement is [`crate::agent::Agent`].
 
 mod bamcp;
+#[cfg(test)]
+mod baseline_test_support;
 mod beb;
 mod bfs3;
 mod common;
 mod egreedy;
 mod formula_agent;
+mod mbie_eb;
 mod mean_model;
 mod opps;
+mod opsrl;
 mod optimal;
+mod optql;
 #[cfg(test)]
 mod planning_test_support;
 mod psrl;
+mod qlearning;
 mod random;
 pub mod registry;
+mod rlsvi;
+mod rmax;
 mod sboss;
 mod softmax;
 pub mod spec;
+mod tabular;
 #[cfg(test)]
 mod test_support;
+mod ucbvi;
+mod ucrl2;
 
 pub use bamcp::Bamcp;
 pub use beb::Beb;
@@ -30,12 +41,21 @@ pub use common::{
 };
 pub use egreedy::EGreedy;
 pub use formula_agent::{variable_counts, FormulaAgent};
+pub use mbie_eb::MbieEb;
 pub use mean_model::MeanModelQ;
 pub use opps::{ucb1, Bandit, OppsDs, Ucb1Outcome, DEFAULT_C as OPPS_DEFAULT_C};
+pub use opsrl::OptimisticPsrl;
 pub use optimal::Optimal;
+pub use optql::OptQl;
 pub use psrl::Psrl;
+pub use qlearning::QLearning;
 pub use random::RandomAgent;
 pub use registry::{build, load_text, KINDS};
+pub use rlsvi::Rlsvi;
+pub use rmax::Rmax;
 pub use sboss::Sboss;
 pub use softmax::SoftMax;
 pub use spec::{Example, KindSpec, ParamSpec, ParamType, ParamValue, Params};
+pub use tabular::RewardModel;
+pub use ucbvi::{Bonus as UcbviBonus, Ucbvi};
+pub use ucrl2::Ucrl2;

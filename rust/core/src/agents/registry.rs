@@ -3,7 +3,10 @@
 //! the Python records' checks, the cost planner and the report read this list.
 
 use super::spec::{KindSpec, Params};
-use super::{bamcp, beb, bfs3, egreedy, formula_agent, opps, optimal, psrl, random, sboss, softmax};
+use super::{
+    bamcp, beb, bfs3, egreedy, formula_agent, mbie_eb, opps, opsrl, optimal, optql, psrl, qlearning, random, rlsvi,
+    rmax, sboss, softmax, ucbvi, ucrl2,
+};
 use crate::agent::Agent;
 use crate::error::Result;
 use crate::invalid;
@@ -23,6 +26,14 @@ pub const KINDS: &[KindSpec] = &[
     optimal::SPEC,
     formula_agent::SPEC,
     opps::SPEC,
+    ucrl2::SPEC,
+    ucbvi::SPEC,
+    mbie_eb::SPEC,
+    rmax::SPEC,
+    opsrl::SPEC,
+    rlsvi::SPEC,
+    optql::SPEC,
+    qlearning::SPEC,
 ];
 
 /// The spec of `kind` (any spelling of the name rule, [`crate::names`]), or an error listing the

@@ -54,7 +54,7 @@ pub enum ParamDefault {
     Float(f64),
     Int(i64),
     Bool(bool),
-    /// A string (examples only: no string parameter has a default).
+    /// A string (a default of a choice parameter such as the baselines' `rewards`, or an example's value).
     Text(&'static str),
 }
 
@@ -181,10 +181,11 @@ impl Reader<'_> {
 
     /// A string.
     pub fn text(&self, key: &str) -> Result<&str> {
-        match self.params.get(key) {
-            Some(ParamValue::Text(v)) => Ok(v),
-            Some(other) => Err(self.wrong(key, "a string", other)),
-            None => Err(self.missing(key)),
+        match (self.params.get(key), self.default(key)) {
+            (Some(ParamValue::Text(v)), _) => Ok(v),
+            (Some(other), _) => Err(self.wrong(key, "a string", other)),
+            (None, Some(ParamDefault::Text(v))) => Ok(v),
+            (None, _) => Err(self.missing(key)),
         }
     }
 

@@ -1,0 +1,197 @@
+//! MBIE-EB (Strehl & Littman 2008, §3-§6): model-based interval estimation with an exploration
+//! bonus, discounted-native (docs/baselines.md).
+//!
+//! On the empirical model of every transition so far (a pair's statistics frozen after `m`
+//! samples when `m > 0`), value iteration to convergence of
+//! `Q(s, a) = R̂(s, a) + gamma sum_y T̂(y | s, a) max_b Q(y, b) + beta scale / sqrt(n(s, a))`,
+//! with `Q(s, a) = r_hi / (1 - gamma)` for an unvisited pair (the absorbing state of
+//! [`super::tabular::AbsorbingModel`]); re-solved before the first decision after each new
+//! sample, greedy with ties uniformly at random. `beta` is stated in units of the reward range
+//! `scale` (the paper's `beta = C R_max`, C = 0.4 on RiverSwim and 0.8 on SixArms). Under known
+//! rewards `R̂` is the table's `R(s, a, y)` weighted by `T̂`, and the bonus remains (it covers the
+//! transitions' uncertainty).
+
+use super::common::{argmax_random_tie, greedy_probabilities};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
+use super::tabular::{AbsorbingModel, Experience, RewardModel, REWARDS};
+use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
+use crate::error::Result;
+use crate::invalid;
+use crate::model::fdm::Fdm;
+use crate::rng::Rng;
+
+/// The registry's entry.
+pub const SPEC: KindSpec = KindSpec {
+    kind: "mbie_eb",
+    display: "MBIE-EB",
+    params: &[
+        ParamSpec {
+            name: "beta",
+            ty: ParamType::Float,
+            default: Some(ParamDefault::Float(0.4)),
+            range: ">= 0",
+            doc: "bonus beta / sqrt(n(s, a)), in units of the reward range (0.4: the RiverSwim setting)",
+        },
+        ParamSpec {
+            name: "m",
+            ty: ParamType::Int,
+            default: Some(ParamDefault::Int(0)),
+            range: ">= 0",
+            doc: "samples after which a pair's statistics stop changing (0: never)",
+        },
+        REWARDS,
+    ],
+    online_units: &[],
+    offline_units: &[],
+    examples: &[
+        Example { doc: "quick", params: &[] },
+        Example {
+            doc: "the SixArms bonus, statistics capped at 16 samples, learned rewards",
+            params: &[
+                ("beta", ParamDefault::Float(0.8)),
+                ("m", ParamDefault::Int(16)),
+                ("rewards", ParamDefault::Text("learned")),
+            ],
+        },
+    ],
+    not_in_quick: None,
+    build: |r| Ok(Box::new(MbieEb::new(r.float("beta")?, r.count("m")?, RewardModel::read(r)?)?)),
+};
+
+/// MBIE-EB (module doc).
+#[derive(Clone, Debug)]
+pub struct MbieEb {
+    beta: f64,
+    m: usize,
+    rewards: RewardModel,
+    state: Option<MbieState>,
+}
+
+#[derive(Clone, Debug)]
+struct MbieState {
+    exp: Experience,
+    model: AbsorbingModel,
+    gamma: f64,
+    stale: bool,
+}
+
+impl MbieEb {
+    pub fn new(beta: f64, m: usize, rewards: RewardModel) -> Result<Self> {
+        if !(beta.is_finite() && beta >= 0.0) {
+            return Err(invalid!("beta must be a finite number >= 0, got {beta}"));
+        }
+        Ok(Self { beta, m, rewards, state: None })
+    }
+
+    fn state(&mut self) -> Result<&mut MbieState> {
+        self.state.as_mut().ok_or_else(|| not_trained("MBIE-EB"))
+    }
+
+    fn ensure_solved(&mut self) -> Result<&MbieState> {
+        let st = self.state()?;
+        if st.stale {
+            st.model.solve(st.gamma);
+            st.stale = false;
+        }
+        Ok(st)
+    }
+
+    fn bonus(&self, exp: &Experience, row: usize) -> f64 {
+        self.beta * exp.scale() / exp.visits(row).sqrt()
+    }
+}
+
+impl Agent for MbieEb {
+    fn name(&self) -> String {
+        let cap = if self.m == 0 { String::new() } else { format!(", m = {}", self.m) };
+        format!("MBIE-EB (beta = {}{cap}{})", self.beta, self.rewards.label())
+    }
+
+    fn learn_offline(&mut self, prior: &Fdm, setting: Setting, _rng: &mut Rng) -> Result<()> {
+        let exp = Experience::new(prior);
+        let model = AbsorbingModel::new(exp.n_states, exp.n_actions);
+        self.state = Some(MbieState { exp, model, gamma: setting.gamma, stale: true });
+        Ok(())
+    }
+
+    fn start_task(&mut self, context: &TaskContext<'_>, _rng: &mut Rng) -> Result<()> {
+        let st = self.state()?;
+        st.gamma = context.setting.gamma;
+        st.exp.clear();
+        let r_hi = st.exp.r_hi;
+        st.model.set_top_reward(r_hi);
+        for row in 0..st.exp.n_states * st.exp.n_actions {
+            st.model.set_unknown(row, r_hi);
+        }
+        st.stale = true;
+        Ok(())
+    }
+
+    fn act(&mut self, state: usize, rng: &mut Rng) -> Result<usize> {
+        Ok(argmax_random_tie(self.ensure_solved()?.model.q_row(state), rng))
+    }
+
+    fn observe(&mut self, t: Transition, _rng: &mut Rng) -> Result<()> {
+        let (m, rewards) = (self.m, self.rewards);
+        let mut st = self.state.take().ok_or_else(|| not_trained("MBIE-EB"))?;
+        let row = t.state * st.exp.n_actions + t.action;
+        if m == 0 || st.exp.visits(row) < m as f64 {
+            st.exp.observe(&t);
+            let bonus = self.bonus(&st.exp, row);
+            st.model.set_known(row, &st.exp, rewards, bonus);
+            st.stale = true;
+        }
+        self.state = Some(st);
+        Ok(())
+    }
+
+    fn action_probabilities(&mut self, state: usize, out: &mut [f64]) -> Result<()> {
+        greedy_probabilities(self.ensure_solved()?.model.q_row(state), out);
+        Ok(())
+    }
+
+    /// Nothing learned offline: learn_offline only sizes the model.
+    fn learns_offline(&self) -> bool {
+        false
+    }
+
+    fn clone_box(&self) -> Box<dyn Agent> {
+        Box::new(self.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::baseline_test_support::{deterministic_chain, learns_chain};
+
+    #[test]
+    fn allocates_nothing_per_step() {
+        crate::agents::baseline_test_support::assert_examples_allocate_nothing(&SPEC);
+    }
+
+    #[test]
+    fn unvisited_pairs_are_worth_the_most_and_visited_ones_carry_the_bonus() {
+        let mut agent = MbieEb::new(0.5, 0, RewardModel::Known).unwrap();
+        let (_, prior) = deterministic_chain();
+        let setting = Setting { gamma: 0.5, horizon: 10 };
+        let mut rng = crate::rng::stream(0, 0, 0);
+        agent.learn_offline(&prior, setting, &mut rng).unwrap();
+        agent.start_task(&TaskContext { setting, true_mdp: None }, &mut rng).unwrap();
+        // Rewards span [0, 1]: an unvisited pair is worth 1 / (1 - 0.5) = 2.
+        let q = agent.ensure_solved().unwrap().model.q_row(0).to_vec();
+        assert!(q.iter().all(|&v| (v - 2.0).abs() < 1e-3), "{q:?}");
+        for _ in 0..4 {
+            agent.observe(Transition { state: 0, action: 0, reward: 0.05, next_state: 0 }, &mut rng).unwrap();
+        }
+        // Q(0, 0) = 0.05 + 0.5 / 2 + 0.5 max(Q(0, 0), Q(0, 1) = 2) = 0.3 + 1.
+        let q = agent.ensure_solved().unwrap().model.q_row(0).to_vec();
+        assert!((q[0] - 1.3).abs() < 1e-3, "{q:?}");
+    }
+
+    #[test]
+    fn learns_the_chain() {
+        learns_chain(&mut MbieEb::new(0.1, 0, RewardModel::Known).unwrap(), 300);
+        learns_chain(&mut MbieEb::new(0.1, 16, RewardModel::Learned).unwrap(), 300);
+    }
+}

@@ -1,0 +1,429 @@
+//! UCBVI (Azar, Osband & Munos 2017, Algorithms 1-3), run in blocks of H steps
+//! (docs/baselines.md).
+//!
+//! At each block start, a backward induction over the H stages of the block, with `V_H = 0`:
+//! for a visited pair, `Q_h(s, a) = min(Q'_h(s, a), v_max(h), r̂(s, a) + gamma P̂ V_{h+1}(s, a) + b_h(s, a))`,
+//! where `Q'` is the previous plan's Q (Q never increases from plan to plan) and
+//! `v_max(h) = r_hi sum_{k < H - h} gamma^k`; an unvisited pair has `Q_h = v_max(h)`.
+//! `V_h = max_a Q_h`. With `N = n(s, a)`, `L = ln(5 S A T / delta)`, `scale` the width of the
+//! reward range (the paper's rewards in [0, 1], on the original scale):
+//! * Hoeffding (UCBVI-CH): `b = c 7 H L scale / sqrt(N)`;
+//! * Bernstein-Freedman (UCBVI-BF):
+//!   `b = c [ sqrt(8 L Var_{P̂}(gamma V_{h+1}) / N) + 14 H L scale / (3 N)
+//!   + sqrt(8 sum_y P̂(y) min(10^4 H^3 S^2 A L^2 scale^2 / N'_{h+1}(y), H^2 scale^2) / N) ]`,
+//!   with `N'_{h+1}(y)` the visits of y at stage h + 1 (the last term is 0 at the last stage,
+//!   where `V_H = 0` carries no estimation error).
+//!
+//! Under known rewards `r̂ = sum_y P̂(y) R(s, a, y)`; under learned rewards the observed mean,
+//! with the same bonus (its transition term already exceeds a reward confidence width).
+
+use super::common::{argmax_random_tie, greedy_probabilities};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
+use super::tabular::{
+    block_length, count_sweep, discounted_steps, Blocks, Experience, RewardModel, PLAN_HORIZON, REWARDS,
+};
+use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
+use crate::error::Result;
+use crate::invalid;
+use crate::model::fdm::Fdm;
+use crate::rng::Rng;
+
+/// The registry's entry.
+pub const SPEC: KindSpec = KindSpec {
+    kind: "ucbvi",
+    display: "UCBVI",
+    params: &[
+        ParamSpec {
+            name: "bonus",
+            ty: ParamType::Text,
+            default: Some(ParamDefault::Text("hoeffding")),
+            range: "\"hoeffding\" or \"bernstein\"",
+            doc: "UCBVI-CH's Hoeffding bonus or UCBVI-BF's Bernstein-Freedman bonus",
+        },
+        ParamSpec {
+            name: "c",
+            ty: ParamType::Float,
+            default: Some(ParamDefault::Float(1.0)),
+            range: ">= 0",
+            doc: "multiplies the bonus (1: the paper's constants)",
+        },
+        ParamSpec {
+            name: "delta",
+            ty: ParamType::Float,
+            default: Some(ParamDefault::Float(0.1)),
+            range: "[1e-9, 0.5]",
+            doc: "confidence parameter, in L = ln(5 S A T / delta)",
+        },
+        PLAN_HORIZON,
+        REWARDS,
+    ],
+    online_units: &[],
+    offline_units: &[],
+    examples: &[
+        Example { doc: "quick: the Hoeffding bonus", params: &[] },
+        Example {
+            doc: "the Bernstein bonus scaled down, short blocks, learned rewards",
+            params: &[
+                ("bonus", ParamDefault::Text("bernstein")),
+                ("c", ParamDefault::Float(0.05)),
+                ("delta", ParamDefault::Float(0.05)),
+                ("plan_horizon", ParamDefault::Int(5)),
+                ("rewards", ParamDefault::Text("learned")),
+            ],
+        },
+    ],
+    not_in_quick: None,
+    build: |r| {
+        let bonus = match r.text("bonus")? {
+            "hoeffding" => Bonus::Hoeffding,
+            "bernstein" => Bonus::Bernstein,
+            other => return Err(invalid!("bonus must be \"hoeffding\" or \"bernstein\", got {other:?}")),
+        };
+        Ok(Box::new(Ucbvi::new(
+            bonus,
+            r.float("c")?,
+            r.float("delta")?,
+            r.count("plan_horizon")?,
+            RewardModel::read(r)?,
+        )?))
+    },
+};
+
+/// The bonus of UCBVI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bonus {
+    Hoeffding,
+    Bernstein,
+}
+
+/// UCBVI (module doc).
+#[derive(Clone, Debug)]
+pub struct Ucbvi {
+    bonus: Bonus,
+    c: f64,
+    delta: f64,
+    plan_horizon: usize,
+    rewards: RewardModel,
+    state: Option<UcbviState>,
+}
+
+#[derive(Clone, Debug)]
+struct UcbviState {
+    exp: Experience,
+    gamma: f64,
+    steps: usize,
+    blocks: Blocks,
+    /// `Q_h(s, a)` of the current plan and of the previous one, `(h * S + s) * A + a`.
+    q: Vec<f64>,
+    q_previous: Vec<f64>,
+    /// `V_h(s)`, `h <= H`.
+    v: Vec<f64>,
+    /// `N'_h(s)`: visits of s at stage h.
+    stage_visits: Vec<f64>,
+    v_max: Vec<f64>,
+    plans: u64,
+}
+
+impl Ucbvi {
+    pub fn new(bonus: Bonus, c: f64, delta: f64, plan_horizon: usize, rewards: RewardModel) -> Result<Self> {
+        if !(c.is_finite() && c >= 0.0) {
+            return Err(invalid!("c must be a finite number >= 0, got {c}"));
+        }
+        if !(1e-9..=0.5).contains(&delta) {
+            return Err(invalid!("delta must be in [1e-9, 0.5], got {delta}"));
+        }
+        Ok(Self { bonus, c, delta, plan_horizon, rewards, state: None })
+    }
+
+    fn state(&mut self) -> Result<&mut UcbviState> {
+        self.state.as_mut().ok_or_else(|| not_trained("UCBVI"))
+    }
+
+    /// The bonus of a pair visited `n > 0` times at stage `h`, with the next stage's values
+    /// `v_next` and the pair's row (the Bernstein terms read them).
+    fn bonus_of(&self, st: &UcbviState, h: usize, row: usize, v_next: &[f64]) -> f64 {
+        let exp = &st.exp;
+        let (ns, na) = (exp.n_states as f64, exp.n_actions as f64);
+        let big_h = st.blocks.length as f64;
+        let n = exp.visits(row);
+        let l = (5.0 * ns * na * st.steps as f64 / self.delta).ln();
+        let scale = exp.scale();
+        match self.bonus {
+            Bonus::Hoeffding => self.c * 7.0 * big_h * l * scale / n.sqrt(),
+            Bonus::Bernstein => {
+                let counts = exp.counts_row(row);
+                let (mut mean, mut square) = (0.0, 0.0);
+                for &y in exp.seen(row) {
+                    let (p, x) = (counts[y as usize] / n, st.gamma * v_next[y as usize]);
+                    mean += p * x;
+                    square += p * x * x;
+                }
+                let variance = (square - mean * mean).max(0.0);
+                let mut correction = 0.0;
+                if h + 1 < st.blocks.length {
+                    let cap = big_h * big_h * scale * scale;
+                    let numerator = 1e4 * big_h.powi(3) * ns * ns * na * l * l * scale * scale;
+                    let visits = &st.stage_visits[(h + 1) * exp.n_states..(h + 2) * exp.n_states];
+                    for &y in exp.seen(row) {
+                        let n_y = visits[y as usize];
+                        let term = if n_y > 0.0 { (numerator / n_y).min(cap) } else { cap };
+                        correction += counts[y as usize] / n * term;
+                    }
+                }
+                self.c
+                    * ((8.0 * l * variance / n).sqrt()
+                        + 14.0 * big_h * l * scale / (3.0 * n)
+                        + (8.0 * correction / n).sqrt())
+            }
+        }
+    }
+
+    /// The backward induction of a block start.
+    fn plan(&mut self) -> Result<()> {
+        let rewards = self.rewards;
+        let mut st = self.state.take().ok_or_else(|| not_trained("UCBVI"))?;
+        let (ns, na, len) = (st.exp.n_states, st.exp.n_actions, st.blocks.length);
+        st.v[len * ns..].fill(0.0);
+        for h in (0..len).rev() {
+            let mut entries = 0;
+            for s in 0..ns {
+                let mut best = f64::NEG_INFINITY;
+                for a in 0..na {
+                    let row = s * na + a;
+                    let i = h * ns * na + row;
+                    let n = st.exp.visits(row);
+                    let value = if n == 0.0 {
+                        st.v_max[h]
+                    } else {
+                        let v_next = &st.v[(h + 1) * ns..(h + 2) * ns];
+                        let counts = st.exp.counts_row(row);
+                        let mut next = 0.0;
+                        for &y in st.exp.seen(row) {
+                            next += counts[y as usize] / n * v_next[y as usize];
+                        }
+                        entries += st.exp.seen(row).len();
+                        let optimistic = st.exp.empirical_reward(row, rewards)
+                            + st.gamma * next
+                            + self.bonus_of(&st, h, row, v_next);
+                        optimistic.min(st.v_max[h]).min(st.q_previous[i])
+                    };
+                    st.q[i] = value;
+                    best = best.max(value);
+                }
+                st.v[h * ns + s] = best;
+            }
+            count_sweep(ns * na, entries);
+        }
+        st.q_previous.copy_from_slice(&st.q);
+        st.blocks.due = false;
+        st.plans += 1;
+        self.state = Some(st);
+        Ok(())
+    }
+
+    fn ensure_planned(&mut self) -> Result<()> {
+        if self.state()?.blocks.due {
+            self.plan()?;
+        }
+        Ok(())
+    }
+
+    fn q_row(&self, state: usize) -> &[f64] {
+        let st = self.state.as_ref().expect("planned");
+        let (ns, na) = (st.exp.n_states, st.exp.n_actions);
+        let start = (st.blocks.stage * ns + state) * na;
+        &st.q[start..start + na]
+    }
+
+    fn size(&mut self, setting: Setting) -> Result<()> {
+        let requested = self.plan_horizon;
+        let st = self.state()?;
+        let (ns, na) = (st.exp.n_states, st.exp.n_actions);
+        let h = block_length(requested, setting.gamma);
+        st.gamma = setting.gamma;
+        st.steps = setting.horizon;
+        st.blocks = Blocks::new(h);
+        let r_hi = st.exp.r_hi;
+        st.v_max = (0..=h).map(|stage| r_hi * discounted_steps(setting.gamma, h - stage)).collect();
+        st.q = vec![0.0; h * ns * na];
+        st.q_previous = (0..h * ns * na).map(|i| st.v_max[i / (ns * na)]).collect();
+        st.v = vec![0.0; (h + 1) * ns];
+        st.stage_visits = vec![0.0; h * ns];
+        st.exp.clear();
+        st.plans = 0;
+        Ok(())
+    }
+}
+
+impl Agent for Ucbvi {
+    fn name(&self) -> String {
+        let h = if self.plan_horizon == 0 { "auto".to_string() } else { self.plan_horizon.to_string() };
+        let bonus = match self.bonus {
+            Bonus::Hoeffding => "Hoeffding",
+            Bonus::Bernstein => "Bernstein",
+        };
+        format!("UCBVI ({bonus}, c = {}, H = {h}{})", self.c, self.rewards.label())
+    }
+
+    fn learn_offline(&mut self, prior: &Fdm, setting: Setting, _rng: &mut Rng) -> Result<()> {
+        self.state = Some(UcbviState {
+            exp: Experience::new(prior),
+            gamma: setting.gamma,
+            steps: setting.horizon,
+            blocks: Blocks::new(1),
+            q: Vec::new(),
+            q_previous: Vec::new(),
+            v: Vec::new(),
+            stage_visits: Vec::new(),
+            v_max: Vec::new(),
+            plans: 0,
+        });
+        self.size(setting)
+    }
+
+    fn start_task(&mut self, context: &TaskContext<'_>, _rng: &mut Rng) -> Result<()> {
+        let setting = context.setting;
+        let requested = self.plan_horizon;
+        let st = self.state()?;
+        if st.gamma == setting.gamma && st.blocks.length == block_length(requested, setting.gamma) {
+            // Same shapes: refill without allocating.
+            let per_stage = st.exp.n_states * st.exp.n_actions;
+            st.steps = setting.horizon;
+            st.blocks.restart();
+            for (i, q) in st.q_previous.iter_mut().enumerate() {
+                *q = st.v_max[i / per_stage];
+            }
+            st.stage_visits.fill(0.0);
+            st.exp.clear();
+            st.plans = 0;
+            Ok(())
+        } else {
+            self.size(setting)
+        }
+    }
+
+    fn start_episode(&mut self, _state: usize, _rng: &mut Rng) -> Result<()> {
+        self.state()?.blocks.restart();
+        Ok(())
+    }
+
+    fn act(&mut self, state: usize, rng: &mut Rng) -> Result<usize> {
+        self.ensure_planned()?;
+        Ok(argmax_random_tie(self.q_row(state), rng))
+    }
+
+    fn observe(&mut self, t: Transition, _rng: &mut Rng) -> Result<()> {
+        let st = self.state()?;
+        let ns = st.exp.n_states;
+        st.stage_visits[st.blocks.stage * ns + t.state] += 1.0;
+        st.exp.observe(&t);
+        st.blocks.advance();
+        Ok(())
+    }
+
+    fn action_probabilities(&mut self, state: usize, out: &mut [f64]) -> Result<()> {
+        self.ensure_planned()?;
+        greedy_probabilities(self.q_row(state), out);
+        Ok(())
+    }
+
+    /// Nothing learned offline: learn_offline only sizes the tables.
+    fn learns_offline(&self) -> bool {
+        false
+    }
+
+    fn clone_box(&self) -> Box<dyn Agent> {
+        Box::new(self.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::baseline_test_support::{deterministic_chain, learns_chain};
+
+    fn trained(bonus: Bonus, c: f64) -> Ucbvi {
+        let mut agent = Ucbvi::new(bonus, c, 0.1, 3, RewardModel::Known).unwrap();
+        let (_, prior) = deterministic_chain();
+        let setting = Setting { gamma: 0.9, horizon: 30 };
+        let mut rng = crate::rng::stream(0, 0, 0);
+        agent.learn_offline(&prior, setting, &mut rng).unwrap();
+        agent.start_task(&TaskContext { setting, true_mdp: None }, &mut rng).unwrap();
+        agent
+    }
+
+    #[test]
+    fn allocates_nothing_per_step() {
+        crate::agents::baseline_test_support::assert_examples_allocate_nothing(&SPEC);
+    }
+
+    #[test]
+    fn hoeffding_bonus_at_known_counts() {
+        let mut agent = trained(Bonus::Hoeffding, 1.0);
+        let mut rng = crate::rng::stream(0, 0, 0);
+        for _ in 0..4 {
+            agent.observe(Transition { state: 0, action: 1, reward: 0.0, next_state: 1 }, &mut rng).unwrap();
+        }
+        let st = agent.state.as_ref().unwrap();
+        let l = (5.0f64 * 5.0 * 2.0 * 30.0 / 0.1).ln();
+        let v = vec![0.0; 5];
+        assert!((agent.bonus_of(st, 0, 1, &v) - 7.0 * 3.0 * l / 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn bernstein_bonus_at_known_counts() {
+        let mut agent = trained(Bonus::Bernstein, 1.0);
+        let mut rng = crate::rng::stream(0, 0, 0);
+        // (0, 1) seen 4 times: twice to 1 and twice to 2 (as if the chain were random), at stage 0.
+        for y in [1, 2, 1, 2] {
+            agent.state.as_mut().unwrap().blocks.stage = 0;
+            agent.observe(Transition { state: 0, action: 1, reward: 0.0, next_state: y }, &mut rng).unwrap();
+        }
+        // Stage 1 visits: state 1 seen 3 times, state 2 never.
+        agent.state.as_mut().unwrap().stage_visits[5 + 1] = 3.0;
+        let st = agent.state.as_ref().unwrap();
+        let v = [0.0, 1.0, 3.0, 0.0, 0.0];
+        let (h, s, a, n) = (3.0f64, 5.0f64, 2.0f64, 4.0f64);
+        let l = (5.0 * s * a * 30.0 / 0.1).ln();
+        let (x1, x2): (f64, f64) = (0.9, 0.9 * 3.0);
+        let variance = 0.5 * x1 * x1 + 0.5 * x2 * x2 - (0.5 * x1 + 0.5 * x2).powi(2);
+        let numerator = 1e4 * h.powi(3) * s * s * a * l * l;
+        let correction = 0.5 * (numerator / 3.0).min(h * h) + 0.5 * h * h;
+        let expected = (8.0 * l * variance / n).sqrt() + 14.0 * h * l / (3.0 * n) + (8.0 * correction / n).sqrt();
+        let got = agent.bonus_of(st, 0, 1, &v);
+        assert!((got - expected).abs() < 1e-10, "{got} {expected}");
+        // No correction term at the last stage.
+        let last = (8.0 * l * variance / n).sqrt() + 14.0 * h * l / (3.0 * n);
+        assert!((agent.bonus_of(st, 2, 1, &v) - last).abs() < 1e-10);
+    }
+
+    #[test]
+    fn q_never_increases_from_plan_to_plan() {
+        let mut agent = trained(Bonus::Hoeffding, 0.01);
+        let (mdp, _) = deterministic_chain();
+        let (mut rng, mut env) = (crate::rng::stream(3, 0, 0), crate::rng::stream(3, 1, 0));
+        let mut s = 0;
+        let mut previous: Option<Vec<f64>> = None;
+        for _ in 0..60 {
+            let a = agent.act(s, &mut rng).unwrap();
+            let st = agent.state.as_ref().unwrap();
+            if st.blocks.stage == 0 {
+                if let Some(p) = &previous {
+                    assert!(st.q.iter().zip(p).all(|(q, p)| q <= p));
+                }
+                previous = Some(st.q.clone());
+            }
+            let (y, r) = mdp.step(s, a, &mut env);
+            agent.observe(Transition { state: s, action: a, reward: r, next_state: y }, &mut rng).unwrap();
+            s = y;
+        }
+    }
+
+    #[test]
+    fn learns_the_chain() {
+        for bonus in [Bonus::Hoeffding, Bonus::Bernstein] {
+            learns_chain(&mut Ucbvi::new(bonus, 0.01, 0.1, 0, RewardModel::Known).unwrap(), 4000);
+            learns_chain(&mut Ucbvi::new(bonus, 0.01, 0.1, 0, RewardModel::Learned).unwrap(), 4000);
+        }
+    }
+}
