@@ -10,8 +10,9 @@ Re-implements the BBRL protocol (Castronovo et al. 2016) on a Rust core::
     print(run.mean, run.ci95)
 
 Packages by concept: :mod:`bbrl.agents`, :mod:`bbrl.protocol` (experiments, results, their
-schema), :mod:`bbrl.envs`, :mod:`bbrl.replay`, :mod:`bbrl.value_error`, :mod:`bbrl.analysis`
-(statistics, regret, tables, figures, report), :mod:`bbrl.grid` and :mod:`bbrl.cli`.
+schema), :mod:`bbrl.episodic` (regret over episodes), :mod:`bbrl.envs`, :mod:`bbrl.replay`,
+:mod:`bbrl.value_error`, :mod:`bbrl.analysis` (statistics, regret, tables, figures, report),
+:mod:`bbrl.grid` and :mod:`bbrl.cli`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from . import (
     analysis,
     distributions,
     envs,
+    episodic,
     formulas,
     kernels,
     problems,
@@ -31,12 +33,14 @@ from . import (
 )
 from .agents import AgentError, Snapshot, Stepper
 from .distributions import FDM
+from .episodic import EpisodicExperiment
 from .protocol import Experiment, Run
 from .version import __version__
 
 __all__ = [
     "FDM",
     "AgentError",
+    "EpisodicExperiment",
     "Experiment",
     "Run",
     "Snapshot",
@@ -46,6 +50,7 @@ __all__ = [
     "analysis",
     "distributions",
     "envs",
+    "episodic",
     "formulas",
     "kernels",
     "problems",

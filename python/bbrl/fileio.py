@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import tempfile
 from pathlib import Path
+from typing import Any
 
 #: Permissions of every file written here, before the umask: readable (and writable) by the group,
 #: as a file created with ``open()`` would be. ``mkstemp`` creates 0600 files, which the rename
@@ -66,7 +68,10 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, tag: str | None =
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise FileNotFoundError(f"folder {str(folder)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{tag}", suffix=".tmp", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{tag}", suffix=".tmp", dir=folder)
+    except OSError as exc:  # named after the file asked for, not the temporary one
+        raise OSError(exc.errno, f"cannot write {str(target)!r}: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             os.fchmod(handle.fileno(), FILE_MODE & ~_umask())
@@ -79,3 +84,141 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, tag: str | None =
         raise
     _written[0] += 1
     return target
+
+
+#: The largest file a JSON document reader accepts (bytes): every document bbrl writes is far
+#: smaller (a results folder's records, a calibration, an agent's trained state), so a larger one is
+#: refused before it is parsed, which bounds what a planted file costs to read.
+MAX_DOCUMENT_BYTES = 256 * 2**20
+
+#: The JSON types a document's field may be asked to have, as they are named in errors.
+_JSON_KINDS: dict[str, tuple[type, ...]] = {
+    "an object": (dict,),
+    "a list": (list,),
+    "a string": (str,),
+    "an integer": (int,),
+    "a number": (int, float),
+    "true or false": (bool,),
+}
+
+
+def read_file_bytes(path: str | os.PathLike[str], what: str, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
+    """The bytes of the file ``path`` (a ``what``, e.g. ``"configuration"``), at most ``limit``.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: naming the file, for a file that cannot be read (a folder, no permission) or is
+            larger than ``limit`` bytes.
+    """
+    file = Path(path)
+    try:
+        with open(file, "rb") as handle:
+            data = handle.read(limit + 1)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{what} {str(file)!r} not found") from None
+    except OSError as exc:
+        raise ValueError(f"{what} {str(file)!r} cannot be read: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise ValueError(f"{what} {str(file)!r} is larger than {limit >> 20} MiB: not a file bbrl reads")
+    return data
+
+
+def read_text_file(path: str | os.PathLike[str], what: str, limit: int = MAX_DOCUMENT_BYTES) -> str:
+    """The UTF-8 text of the file ``path``; raises as :func:`read_file_bytes` does, and ValueError
+    naming the file and the byte offset for a file that is not UTF-8 text."""
+    data = read_file_bytes(path, what, limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{what} {str(path)!r} is not UTF-8 text (byte {exc.start})") from None
+
+
+def read_json_document(path: str | os.PathLike[str], what: str, kind: str = "an object") -> Any:
+    """The JSON document of the file ``path`` (a ``what``, e.g. ``"race record"``), whose top level
+    is of ``kind`` (one of ``"an object"``, ``"a list"``...): the one reader of bbrl's JSON files,
+    so that every one of them fails the same way.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: naming the file, for a file that cannot be read (a folder, no permission), is
+            larger than :data:`MAX_DOCUMENT_BYTES`, is not UTF-8 JSON, or whose top level is of
+            another kind.
+    """
+    return parse_json_document(read_file_bytes(path, what), f"{what} {str(Path(path))!r}", kind)
+
+
+def parse_json_document(data: bytes, where: str, kind: str = "an object") -> Any:
+    """The JSON document in ``data``, read from ``where`` (the file, named in errors), whose top
+    level is of ``kind``; raises ValueError as :func:`read_json_document` does."""
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"{where}: invalid JSON (truncated or damaged?): {reason}") from None
+    return check_kind(document, kind, where)
+
+
+def check_kind(value: Any, kind: str, where: str) -> Any:
+    """``value`` when it is of the JSON ``kind`` (see :func:`read_json_document`); otherwise a
+    ValueError naming ``where`` (the file, and the field). ``true``/``false`` are not numbers."""
+    types = _JSON_KINDS[kind]
+    if isinstance(value, types) and (kind == "true or false" or not isinstance(value, bool)):
+        return value
+    shown = repr(value) if isinstance(value, (int, float, str, bool)) or value is None else type(value).__name__
+    raise ValueError(f"{where}: expected {kind}, got {shown[:60]}")
+
+
+def json_field(document: dict[str, Any], key: str, kind: str, where: str, default: Any = ...) -> Any:
+    """The field ``key`` of a JSON object read from ``where`` (the file), checked to be of ``kind``;
+    ``default`` when it is absent (without a default, an absent field is an error naming it).
+
+    Raises:
+        ValueError: naming the file and the field.
+    """
+    if key not in document:
+        if default is ...:
+            raise ValueError(f"{where}: missing field {key!r}")
+        return default
+    return check_kind(document[key], kind, f"{where}: field {key!r}")
+
+
+def read_table(path: str | os.PathLike[str], what: str) -> Any:
+    """The polars frame of a Parquet (``.parquet``) or, for ``.csv``, CSV file ``path`` (a ``what``,
+    e.g. ``"log file"``): the one reader of tables a user gives bbrl.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: naming the file, for a file that is not a readable table of that format.
+    """
+    import polars as pl
+
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"{what} {str(file)!r} not found")
+    try:
+        return pl.read_csv(file) if file.suffix.lower() == ".csv" else pl.read_parquet(file)
+    except (Exception, pl.exceptions.PanicException) as exc:  # polars: several error types, or a panic
+        reason = (str(exc).strip().splitlines() or [""])[0][:200]
+        kind = "CSV" if file.suffix.lower() == ".csv" else "Parquet"
+        raise ValueError(
+            f"{what} {str(file)!r} is not a readable {kind} table ({type(exc).__name__}: {reason})"
+        ) from None
+
+
+def table_problem(frame: Any, columns: dict[str, str]) -> str | None:
+    """What makes ``frame`` other than ``columns`` (name: ``"integer"``, ``"number"`` or
+    ``"string"``) say, naming the column and, for a missing value, its first row; ``None`` if
+    nothing. Columns that are absent are the caller's to check."""
+    import polars as pl
+
+    for name, kind in columns.items():
+        if name not in frame.columns:
+            continue
+        dtype = frame.schema[name]
+        fits = {"integer": dtype.is_integer(), "number": dtype.is_numeric(), "string": dtype == pl.String}[kind]
+        if not fits:
+            return f"column {name!r} is of type {dtype}, expected {kind}s"
+        nulls = frame[name].is_null()
+        if nulls.any():
+            return f"column {name!r} has no value in row {int(nulls.arg_true()[0])}"
+    return None

@@ -21,12 +21,12 @@ from rich.console import Console
 from .. import stopping
 from ..fileio import files_written
 from ..version import __version__
-from . import formulas, grid, listings, paper, quick, replay, replay_study, report, run, value_error
+from . import formulas, grid, listings, paper, quick, regret_study, replay, replay_study, report, run, value_error
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
 #: The subcommand modules, in the order of ``bbrl --help``.
-SUBCOMMANDS = (run, quick, grid, report, paper, formulas, listings, value_error, replay, replay_study)
+SUBCOMMANDS = (run, quick, grid, report, paper, formulas, listings, value_error, replay, replay_study, regret_study)
 
 EXAMPLES = """\
 examples:
