@@ -161,11 +161,11 @@ def test_bad_parameters_give_clear_errors() -> None:
     with pytest.raises(ValueError, match="gamma"):
         EpisodicExperiment("RiverSwim-Osband", gamma=1.0)
     exp = EpisodicExperiment("RiverSwim-Osband", episodes=2, n_runs=1)
-    with pytest.raises(ValueError, match="concentration must be finite and > 0"):
+    with pytest.raises(ValueError, match=r"concentration must be finite and > 0"):
         exp.run(agents.PSRL(), prior_concentration=0.0)
-    with pytest.raises(TypeError, match="agent must be one of bbrl.agents"):
+    with pytest.raises(TypeError, match=r"agent must be one of bbrl\.agents"):
         exp.run("psrl")  # type: ignore[arg-type]
-    P, R, start, terminal = deterministic_tables()
+    P, R, _, terminal = deterministic_tables()
     with pytest.raises(ValueError, match="cannot start ended"):
         EpisodicExperiment.from_tables(P, R, np.array([0.0, 0.0, 0.0, 1.0]), horizon=3, terminal=terminal)
     with pytest.raises(ValueError, match="start law"):
