@@ -212,6 +212,7 @@ class EpisodicExperiment:
         rewards: npt.NDArray[np.float64],
         start: npt.NDArray[np.float64],
         terminal: list[bool],
+        reward_noise: list[float],
         horizon: int,
         n_runs: int,
         episodes: int,

@@ -32,14 +32,14 @@ from .results import EpisodicRun
 __all__ = ["EpisodicExperiment"]
 
 
-def _terminal_flags(env: Any) -> list[bool]:
-    """The environment's terminal states (one flag per state), or none when its class has no such
-    notion (an environment without terminal states)."""
-    flags = getattr(env, "terminal_states", None)
-    if flags is None:
+def _env_table(env: Any, name: str, kind: type) -> list[Any]:
+    """The core environment's ``terminal_states`` (a flag per state) or ``reward_noise`` (a standard
+    deviation per state-action pair), flattened; empty when its environments have no such notion."""
+    values = getattr(env, name, None)
+    if values is None:
         return []
-    values = flags() if callable(flags) else flags
-    return [bool(x) for x in np.asarray(values).ravel()]
+    values = values() if callable(values) else values
+    return [kind(x) for x in np.asarray(values).ravel()]
 
 
 class EpisodicExperiment:
@@ -111,7 +111,8 @@ class EpisodicExperiment:
             env.transitions,
             env.rewards,
             env.start_law,
-            _terminal_flags(env._core),
+            _env_table(env._core, "terminal_states", bool),
+            _env_table(env._core, "reward_noise", float),
             self.horizon,
             self.n_runs,
             self.episodes,
@@ -153,7 +154,7 @@ class EpisodicExperiment:
             raise ValueError(f"start must have shape ({P.shape[0]},), got {mu.shape}")
         flags = [] if terminal is None else [bool(x) for x in np.asarray(terminal).ravel()]
         self._core = _core.EpisodicExperiment(
-            P, R, mu, flags, self.horizon, self.n_runs, self.episodes, self.gamma, self.seed
+            P, R, mu, flags, [], self.horizon, self.n_runs, self.episodes, self.gamma, self.seed
         )
         return self
 

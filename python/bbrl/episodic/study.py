@@ -184,6 +184,7 @@ def _deep_sea_figure(table: Any, episodes: int) -> Any:
     ax.plot(sizes, 2.0**sizes, color="0.35", linestyle="--", linewidth=1.0, label="2^N (dithering)")
     ax.axhline(episodes, color="0.6", linestyle=":", linewidth=1.0, label=f"end of the runs ({episodes})")
     ax.set_yscale("log")
+    ax.set_xticks(sizes)
     ax.set_xlabel("DeepSea size N")
     ax.set_ylabel("first episode from which >= 90%\nof episodes reach the treasure")
     ax.set_title("DeepSea scaling: mean over runs, 95% band (runs that never learn count as the last episode)")

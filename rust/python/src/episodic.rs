@@ -53,7 +53,8 @@ impl PyEpisodicExperiment {
 #[pymethods]
 impl PyEpisodicExperiment {
     /// `n_runs` runs of `episodes` episodes of at most `horizon` steps on one MDP (tables (S, A, S),
-    /// start law (S,), terminal flags (S,) or empty); agents get (`gamma`, `horizon`).
+    /// start law (S,), terminal flags (S,) or empty, the reward noise's standard deviations (S * A,
+    /// row major) or empty); agents get (`gamma`, `horizon`).
     #[new]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -62,6 +63,7 @@ impl PyEpisodicExperiment {
         rewards: PyReadonlyArray3<'_, f64>,
         start: PyReadonlyArray1<'_, f64>,
         terminal: Vec<bool>,
+        reward_noise: Vec<f64>,
         horizon: usize,
         n_runs: usize,
         episodes: usize,
@@ -70,7 +72,9 @@ impl PyEpisodicExperiment {
     ) -> PyResult<Self> {
         let mdp = mdp_from_arrays(transitions, rewards)?;
         let start = start.as_array().to_vec();
-        let problem = EpisodicProblem::new(mdp, start, terminal, horizon).map_err(to_py)?;
+        let problem = EpisodicProblem::new(mdp, start, terminal, horizon)
+            .and_then(|p| p.with_reward_noise(reward_noise))
+            .map_err(to_py)?;
         let inner = py.detach(|| EpisodicExperiment::fixed(problem, n_runs, episodes, gamma, seed)).map_err(to_py)?;
         Ok(Self { inner })
     }

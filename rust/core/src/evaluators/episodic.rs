@@ -20,6 +20,7 @@
 use std::time::Instant;
 
 use rand::Rng as _;
+use rand_distr::StandardNormal;
 use rayon::prelude::*;
 
 use super::protocol::{guard, reward_buffer_len, Progress};
@@ -33,12 +34,16 @@ use crate::rng::{purpose, stream, Rng};
 use crate::stepper::Stepper;
 use crate::work::{self, Unit, Work};
 
-/// One MDP of the episodic protocol: its tables, start law, terminal states and episode length.
+/// One MDP of the episodic protocol: its tables, start law, terminal states, reward noise and
+/// episode length.
 #[derive(Clone, Debug)]
 pub struct EpisodicProblem {
     mdp: Mdp,
     start: Vec<f64>,
     terminal: Vec<bool>,
+    /// The standard deviation of the Gaussian noise added to each `(s, a)`'s reward, row major;
+    /// empty for none (then no normal is drawn). The optimum and the gaps use the mean rewards.
+    reward_noise: Vec<f64>,
     horizon: usize,
 }
 
@@ -69,7 +74,24 @@ impl EpisodicProblem {
         if terminal.iter().all(|&t| t) {
             return Err(invalid!("every state is terminal"));
         }
-        Ok(Self { mdp, start, terminal, horizon })
+        Ok(Self { mdp, start, terminal, reward_noise: Vec::new(), horizon })
+    }
+
+    /// The same problem with Gaussian noise of standard deviation `sd[s * A + a]` on each reward
+    /// of `(s, a)` (an environment whose rewards are noisy around the tables' means).
+    pub fn with_reward_noise(mut self, sd: Vec<f64>) -> Result<Self> {
+        let pairs = self.mdp.n_states() * self.mdp.n_actions();
+        if sd.is_empty() {
+            return Ok(self);
+        }
+        if sd.len() != pairs {
+            return Err(invalid!("the reward noise has {} entries for {pairs} state-action pairs", sd.len()));
+        }
+        if let Some(bad) = sd.iter().find(|x| !(x.is_finite() && **x >= 0.0)) {
+            return Err(invalid!("a reward noise standard deviation must be finite and >= 0, got {bad}"));
+        }
+        self.reward_noise = if sd.iter().any(|&x| x > 0.0) { sd } else { Vec::new() };
+        Ok(self)
     }
 
     pub fn mdp(&self) -> &Mdp {
@@ -438,7 +460,12 @@ impl EpisodicExperiment {
             let (mut state, mut total, mut gaps, mut steps) = (first, 0.0, 0.0, 0u64);
             for h in 0..horizon {
                 let action = stepper.act(state).map_err(|e| fail(step_count, e))?;
-                let (next_state, reward) = mdp.step(state, action, &mut env);
+                let (next_state, mut reward) = mdp.step(state, action, &mut env);
+                if let Some(&sd) = problem.reward_noise.get(state * mdp.n_actions() + action) {
+                    if sd > 0.0 {
+                        reward += sd * env.sample::<f64, _>(StandardNormal);
+                    }
+                }
                 total += reward;
                 gaps += optimum.gap(h, state, action);
                 steps += 1;
@@ -662,6 +689,22 @@ mod tests {
         // The start states are drawn once, before any agent runs: every agent meets the same.
         assert_eq!(drawn.starts().len(), 24);
         assert_eq!(drawn.episode_optima().len(), 24);
+    }
+
+    #[test]
+    fn reward_noise_moves_the_realised_regret_only() {
+        let quiet = EpisodicExperiment::fixed(deterministic(), 2, 50, 0.9, 8).unwrap();
+        let noisy_problem = deterministic().with_reward_noise(vec![0.5; 8]).unwrap();
+        let noisy = EpisodicExperiment::fixed(noisy_problem, 2, 50, 0.9, 8).unwrap();
+        let planner = Planner { optimum: FiniteHorizonOptimum::solve(&deterministic()), h: 0 };
+        let (a, b) = (quiet.run(&planner, Some(1), None).unwrap(), noisy.run(&planner, Some(1), None).unwrap());
+        assert_eq!(a.expected_regret, b.expected_regret);
+        assert!(b.regret.iter().any(|&r| r != 0.0) && a.regret.iter().all(|&r| r == 0.0));
+        let mean = b.regret.iter().sum::<f64>() / b.regret.len() as f64;
+        // 100 episodes of 3 noisy steps: sd of the mean sqrt(3 * 0.25 / 100) ~ 0.087.
+        assert!(mean.abs() < 0.35, "{mean}");
+        assert!(deterministic().with_reward_noise(vec![0.1; 3]).is_err());
+        assert!(deterministic().with_reward_noise(vec![-1.0; 8]).is_err());
     }
 
     #[test]
