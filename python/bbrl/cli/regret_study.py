@@ -18,8 +18,8 @@ def register(commands: Any) -> None:
         help="regret over episodes: PSRL, the Bayes-adaptive planners and the baselines on RiverSwim and DeepSea",
         description="Osband, Russo & Van Roy 2013's RiverSwim comparison (RiverSwim-Osband, episodes of 20 steps): "
         "the cumulative regret over episodes of PSRL, BEB, BAMCP, BFS3, SBOSS and every agent kind registered as "
-        "an episodic baseline, with 95%% bands over runs and a regret table; and, when the problem registry has "
-        "DeepSea, the episode from which 90%% of episodes reach its treasure for N = 4 to 20. Without --quick: "
+        "an episodic baseline, with 95% bands over runs and a regret table; and, when the problem registry has "
+        "DeepSea, the episode from which 90% of episodes reach its treasure for N = 4 to 20. Without --quick: "
         "500 episodes x 20 runs. Writes README.md (the report), riverswim-regret.csv/.png/.svg, the per-episode "
         "results folder riverswim/, deepsea-scaling.csv/.png/.svg and summary.json.",
     )
