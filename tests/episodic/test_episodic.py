@@ -203,3 +203,16 @@ def test_learning_episode_is_the_first_from_which_ninety_percent_reach_the_treas
     late = np.array([0.0] * 95 + [0.99] * 5)  # a lucky last few within the window do not count
     assert learning_episode(late, window=10) == 100
     assert learning_episode(np.full(5, 0.99), window=10) == 5  # fewer episodes than the window
+
+
+def test_start_states_follow_the_start_law_and_the_regret_starts_from_each() -> None:
+    # RiverSwim (Strehl and Littman) starts in state 1 or 2, half each, and has no episode length.
+    exp = EpisodicExperiment("RiverSwim-Strehl", episodes=400, n_runs=2, horizon=15, seed=5)
+    starts = exp.starts
+    assert set(np.unique(starts)) == {1, 2}
+    share = (starts == 1).mean()
+    assert abs(share - 0.5) < 5 * math.sqrt(0.25 / starts.size)
+    np.testing.assert_array_equal(exp.optima, exp.optimal_values()[0][starts])
+    # Another seed draws other start states; the same seed, the same ones.
+    assert not np.array_equal(starts, EpisodicExperiment("RiverSwim-Strehl", 400, 2, 15, seed=6).starts)
+    np.testing.assert_array_equal(starts, EpisodicExperiment("RiverSwim-Strehl", 400, 2, 15, seed=5).starts)
