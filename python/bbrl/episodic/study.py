@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import time
 from pathlib import Path
 from typing import Any
 
@@ -210,7 +211,9 @@ def run_study(out: Path, config: StudyConfig, seed: int = 0, threads: int | None
     from ..analysis.regret import plot_cumulative_regret
     from .results import regret_curves, regret_table, save_results
 
+    clock = time.perf_counter()
     runs, settings = riverswim(config, seed, threads)
+    settings["wall_seconds"] = round(time.perf_counter() - clock, 3)
     save_results(out / "riverswim", runs, settings)
     table = regret_table(runs)
     write_atomic(out / "riverswim-regret.csv", table.write_csv().encode())
@@ -226,10 +229,16 @@ def run_study(out: Path, config: StudyConfig, seed: int = 0, threads: int | None
     summary: dict[str, Any] = {"config": dataclasses.asdict(config), "seed": seed, "riverswim": settings}
     deep_note = ""
     if DEEP_SEA in problems.names_of():
+        clock = time.perf_counter()
         deep = deep_sea(config, seed, threads)
         write_atomic(out / "deepsea-scaling.csv", deep.write_csv().encode())
         figures["deepsea"] = save_figure(_deep_sea_figure(deep, config.deep_sea_episodes), out / "deepsea-scaling")
-        summary["deepsea"] = {"sizes": list(config.deep_sea_sizes), "episodes": config.deep_sea_episodes}
+        summary["deepsea"] = {
+            "sizes": list(config.deep_sea_sizes),
+            "episodes": config.deep_sea_episodes,
+            "runs": config.deep_sea_runs,
+            "wall_seconds": round(time.perf_counter() - clock, 3),
+        }
     else:
         deep_note = f"The problem registry has no {DEEP_SEA}: the DeepSea scaling panel is skipped."
         say(deep_note)
