@@ -10,8 +10,9 @@ Re-implements the BBRL protocol (Castronovo et al. 2016) on a Rust core::
     print(run.mean, run.ci95)
 
 Packages by concept: :mod:`bbrl.agents`, :mod:`bbrl.protocol` (experiments, results, their
-schema), :mod:`bbrl.envs`, :mod:`bbrl.replay`, :mod:`bbrl.value_error`, :mod:`bbrl.analysis`
-(statistics, regret, tables, figures, report), :mod:`bbrl.grid` and :mod:`bbrl.cli`.
+schema), :mod:`bbrl.episodic` (regret over episodes), :mod:`bbrl.envs`, :mod:`bbrl.replay`,
+:mod:`bbrl.value_error`, :mod:`bbrl.analysis` (statistics, regret, tables, figures, report),
+:mod:`bbrl.grid` and :mod:`bbrl.cli`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
         analysis,
         distributions,
         envs,
+        episodic,
         formulas,
         kernels,
         problems,
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     )
     from .agents import AgentError, Snapshot, Stepper
     from .distributions import FDM
+    from .episodic import EpisodicExperiment
     from .protocol import Experiment, Run
     from .version import __version__
 else:
@@ -47,6 +50,7 @@ else:
             "analysis",
             "distributions",
             "envs",
+            "episodic",
             "formulas",
             "kernels",
             "problems",
@@ -60,6 +64,7 @@ else:
             "Snapshot": ".agents",
             "Stepper": ".agents",
             "FDM": ".distributions",
+            "EpisodicExperiment": ".episodic",
             "Experiment": ".protocol",
             "Run": ".protocol",
             "__version__": ".version",
@@ -69,6 +74,7 @@ else:
 __all__ = [
     "FDM",
     "AgentError",
+    "EpisodicExperiment",
     "Experiment",
     "Run",
     "Snapshot",
@@ -78,6 +84,7 @@ __all__ = [
     "analysis",
     "distributions",
     "envs",
+    "episodic",
     "formulas",
     "kernels",
     "problems",

@@ -10,6 +10,7 @@ __all__ = [
     "Agent",
     "AgentError",
     "Distribution",
+    "EpisodicExperiment",
     "Experiment",
     "FiniteEnv",
     "FixedPolicy",
@@ -202,6 +203,61 @@ class Experiment:
         """Returns, online wall and CPU seconds per MDP (N,), the (N, T) rewards per step when recorded,
         and the (N, units) work counts (columns in the order of work_units())."""
 
+_EpisodicArrays = tuple[
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.uint64],
+]
+
+@final
+class EpisodicExperiment:
+    def __new__(
+        cls,
+        transitions: npt.NDArray[np.float64],
+        rewards: npt.NDArray[np.float64],
+        start: npt.NDArray[np.float64],
+        terminal: list[bool],
+        reward_noise: list[float],
+        horizon: int,
+        n_runs: int,
+        episodes: int,
+        gamma: float,
+        seed: int,
+    ) -> EpisodicExperiment: ...
+    @staticmethod
+    def drawn(
+        test: Distribution, horizon: int, n_runs: int, episodes: int, gamma: float, seed: int
+    ) -> EpisodicExperiment: ...
+    @property
+    def n_runs(self) -> int: ...
+    @property
+    def episodes(self) -> int: ...
+    @property
+    def horizon(self) -> int: ...
+    @property
+    def n_states(self) -> int: ...
+    @property
+    def n_actions(self) -> int: ...
+    def starts(self) -> npt.NDArray[np.uint64]:
+        """The start state of every episode, (runs, K)."""
+    def episode_optima(self) -> npt.NDArray[np.float64]:
+        """V*_0(s_0) of every episode, (runs, K)."""
+    def optimal_values(self, run: int) -> npt.NDArray[np.float64]:
+        """V*_h(s) of run ``run``'s MDP, (H + 1, S)."""
+    def prior_tables(
+        self, concentration: float | None = None
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int]:
+        """theta (S, A, S), rewards (S, A, S) and the initial state (-1: uniform) of the prior."""
+    def learn_offline(self, agent: Agent, prior: Distribution) -> tuple[float, float, list[int]]: ...
+    def run(self, agent: Agent, threads: int | None = None, progress: Progress | None = None) -> _EpisodicArrays:
+        """(runs, K) returns, realised regret, expected regret, steps and CPU seconds; per run the
+        wall seconds (runs,) and the (runs, units) work counts."""
+    def run_python(self, agent: Any, name: str) -> _EpisodicArrays: ...
+
 def host() -> dict[str, Any]:
     """cpu_model, vector_extensions (list), logical_cores, load_average (1 minute),
     cpu_clock_resolution_seconds and vector_path (scalar, avx2 or avx512)."""
@@ -263,8 +319,9 @@ def agent_kinds() -> list[dict[str, Any]]:
     """The agent registry: per kind, ``kind``, ``display``, ``params`` (each ``name``, ``type``,
     ``default`` (None when ``required``), ``range``, ``doc``), ``online_units`` and
     ``offline_units`` (lists of (parameter, exponent)), ``examples`` (each ``doc`` and ``params``
-    by the core's names; the first runs in seconds) and ``not_in_quick`` (why ``bbrl quick`` leaves
-    the kind out, or None)."""
+    by the core's names; the first runs in seconds), ``not_in_quick`` (why ``bbrl quick`` leaves
+    the kind out, or None) and ``episodic_baseline`` (whether ``bbrl regret-study`` runs it as a
+    regret-minimising baseline)."""
 
 def environments() -> list[dict[str, Any]]:
     """The environment registry: per environment, ``name``, ``long_name``, ``summary``,

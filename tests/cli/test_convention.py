@@ -27,12 +27,12 @@ SHARED: dict[str, dict[str, object]] = {
 #: The subcommands that run work (experiments, evaluations, rollouts): each takes --threads.
 RUNS_WORK = {
     ("run",), ("quick",), ("grid", "run"), ("paper",), ("replay",), ("value-error", "references"),
-    ("value-error", "states"), ("value-error", "study"), ("replay-study",),
+    ("value-error", "states"), ("value-error", "study"), ("replay-study",), ("regret-study",),
 }  # fmt: skip
 #: Those whose randomness a seed chooses: each takes --seed (default 0). A grid's seeds are in its file.
 SEEDED = {
     ("run",), ("quick",), ("paper",), ("replay",), ("value-error", "references"), ("value-error", "states"),
-    ("value-error", "study"), ("formulas",), ("replay-study",),
+    ("value-error", "study"), ("formulas",), ("replay-study",), ("regret-study",),
 }  # fmt: skip
 #: Old spellings kept one release, by subcommand: (old option, the new option's dest).
 DEPRECATED = {("run",): ("--csv", "csv"), ("value-error", "references"): ("--discount", "gamma")}
@@ -63,7 +63,7 @@ def test_the_walk_sees_every_subcommand() -> None:
         ("grid", "task"), ("report",), ("paper",), ("formulas",), ("agents",), ("agents", "convert"),
         ("distributions",),
         ("value-error", "references"), ("value-error", "states"), ("value-error", "study"), ("replay",), ("envs",),
-        ("replay-study",),
+        ("replay-study",), ("regret-study",),
     }  # fmt: skip
     assert set(COMMANDS) == expected
 

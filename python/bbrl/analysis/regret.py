@@ -150,6 +150,9 @@ def plot_cumulative_regret(
     reference: str = "Optimal",
     colours: Mapping[str, Any] | None = None,
     linestyles: Mapping[str, str] | None = None,
+    xlabel: str = "step t",
+    ylabel: str | None = None,
+    over: str = "test MDPs",
 ) -> Any:
     """Draws each curve's mean cumulative regret against the step with its 95% band; returns the
     matplotlib Figure, also written to ``path`` (PNG, SVG or PDF by its suffix, atomically) if given.
@@ -161,6 +164,10 @@ def plot_cumulative_regret(
             otherwise.
         linestyles: a line style per curve label (the report's, so that curves stay apart in
             greyscale); solid otherwise.
+        xlabel, ylabel: the axes' labels (the episodic protocol's curves are over episodes, with
+            the regret against the finite-horizon optimum); ``ylabel`` None: regret against
+            ``reference``.
+        over: what the mean and band are over, in the title (the episodic protocol's runs).
     """
     import io
 
@@ -183,10 +190,10 @@ def plot_cumulative_regret(
                 curve.steps, curve.mean - curve.ci95, curve.mean + curve.ci95, color=line.get_color(), alpha=0.2
             )
     ax.axhline(0.0, color="0.35", linestyle="--", linewidth=1.0)
-    ax.set_xlabel("step t")
-    ax.set_ylabel(f"mean cumulative regret against {reference}\n(sum of reward differences up to t)")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel or f"mean cumulative regret against {reference}\n(sum of reward differences up to t)")
     n = curves[0].n_mdps
-    ax.set_title((title + "\n" if title else "") + f"mean over N = {n} test MDPs, 95% band (paired)", fontsize=10)
+    ax.set_title((title + "\n" if title else "") + f"mean over N = {n} {over}, 95% band (paired)", fontsize=10)
     ax.grid(True, alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="agent", title_fontsize=8)
     if path is not None:

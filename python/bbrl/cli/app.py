@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import stopping
-from . import formulas, grid, listings, paper, quick, replay, replay_study, report, run, value_error
+from . import formulas, grid, listings, paper, quick, regret_study, replay, replay_study, report, run, value_error
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
 #: The subcommand modules, in the order of ``bbrl --help``.
-SUBCOMMANDS = (run, quick, grid, report, paper, formulas, listings, value_error, replay, replay_study)
+SUBCOMMANDS = (run, quick, grid, report, paper, formulas, listings, value_error, replay, replay_study, regret_study)
 
 EXAMPLES = """\
 examples:

@@ -21,6 +21,7 @@ from .. import _core
 __all__ = [
     "CELL_COLUMNS",
     "CELL_EXTRA_COLUMNS",
+    "EPISODE_COLUMNS",
     "PER_MDP_COLUMNS",
     "REWARDS_COLUMN",
     "RUN_COLUMNS",
@@ -112,6 +113,21 @@ class Col:
     BBRL_VERSION = "bbrl_version"
     #: The MDP's T per-step rewards (only where recorded).
     REWARDS = "rewards"
+    # The episodic protocol's per-episode frames (bbrl.episodic), beside the columns above they share.
+    #: The run (a seed of the episodic protocol: its MDP, streams and start states).
+    RUN = "run"
+    #: The episode's index within its run, 0 first.
+    EPISODE = "episode"
+    #: The state the episode started in.
+    START_STATE = "start_state"
+    #: V*_0 of the start state: the finite-horizon optimum the realised regret subtracts from.
+    OPTIMUM = "optimum"
+    #: The realised regret of the episode: its optimum minus its undiscounted return.
+    REGRET = "regret"
+    #: The expected regret along the episode's path: the sum of the gaps V*_h(s) - Q*_h(s, a).
+    EXPECTED_REGRET = "expected_regret"
+    #: Steps the episode lasted (the horizon H, or fewer when it reached a terminal state).
+    STEPS = "steps"
     #: Only in the cell file of a configuration a race stopped early: the cell that stopped it,
     #: the rule (``beaten`` or ``plateau``) and the race's bounds, as one readable text.
     RACE_STOPPED_BY = "race_stopped_by"
@@ -207,6 +223,14 @@ SCHEMA: dict[str, Any] = {
     Col.REWARDS: pl.List(pl.Float64),
     # Only in the cell file of a configuration a race stopped (its rows: the MDPs it ran).
     Col.RACE_STOPPED_BY: pl.String,
+    # Only in the episodic protocol's per-episode frames.
+    Col.RUN: pl.Int64,
+    Col.EPISODE: pl.Int64,
+    Col.START_STATE: pl.Int64,
+    Col.OPTIMUM: pl.Float64,
+    Col.REGRET: pl.Float64,
+    Col.EXPECTED_REGRET: pl.Float64,
+    Col.STEPS: pl.Int64,
 }
 
 #: The optional column of recorded per-step rewards (see the module docstring).
@@ -237,6 +261,30 @@ RUN_COLUMNS: tuple[str, ...] = (
     Col.ONLINE_WORK,
     Col.OFFLINE_WORK,
     Col.FINGERPRINT,
+)
+
+#: The columns of an episodic run's per-episode frame (:meth:`bbrl.episodic.EpisodicRun.to_polars`),
+#: in order: one row per episode of every run; ``return`` is the episode's undiscounted return and
+#: ``online_cpu_seconds`` the episode's CPU time (its start and H decisions).
+EPISODE_COLUMNS: tuple[str, ...] = (
+    Col.EXPERIMENT,
+    Col.PRIOR,
+    Col.AGENT,
+    Col.KIND,
+    Col.RUN,
+    Col.EPISODE,
+    Col.START_STATE,
+    Col.RETURN,
+    Col.OPTIMUM,
+    Col.REGRET,
+    Col.EXPECTED_REGRET,
+    Col.STEPS,
+    Col.ONLINE_CPU_SECONDS,
+    Col.OFFLINE_SECONDS,
+    Col.OFFLINE_CPU_SECONDS,
+    Col.GAMMA,
+    Col.HORIZON,
+    Col.SEED,
 )
 
 #: What a grid cell adds to a run's columns.

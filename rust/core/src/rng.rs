@@ -43,6 +43,9 @@ pub mod purpose {
     pub const REPLAY_COLLECT_POLICY: u64 = 53;
     /// The environment of online run i (the truth a replay estimates).
     pub const REPLAY_ONLINE_ENV: u64 = 54;
+    /// The start states of the K episodes of run i of the episodic protocol (index i), drawn
+    /// once per run so that every agent starts its episodes in the same states.
+    pub const EPISODE_STARTS: u64 = 60;
 
     /// The purposes a front end needs to state the rule (Python agents' NumPy Generators use the
     /// same triples), by name.

@@ -122,6 +122,7 @@ fn agent_kinds(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
                 .collect::<PyResult<Vec<_>>>()?;
             entry.set_item("examples", examples)?;
             entry.set_item("not_in_quick", spec.not_in_quick)?;
+            entry.set_item("episodic_baseline", spec.episodic_baseline)?;
             Ok(entry)
         })
         .collect()

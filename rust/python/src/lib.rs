@@ -23,6 +23,7 @@ mod continuous_env;
 mod distribution;
 mod env;
 mod env_registry;
+mod episodic;
 mod experiment;
 mod formulas;
 mod kernels;
@@ -146,6 +147,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     distribution::register(m)?;
     env::register(m)?;
     env_registry::register(m)?;
+    episodic::register(m)?;
     experiment::register(m)?;
     kernels::register(m)?;
     problem_registry::register(m)?;

@@ -37,6 +37,7 @@ pub const SPEC: KindSpec = KindSpec {
         Example { doc: "more simulations", params: &[("k", ParamDefault::Int(100)), ("depth", ParamDefault::Int(20))] },
     ],
     not_in_quick: None,
+    episodic_baseline: false,
     build: |r| Ok(Box::new(Bamcp::new(r.count("k")?, r.count("depth")?)?)),
 };
 

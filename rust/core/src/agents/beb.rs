@@ -33,6 +33,7 @@ pub const SPEC: KindSpec = KindSpec {
         },
     ],
     not_in_quick: None,
+    episodic_baseline: false,
     build: |r| Ok(Box::new(Beb::new(r.float("beta")?, r.flag("compat")?)?)),
 };
 

@@ -47,6 +47,7 @@ pub const SPEC: KindSpec = KindSpec {
         },
     ],
     not_in_quick: None,
+    episodic_baseline: false,
     build: |r| Ok(Box::new(Bfs3::new(r.count("k")?, r.count("c")?, r.count("depth")?)?)),
 };
 

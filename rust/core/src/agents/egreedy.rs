@@ -30,6 +30,7 @@ pub const SPEC: KindSpec = KindSpec {
         Example { doc: "more exploration", params: &[("epsilon", ParamDefault::Float(0.3))] },
     ],
     not_in_quick: None,
+    episodic_baseline: true,
     build: |r| Ok(Box::new(EGreedy::new(r.float("epsilon")?)?)),
 };
 

@@ -59,6 +59,7 @@ pub const SPEC: KindSpec = KindSpec {
         },
     ],
     not_in_quick: Some("a fixed index formula is what OPPS-DS chooses offline; OPPS-DS stands for it"),
+    episodic_baseline: false,
     build: |r| {
         let formula = Formula::parse_any(r.text("formula")?)
             .map_err(|e| invalid!("agent 'formula': parameter 'formula': {e}"))?;

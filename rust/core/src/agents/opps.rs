@@ -97,6 +97,7 @@ pub const SPEC: KindSpec = KindSpec {
         },
     ],
     not_in_quick: None,
+    episodic_baseline: false,
     build: |r| {
         let spec = r.text("formulas")?.trim();
         let (formulas, label) = if let Some(n) = spec.strip_prefix('F').filter(|n| n.parse::<u8>().is_ok()) {

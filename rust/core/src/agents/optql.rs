@@ -60,6 +60,8 @@ pub const SPEC: KindSpec = KindSpec {
         },
     ],
     not_in_quick: None,
+    // An exploration baseline of the regret study (bbrl regret-study).
+    episodic_baseline: true,
     build: |r| {
         Ok(Box::new(OptQl::new(r.float("c")?, r.float("delta")?, r.count("plan_horizon")?, RewardModel::read(r)?)?))
     },

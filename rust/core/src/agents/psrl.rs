@@ -91,6 +91,7 @@ pub const SPEC: KindSpec = KindSpec {
         Example { doc: "the optimistic maximum of 5 samples", params: &[("k", ParamDefault::Int(5))] },
     ],
     not_in_quick: None,
+    episodic_baseline: false,
     build: |r| Ok(Box::new(Psrl::new(r.count("k")?)?)),
 };
 

@@ -57,6 +57,8 @@ pub const SPEC: KindSpec = KindSpec {
         },
     ],
     not_in_quick: None,
+    // An exploration baseline of the regret study (bbrl regret-study).
+    episodic_baseline: true,
     build: |r| Ok(Box::new(QLearning::new(r.float("epsilon")?, r.float("alpha_exponent")?, RewardModel::read(r)?)?)),
 };
 

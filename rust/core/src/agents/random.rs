@@ -16,6 +16,7 @@ pub const SPEC: KindSpec = KindSpec {
     offline_units: &[],
     examples: &[Example { doc: "the only setting", params: &[] }],
     not_in_quick: None,
+    episodic_baseline: false,
     build: |_| Ok(Box::new(RandomAgent::new())),
 };
 

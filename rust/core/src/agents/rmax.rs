@@ -42,6 +42,8 @@ pub const SPEC: KindSpec = KindSpec {
         },
     ],
     not_in_quick: None,
+    // An exploration baseline of the regret study (bbrl regret-study).
+    episodic_baseline: true,
     build: |r| Ok(Box::new(Rmax::new(r.count("m")?, RewardModel::read(r)?)?)),
 };
 

@@ -136,6 +136,7 @@ pub const SPEC: KindSpec = KindSpec {
         },
     ],
     not_in_quick: None,
+    episodic_baseline: false,
     build: |r| Ok(Box::new(Sboss::new(r.float("epsilon")?, r.float("delta")?, r.flag("compat")?)?)),
 };
 

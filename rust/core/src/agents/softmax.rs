@@ -35,6 +35,7 @@ pub const SPEC: KindSpec = KindSpec {
         },
     ],
     not_in_quick: None,
+    episodic_baseline: false,
     build: |r| Ok(Box::new(SoftMax::new(r.float("tau")?, r.flag("compat")?)?)),
 };
 

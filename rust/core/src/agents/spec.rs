@@ -115,6 +115,10 @@ pub struct KindSpec {
     pub examples: &'static [Example],
     /// Why `bbrl quick` leaves the kind out (`None`: it runs the first example).
     pub not_in_quick: Option<&'static str>,
+    /// Whether the kind is a regret-minimising exploration baseline of the episodic literature
+    /// (optimism, posterior sampling without a Bayes-adaptive plan, the ε-greedy floor): `bbrl
+    /// regret-study` runs every kind that says so, beside PSRL and the Bayes-adaptive planners.
+    pub episodic_baseline: bool,
     /// Builds an untrained agent from parameters already checked against `params`.
     pub build: fn(&Reader<'_>) -> Result<Box<dyn Agent>>,
 }

@@ -73,6 +73,8 @@ pub const SPEC: KindSpec = KindSpec {
         },
     ],
     not_in_quick: None,
+    // An exploration baseline of the regret study (bbrl regret-study).
+    episodic_baseline: true,
     build: |r| {
         let bonus = match r.text("bonus")? {
             "hoeffding" => Bonus::Hoeffding,

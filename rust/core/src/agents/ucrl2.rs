@@ -55,6 +55,8 @@ pub const SPEC: KindSpec = KindSpec {
         },
     ],
     not_in_quick: None,
+    // An exploration baseline of the regret study (bbrl regret-study).
+    episodic_baseline: true,
     build: |r| Ok(Box::new(Ucrl2::new(r.float("delta")?, RewardModel::read(r)?)?)),
 };
 

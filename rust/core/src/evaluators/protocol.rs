@@ -40,6 +40,10 @@ impl Progress {
     pub fn is_cancelled(&self) -> bool {
         self.cancelled.load(Ordering::Relaxed)
     }
+    /// Counts one more unit of work done (a trajectory here, a run of the episodic protocol).
+    pub(crate) fn finish_one(&self) {
+        self.done.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// Checks a discount and horizon.
@@ -393,7 +397,7 @@ impl Experiment {
 }
 
 /// Runs `f`, turning a panic (a bug) into an error instead of unwinding into the caller.
-fn guard<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+pub(crate) fn guard<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(result) => result,
         Err(payload) => {

@@ -1,0 +1,43 @@
+"""``bbrl regret-study``: the quick study's files, agents and panels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bbrl import agents, problems
+from bbrl.cli import main
+from bbrl.episodic import read_results
+from bbrl.episodic.study import BAYESIAN_KINDS, DEEP_SEA, StudyConfig, baseline_kinds, deep_sea
+
+
+def test_quick_study_writes_its_report_with_every_agent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "study"
+    assert main(["regret-study", "--quick", "--out", str(out), "--threads", "2"]) == 0
+    for name in ("README.md", "riverswim-regret.csv", "riverswim-regret.png", "riverswim-regret.svg", "summary.json"):
+        assert (out / name).is_file(), name
+    frame, settings = read_results(out / "riverswim")
+    assert settings["problem"] == "RiverSwim-Osband" and settings["horizon"] == 20
+    # PSRL, the Bayes-adaptive planners and every kind registered as an episodic baseline.
+    expected = {agents.examples(kind)[0].label for kind in BAYESIAN_KINDS + baseline_kinds()}
+    assert set(frame["agent"].unique()) == expected
+    assert baseline_kinds(), "at least the e-greedy floor declares itself an episodic baseline"
+    report = (out / "README.md").read_text()
+    printed = capsys.readouterr().out
+    if DEEP_SEA in problems.names_of():
+        assert (out / "deepsea-scaling.png").is_file() and "deepsea-scaling.png" in report
+    else:
+        assert "DeepSea scaling panel is skipped" in report and "DeepSea scaling panel is skipped" in printed
+
+
+def test_a_file_name_for_out_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["regret-study", "--quick", "--out", str(tmp_path / "x.csv")]) == 2
+    assert "expected a folder" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(DEEP_SEA not in problems.names_of(), reason="the problem registry has no DeepSea")
+def test_psrl_learns_a_small_deep_sea() -> None:
+    table = deep_sea(StudyConfig(deep_sea_sizes=(4,), deep_sea_episodes=80, deep_sea_runs=2), seed=0, threads=1)
+    psrl = table.filter(table["agent"] == agents.examples("psrl")[0].label)
+    assert psrl["learning_episode_mean"][0] < 80
