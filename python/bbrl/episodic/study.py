@@ -87,10 +87,16 @@ def baseline_kinds() -> tuple[str, ...]:
     return tuple(e["kind"] for e in registry.REGISTRY if e.get("episodic_baseline"))
 
 
-def _agents(kinds: tuple[str, ...]) -> list[Any]:
+def _agents(kinds: tuple[str, ...], horizon: int) -> list[Any]:
+    """Each kind's first example setting; an agent that plans in blocks of ``plan_horizon`` steps
+    plans over the episode's ``horizon`` (its default, 1 / (1 - gamma) steps, is for a discounted
+    trajectory and has no meaning at gamma = 1)."""
+    import dataclasses
+
     from .. import agents
 
-    return [agents.examples(kind)[0] for kind in kinds]
+    built = [agents.examples(kind)[0] for kind in kinds]
+    return [dataclasses.replace(a, plan_horizon=horizon) if "plan_horizon" in a.params else a for a in built]
 
 
 def learning_episode(returns: np.ndarray, window: int) -> int:
@@ -120,7 +126,7 @@ def riverswim(config: StudyConfig, seed: int, threads: int | None) -> tuple[list
 
     exp = EpisodicExperiment(RIVERSWIM, episodes=config.episodes, n_runs=config.runs, seed=seed)
     kinds = BAYESIAN_KINDS if config.planners else ("psrl",)
-    runs = [exp.run(agent, threads=threads) for agent in _agents(kinds + baseline_kinds())]
+    runs = [exp.run(agent, threads=threads) for agent in _agents(kinds + baseline_kinds(), exp.horizon)]
     settings = {
         "problem": RIVERSWIM,
         "episodes": exp.episodes,
@@ -149,7 +155,7 @@ def deep_sea(config: StudyConfig, seed: int, threads: int | None) -> Any:
             seed=seed,
             env_options={"size": n},
         )
-        for agent in _agents(("psrl", *baseline_kinds())):
+        for agent in _agents(("psrl", *baseline_kinds()), exp.horizon):
             run = exp.run(agent, threads=threads)
             learned = np.array([learning_episode(r, window) for r in run.returns], dtype=np.float64)
             mean, ci = _mean_ci(learned)
