@@ -207,6 +207,7 @@ OUT_COMMANDS: dict[tuple[str, ...], list[str]] = {
     ("value-error", "study"): ["value-error", "study", "--quick"],
     ("replay",): ["replay", "RESULTS/log.parquet", "--agent", "random"],
     ("replay-study",): ["replay-study", "--quick"],
+    ("regret-study",): ["regret-study", "--quick"],
 }
 
 
