@@ -9,7 +9,7 @@ import pytest
 from bbrl import agents, problems
 from bbrl.cli import main
 from bbrl.episodic import read_results
-from bbrl.episodic.study import BAYESIAN_KINDS, DEEP_SEA, StudyConfig, baseline_kinds, deep_sea
+from bbrl.episodic.study import BAYESIAN_KINDS, DEEP_SEA, StudyConfig, baseline_kinds, deep_sea, study_agents
 
 
 def test_quick_study_writes_its_report_with_every_agent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -20,7 +20,7 @@ def test_quick_study_writes_its_report_with_every_agent(tmp_path: Path, capsys: 
     frame, settings = read_results(out / "riverswim")
     assert settings["problem"] == "RiverSwim-Osband" and settings["horizon"] == 20
     # PSRL, the Bayes-adaptive planners and every kind registered as an episodic baseline.
-    expected = {agents.examples(kind)[0].label for kind in BAYESIAN_KINDS + baseline_kinds()}
+    expected = {agent.label for agent in study_agents(BAYESIAN_KINDS + baseline_kinds(), 20)}
     assert set(frame["agent"].unique()) == expected
     assert baseline_kinds(), "at least the e-greedy floor declares itself an episodic baseline"
     report = (out / "README.md").read_text()

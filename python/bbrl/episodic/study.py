@@ -37,6 +37,7 @@ __all__ = [
     "baseline_kinds",
     "learning_episode",
     "run_study",
+    "study_agents",
 ]
 
 #: PSRL and the Bayes-adaptive planners of the benchmark, in the study's order.
@@ -87,7 +88,7 @@ def baseline_kinds() -> tuple[str, ...]:
     return tuple(e["kind"] for e in registry.REGISTRY if e.get("episodic_baseline"))
 
 
-def _agents(kinds: tuple[str, ...], horizon: int) -> list[Any]:
+def study_agents(kinds: tuple[str, ...], horizon: int) -> list[Any]:
     """Each kind's first example setting; an agent that plans in blocks of ``plan_horizon`` steps
     plans over the episode's ``horizon`` (its default, 1 / (1 - gamma) steps, is for a discounted
     trajectory and has no meaning at gamma = 1)."""
@@ -126,7 +127,7 @@ def riverswim(config: StudyConfig, seed: int, threads: int | None) -> tuple[list
 
     exp = EpisodicExperiment(RIVERSWIM, episodes=config.episodes, n_runs=config.runs, seed=seed)
     kinds = BAYESIAN_KINDS if config.planners else ("psrl",)
-    runs = [exp.run(agent, threads=threads) for agent in _agents(kinds + baseline_kinds(), exp.horizon)]
+    runs = [exp.run(agent, threads=threads) for agent in study_agents(kinds + baseline_kinds(), exp.horizon)]
     settings = {
         "problem": RIVERSWIM,
         "episodes": exp.episodes,
@@ -155,7 +156,7 @@ def deep_sea(config: StudyConfig, seed: int, threads: int | None) -> Any:
             seed=seed,
             env_options={"size": n},
         )
-        for agent in _agents(("psrl", *baseline_kinds()), exp.horizon):
+        for agent in study_agents(("psrl", *baseline_kinds()), exp.horizon):
             run = exp.run(agent, threads=threads)
             learned = np.array([learning_episode(r, window) for r in run.returns], dtype=np.float64)
             mean, ci = _mean_ci(learned)
