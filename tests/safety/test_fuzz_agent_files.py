@@ -1,6 +1,6 @@
 """Fuzz and safety tests of the agent-file reader, ``bbrl.agents.load`` (docs/safety.md): a damaged
-file gets a one-line ValueError naming it, and no file runs code when it is loaded (issue 33's
-"safe agent file": no pickle without an explicit opt-in, no module imported by a load)."""
+file gets a one-line ValueError naming it, and no file runs code when it is loaded (no pickle
+without an explicit opt-in, no module imported by a load)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 //! PSRL: posterior sampling for reinforcement learning (Strens 2000, "Bayesian dynamic
 //! programming"; Osband, Russo & Van Roy 2013), and Mandel et al.'s K-sample variant
-//! (SPEC-evaluation 3). Not part of the original BBRL benchmark.
+//! (Mandel et al. 2016, section 3; docs/replay.md). Not part of the original BBRL benchmark.
 //!
 //! # Model
 //! The posterior of pair `(s, a)` is `Dir(theta(s, a, ·) + counts(s, a, ·))`: the prior's
@@ -49,7 +49,7 @@
 //! At every resampling `k` independent models are drawn and solved; at each step one of them is
 //! picked uniformly, and a uniformly random greedy action of it is played. `action_probabilities`
 //! reveals that mixture: `pi(a | s) = (1/k) sum_j [a greedy in model j] / #greedy actions of model j`
-//! (tied actions of a model share its mass: revealed randomness, SPEC-evaluation 3). `k = 1` is
+//! (tied actions of a model share its mass: revealed randomness, as Mandel et al. require). `k = 1` is
 //! standard PSRL.
 //!
 //! # Randomness

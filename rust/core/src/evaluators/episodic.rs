@@ -1,5 +1,5 @@
 //! The episodic protocol: in each run, one MDP, K episodes of at most H steps, the agent learning
-//! across episodes (SPEC-baselines 1.4), and per episode the two regrets of SPEC-baselines 1.2
+//! across episodes (docs/regret.md), and per episode its two regrets
 //! against the finite-horizon optimum:
 //! - the realised regret `V*_0(s_0) - sum_h r_h` (the optimum from the episode's own start state
 //!   minus the undiscounted return; it can be negative);
@@ -600,12 +600,12 @@ mod tests {
     fn backward_induction_agrees_with_recursion_and_the_published_values() {
         let problem = osband();
         let optimum = FiniteHorizonOptimum::solve(&problem);
-        // SPEC-baselines 5.4 / 3.1: V*_0 of RiverSwim-Osband, H = 20.
+        // V*_0 of RiverSwim-Osband, H = 20, by float64 backward induction (docs/regret.md).
         let published = [3.397264, 4.052651, 5.301868, 6.678367, 8.094000, 9.521445];
         for (s, v) in published.iter().enumerate() {
             assert!((optimum.value(0, s) - v).abs() < 5e-7, "state {s}: {}", optimum.value(0, s));
         }
-        // Left at state 0 from stage 14 on (SPEC-baselines 3.1), right there before.
+        // Left at state 0 from stage 14 on (too few steps remain to reach the far end), right before.
         assert_eq!(optimum.action(13, 0), 1);
         assert_eq!(optimum.action(14, 0), 0);
         let short = EpisodicProblem::new(problem.mdp.clone(), problem.start.clone(), Vec::new(), 7).unwrap();
