@@ -68,6 +68,39 @@ impl RewardModel {
     }
 }
 
+/// Whose algorithm a baseline runs (its `reference` parameter): the paper's, or a reference
+/// implementation's with its departures from the paper (docs/baselines.md, "Reference settings").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reference {
+    Paper,
+    Rlberry,
+}
+
+impl Reference {
+    /// Reads a `reference` parameter.
+    pub fn read(text: &str) -> Result<Self> {
+        match text {
+            "paper" => Ok(Self::Paper),
+            "rlberry" => Ok(Self::Rlberry),
+            other => Err(invalid!("reference must be \"paper\" or \"rlberry\", got {other:?}")),
+        }
+    }
+
+    /// `", rlberry"` for names (nothing for the paper's).
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Paper => "",
+            Self::Rlberry => ", rlberry",
+        }
+    }
+}
+
+/// rlberry's "simplified Bernstein" bonus (its UCBVI and OptQL) of a pair seen `n > 0` times at a
+/// stage whose largest value is `v_max`, with the constant `c` in units of the reward range `scale`.
+pub fn rlberry_bonus(c: f64, n: f64, v_max: f64, scale: f64) -> f64 {
+    (c * scale / n.sqrt() + v_max / n).min(v_max)
+}
+
 /// The block length `H` for a requested `plan_horizon` (0: `ceil(1 / (1 - gamma))`, with a guard
 /// against the rounding of `1 / (1 - 0.95) = 20.000000000000018`).
 pub fn block_length(requested: usize, gamma: f64) -> usize {
