@@ -572,8 +572,13 @@ def normalized_figure(summary: NormalizedSummary, others: list[str]):
     import matplotlib.pyplot as plt
 
     frame = summary.aggregate
-    fig, axes = plt.subplots(1, 2, figsize=(9.0, 0.45 * max(3, frame.height) + 1.2), sharey=True)
     names = frame[Col.ALGORITHM].to_list()
+    left = _legend_inches(names, fontsize=10.0)
+    height = 0.45 * max(3, frame.height) + 1.2
+    fig, axes = plt.subplots(1, 2, figsize=(8.0 + left, height), sharey=True, sharex=True)
+    # A fixed layout: the names' room on the left, a gap between the panels wide enough for their
+    # edge labels (tight_layout measured every text, a draw's worth of time).
+    fig.subplots_adjust(left=left / (8.0 + left), right=0.98, wspace=0.25, bottom=0.6 / height, top=1 - 0.5 / height)
     ys = np.arange(len(names))[::-1]
     for ax, what in zip(axes, ("iqm", "mean"), strict=True):
         for y, row in zip(ys, frame.iter_rows(named=True), strict=True):
@@ -591,7 +596,6 @@ def normalized_figure(summary: NormalizedSummary, others: list[str]):
         "95% stratified-bootstrap intervals",
         fontsize=9,
     )
-    fig.tight_layout()
     return fig
 
 

@@ -43,7 +43,7 @@ from .figures import (
 from .findings import bounds_finding, ecdf_finding, normalized_finding, regret_finding, score_finding
 from .racing import RaceOptions, default_batch, paired_means, with_paired_means
 from .regret import plot_cumulative_regret
-from .report_page import Details, ReportFigure, Section, markdown, markdown_escape, page
+from .report_page import Details, ReportFigure, Section, markdown, markdown_code, markdown_escape, page
 from .scores import ORACLE_KINDS, NormalizedSummary, normalized_summary, regret_curves
 from .stats import best_per_algorithm, best_under_bounds
 from .tables import (
@@ -519,7 +519,7 @@ def cost_verdicts(calibration: Calibration | None, algorithms: list[str]) -> lis
 
 def _lead(results_dir: str | os.PathLike[str], cells: pl.DataFrame, n_experiments: int) -> str:
     return (
-        f"Results of `{markdown_escape(str(results_dir))}`: {cells.height} agent settings on {n_experiments} "
+        f"Results of {markdown_code(str(results_dir))}: {cells.height} agent settings on {n_experiments} "
         f"experiments (bbrl {markdown_escape(__version__)}). Each figure answers the question in bold under it; "
         "the method, the tables and the data are folded below each section and at the end."
     )

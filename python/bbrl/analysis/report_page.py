@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Details", "ReportFigure", "Section", "markdown", "markdown_escape", "page"]
+__all__ = ["Details", "ReportFigure", "Section", "markdown", "markdown_code", "markdown_escape", "page"]
 
 
 def markdown(text: str, inline: bool = False) -> str:
@@ -28,6 +29,15 @@ def markdown(text: str, inline: bool = False) -> str:
 def markdown_escape(text: str) -> str:
     """``text`` (a name, a path) with the characters Markdown would read as markup escaped."""
     return "".join("\\" + ch if ch in "\\`*_{}[]<>()#+-.!|~" else ch for ch in str(text))
+
+
+def markdown_code(text: str) -> str:
+    """``text`` as a Markdown code span, verbatim (escapes are not read inside one): fenced with
+    one backtick more than its longest run of backticks."""
+    text = str(text)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 @dataclass
