@@ -16,7 +16,6 @@ import matplotlib.colors
 import numpy as np
 import polars as pl
 import pytest
-from matplotlib.container import ErrorbarContainer
 from rich.console import Console
 
 from bbrl import grid
@@ -93,11 +92,11 @@ def drawn(tiny_grid: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[pl
 
 
 def _points(ax: object) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(x, y) of every errorbar's markers in ``ax``."""
+    """(x, y) of every group of setting markers in ``ax`` (lines of markers without a line)."""
     return [
-        (np.asarray(c.lines[0].get_xdata(), dtype=float), np.asarray(c.lines[0].get_ydata(), dtype=float))
-        for c in ax.containers  # type: ignore[attr-defined]
-        if isinstance(c, ErrorbarContainer)
+        (np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata(), dtype=float))
+        for line in ax.get_lines()  # type: ignore[attr-defined]
+        if line.get_marker() not in (None, "None", "") and line.get_linestyle() in ("None", "none", "")
     ]
 
 

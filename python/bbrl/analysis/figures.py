@@ -214,17 +214,25 @@ def _draw_references(axes: list, note_ax: object, references: list[tuple[str, fl
         rows[above] += 1
 
 
-def _settings(panel, x, y, yerr, xerr, stopped, style: dict, hollow: dict, label: str | None) -> str | None:
-    """Draws one algorithm's settings on ``panel``: those that ran every MDP filled (``style``),
-    those a race stopped hollow (``hollow``). The legend's ``label`` goes on the filled markers;
-    returns it if still unused (no filled marker here)."""
+def _settings(panel, x, y, yerr, xerr, stopped, style: dict, hollow: dict, label: str | None, bars: list) -> str | None:
+    """Draws one algorithm's settings on ``panel``: markers (those that ran every MDP filled with
+    ``style``, those a race stopped hollow with ``hollow``), and appends their 95% intervals to
+    ``bars`` (segments and colours, drawn as one collection per panel: an errorbar per algorithm
+    made several artists each, a large part of a report's drawing time). The legend's ``label``
+    goes on the filled markers; returns it if still unused (no filled marker here)."""
+    colour = style["color"]
+    for k in range(len(x)):
+        if np.isfinite(yerr[k]):
+            bars.append((((x[k], y[k] - yerr[k]), (x[k], y[k] + yerr[k])), colour))
+        if xerr is not None and (xerr[0][k] > 0 or xerr[1][k] > 0):
+            bars.append((((x[k] - xerr[0][k], y[k]), (x[k] + xerr[1][k], y[k])), colour))
     for hollowed in (False, True):
         chosen = np.asarray(stopped, dtype=bool) == hollowed
         if not chosen.any():
             continue
-        panel.errorbar(
-            x[chosen], y[chosen], yerr=yerr[chosen], xerr=None if xerr is None else xerr[:, chosen],
-            label=None if hollowed else label, **(hollow if hollowed else style),
+        panel.plot(
+            x[chosen], y[chosen], linestyle="none", label=None if hollowed else label,
+            **(hollow if hollowed else style),
         )  # fmt: skip
         if not hollowed:
             label = None
@@ -266,6 +274,7 @@ def score_figure(
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.collections import LineCollection
     from matplotlib.lines import Line2D
 
     competitors = cells.filter(~pl.col(Col.KIND).is_in(ORACLE_KINDS))
@@ -310,8 +319,9 @@ def score_figure(
     # Every point first, in its panel's data coordinates, so that the axes' limits are final before
     # markers that would overlap are spread apart.
     points = []  # (algorithm, panel, x, y, yerr, xerr or None, stopped, time)
+    by_algorithm = {key[0]: part for key, part in competitors.partition_by(Col.ALGORITHM, as_dict=True).items()}
     for algorithm in order:
-        sub = competitors.filter(pl.col(Col.ALGORITHM) == algorithm)
+        sub = by_algorithm[algorithm]
         t = sub[x_column].cast(pl.Float64).to_numpy()
         y = sub[Col.MEAN].cast(pl.Float64).to_numpy()
         yerr = sub[Col.CI95].cast(pl.Float64).to_numpy()
@@ -355,12 +365,13 @@ def score_figure(
             points[k] = (*points[k][:2], moved_x[start : start + n], *points[k][3:])
             start += n
     proxies: dict[str, object] = {}
+    bars: dict[object, list] = {}
     labels_left = dict.fromkeys(order, True)
     for algorithm, panel, x, y, yerr, xerr, stopped, t in points:
         colour, marker = algorithm_colour(algorithm, others), algorithm_marker(algorithm, others)
         style = {
-            "fmt": marker, "markersize": _MARKER_SIZE, "color": colour, "markeredgecolor": "0.1",
-            "markeredgewidth": 0.5, "elinewidth": 0.8, "capsize": 2,
+            "marker": marker, "markersize": _MARKER_SIZE, "color": colour, "markeredgecolor": "0.1",
+            "markeredgewidth": 0.5, "zorder": 2.5,
         }  # fmt: skip
         # A configuration stopped by a race: hollow, its edge in the algorithm's colour.
         hollow = {**style, "markerfacecolor": "white", "markeredgecolor": colour, "markeredgewidth": 1.3}
@@ -370,13 +381,13 @@ def score_figure(
             markeredgewidth=0.5,
         )  # fmt: skip
         label = algorithm if labels_left[algorithm] else None
-        left = _settings(panel, x, y, yerr, xerr, stopped, style, hollow, label)
+        left = _settings(panel, x, y, yerr, xerr, stopped, style, hollow, label, bars.setdefault(panel, []))
         labels_left[algorithm] = labels_left[algorithm] and left is not None
         if panel is ax:
             # The front over every setting of the algorithm (a time of 0 beats any positive one);
             # drawn between its settings with a positive time, through their drawn places.
-            all_t = competitors.filter(pl.col(Col.ALGORITHM) == algorithm)[x_column].cast(pl.Float64).to_numpy()
-            all_y = competitors.filter(pl.col(Col.ALGORITHM) == algorithm)[Col.MEAN].cast(pl.Float64).to_numpy()
+            all_t = by_algorithm[algorithm][x_column].cast(pl.Float64).to_numpy()
+            all_y = by_algorithm[algorithm][Col.MEAN].cast(pl.Float64).to_numpy()
             front = [i for i in pareto_front(np.nan_to_num(all_t, nan=np.inf), all_y) if all_t[i] > 0.0]
             if len(front) > 1:
                 place = {float(v): float(d) for v, d in zip(t, x, strict=True)}
@@ -384,6 +395,10 @@ def score_figure(
                     [place[float(all_t[i])] for i in front], all_y[front],
                     linestyle=algorithm_linestyle(algorithm, others), linewidth=0.9, color=colour,
                 )  # fmt: skip
+    for panel, segments in bars.items():
+        if segments:
+            lines = LineCollection([s for s, _ in segments], colors=[c for _, c in segments], linewidths=0.8)
+            panel.add_collection(lines, autolim=False)
     if none_ax is not None:
         none_ax.set_facecolor("0.93")
         none_ax.set_xticks([])
@@ -574,7 +589,7 @@ def normalized_figure(summary: NormalizedSummary, others: list[str]):
     frame = summary.aggregate
     names = frame[Col.ALGORITHM].to_list()
     left = _legend_inches(names, fontsize=10.0)
-    height = 0.45 * max(3, frame.height) + 1.2
+    height = max(4.5, 0.45 * frame.height + 1.2)  # the report's first figure: most of a screen
     fig, axes = plt.subplots(1, 2, figsize=(8.0 + left, height), sharey=True, sharex=True)
     # A fixed layout: the names' room on the left, a gap between the panels wide enough for their
     # edge labels (tight_layout measured every text, a draw's worth of time).
