@@ -60,7 +60,7 @@ COMMANDS = dict(_commands(build_parser()))
 def test_the_walk_sees_every_subcommand() -> None:
     expected = {
         ("run",), ("quick",), ("grid", "run"), ("grid", "status"), ("grid", "plan"), ("grid", "submit"),
-        ("grid", "task"), ("report",), ("paper",), ("formulas",), ("agents",), ("agents", "convert"),
+        ("grid", "task"), ("report",), ("export",), ("paper",), ("formulas",), ("agents",), ("agents", "convert"),
         ("distributions",),
         ("value-error", "references"), ("value-error", "states"), ("value-error", "study"), ("replay",), ("envs",),
         ("replay-study",), ("regret-study",),
