@@ -26,15 +26,16 @@ import io
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
 
 from ..fileio import write_atomic
-from ..protocol.results import Results, check_results_folder, load
-from ..protocol.schema import Col
-from .racing import with_paired_means
-from .scores import ORACLE_KINDS, NormalizedScores, best_settings, normalized_by_experiment
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from ..protocol.results import Results
 
 __all__ = [
     "ADASTOP_FOLDER",
@@ -47,6 +48,9 @@ __all__ = [
     "long_table",
     "rliable_scores",
 ]
+
+# polars and the results' readers are imported where used: the command line's parser reads
+# FORMATS without importing them.
 
 #: The formats ``bbrl export --format`` writes.
 FORMATS = ("rliable", "adastop", "csv")
@@ -67,6 +71,9 @@ NORMALIZED = "normalized_score"
 def _load(results_dir: str | os.PathLike[str]) -> tuple[Results, pl.DataFrame]:
     """The results of a grid's output folder, ranked as the report ranks them (a raced setting by
     its paired estimate over the N MDPs)."""
+    from ..protocol.results import check_results_folder, load
+    from .racing import with_paired_means
+
     results = with_paired_means(load(check_results_folder(results_dir)))
     return results, results.cells
 
@@ -83,8 +90,13 @@ def rliable_scores(results_dir: str | os.PathLike[str]) -> tuple[dict[str, np.nd
             algorithm's best setting) have different numbers of test MDPs, so that the scores do
             not make one (MDPs x experiments) array; the message says which.
     """
+    import polars as pl
+
+    from ..protocol.schema import Col
+    from .scores import normalized_by_experiment
+
     results, cells = _load(results_dir)
-    normalized: NormalizedScores = normalized_by_experiment(results, cells)
+    normalized = normalized_by_experiment(results, cells)
     keys = list(normalized.scores)
     if not keys:
         raise ValueError(
@@ -124,6 +136,11 @@ def adastop_tables(results_dir: str | os.PathLike[str]) -> dict[str, pl.DataFram
         FileNotFoundError: ``results_dir`` is not a results folder, or holds no cell.
         ValueError: an experiment's algorithms ran different numbers of test MDPs (a raced grid).
     """
+    import polars as pl
+
+    from ..protocol.schema import Col
+    from .scores import ORACLE_KINDS, best_settings
+
     results, cells = _load(results_dir)
     competing = cells.filter(~pl.col(Col.KIND).is_in(ORACLE_KINDS))
     tables = {}
@@ -144,6 +161,11 @@ def long_table(results_dir: str | os.PathLike[str]) -> pl.DataFrame:
     """Every (cell, test MDP) of a results folder: ``experiment``, ``prior``, ``algorithm``,
     ``label`` (the setting), ``cell_id``, ``mdp``, ``return`` (discounted) and
     ``normalized_score`` (null where the experiment has no Random or Optimal cell)."""
+    import polars as pl
+
+    from ..protocol.schema import Col
+    from .scores import normalized_by_experiment
+
     results, cells = _load(results_dir)
     levels = normalized_by_experiment(results, cells).levels
     keys = [Col.EXPERIMENT, Col.PRIOR, Col.ALGORITHM, Col.LABEL, Col.CELL_ID]
