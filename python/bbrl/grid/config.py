@@ -23,6 +23,12 @@ A configuration::
     # runs a Python agent (a subclass of bbrl.agents.Agent) like the built-ins
     epsilon = [0.0, 0.5, 1.0]   # a list is a grid; a scalar a single value
 
+    [[agent]]
+    kind = "baselines"      # every exploration baseline of the agent registry (episodic_baseline)
+                            # that no other block names, each at its first example setting;
+                            # kind = "quick": every kind `bbrl quick` runs, the same way
+
+
 Every agent block is the Cartesian product of its parameter lists, the last parameter varying
 fastest (as the original's Lua scripts). An OPPS-DS formula set is a shipped set number
 (``formula_set = [2, 3]`` for F2 and F3) or one string of formulas separated by ``;``.
@@ -67,10 +73,26 @@ from .model import (
     RecordedAgent,
 )
 
-__all__ = ["AGENT_RESERVED", "ConfigError", "load_config", "parse_config", "python_record"]
+__all__ = [
+    "AGENT_RESERVED",
+    "BASELINES",
+    "QUICK",
+    "ConfigError",
+    "baseline_blocks",
+    "load_config",
+    "parse_config",
+    "python_record",
+    "registry_blocks",
+]
 
 #: Keys of an [[agent]] table that are not parameters of the agent.
 AGENT_RESERVED = ("kind", "block", "optional", "class")
+#: The ``kind`` of an ``[[agent]]`` table that stands for the registry's exploration baselines
+#: (:func:`registry_blocks`), in the form :mod:`bbrl.names` compares names in.
+BASELINES = "baselines"
+#: The ``kind`` of an ``[[agent]]`` table that stands for every kind ``bbrl quick`` runs.
+QUICK = "quick"
+GROUPS = (BASELINES, QUICK)
 
 
 class ConfigError(ValueError):
@@ -273,7 +295,7 @@ def parse_config(
     skipped: list[str] = []
     records: list[dict[str, Any]] = []  # the Python agents' settings, as data (GridConfig.python_agents)
     ids: dict[tuple[str, str], int] = {}
-    for i, raw in enumerate(raw_agents):
+    for i, raw in _expand_groups(checker, raw_agents, known):
         section = ("agent", i)
         kind = raw.get("kind")
         if not isinstance(kind, str):
@@ -378,6 +400,52 @@ def parse_config(
         base=base,
         python_agents=tuple(records) if python_agents is None else tuple(python_agents),
     )
+
+
+def registry_blocks(group: str, named: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The ``[[agent]]`` tables a ``kind = "baselines"`` or ``kind = "quick"`` block (``group``)
+    stands for: one per kind of the agent registry in the group and not in ``named`` (kinds other
+    blocks of the configuration name), in the registry's order, each at its first example setting
+    (the one that runs in seconds), its block the kind's display name. ``baselines``: the kinds that
+    declare themselves exploration baselines (``episodic_baseline``, docs/baselines.md); ``quick``:
+    every kind ``bbrl quick`` runs (the built-ins and the baselines). A kind registered later joins
+    every configuration with such a block."""
+    from ..agents import registry
+
+    kinds = registry.baseline_kinds() if group == BASELINES else registry.quick_kinds()
+    return [
+        {"kind": kind, "block": registry.spec(kind)["display"], **registry.example_params(kind)}
+        for kind in kinds
+        if kind not in named
+    ]
+
+
+def baseline_blocks(named: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """:func:`registry_blocks` of the exploration baselines."""
+    return registry_blocks(BASELINES, named)
+
+
+def _expand_groups(checker: _Checker, raw_agents: list[Any], known: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """The ``[[agent]]`` tables with their index (errors name the table of the file), a
+    ``kind = "baselines"`` or ``"quick"`` table replaced by :func:`registry_blocks` (the kinds named
+    by the other tables left out, so that a grid can give such a kind settings of its own)."""
+    named = [name_rule.find(known, r["kind"]) for r in raw_agents if isinstance(r, dict) and "kind" in r]
+    expanded: list[tuple[int, dict[str, Any]]] = []
+    for i, raw in enumerate(raw_agents):
+        group = name_rule.key(raw["kind"]) if isinstance(raw, dict) and isinstance(raw.get("kind"), str) else None
+        if group not in GROUPS:
+            expanded.append((i, raw))
+            continue
+        extra = [k for k in raw if k != "kind"]
+        if extra:
+            raise checker.error(
+                ("agent", i),
+                extra[0],
+                f'a kind = "{group}" block takes no other key (each of its kinds runs its first '
+                "example setting; give a kind a block of its own for other settings)",
+            )
+        expanded += [(i, block) for block in registry_blocks(group, [n for n in named if n is not None])]
+    return expanded
 
 
 def python_record(reference: str, kind: str, params: dict[str, Any], spec: Any) -> dict[str, Any]:
