@@ -382,21 +382,34 @@ impl EpisodicExperiment {
     /// Runs a fresh agent `make(i)` in each run `i` in order, on the calling thread: for agents the
     /// core cannot clone or share across threads (Python agents). Entry for entry what
     /// [`EpisodicExperiment::run`] gives a built-in agent.
-    pub fn run_each(&self, mut make: impl FnMut(usize) -> Result<Box<dyn Agent>>) -> Result<EpisodicOutcome> {
-        let records = (0..self.n_runs).map(|i| self.run_record(make(i)?, i)).collect::<Result<Vec<_>>>()?;
+    pub fn run_each(&self, make: impl FnMut(usize) -> Result<Box<dyn Agent>>) -> Result<EpisodicOutcome> {
+        self.run_each_of(&(0..self.n_runs).collect::<Vec<_>>(), make)
+    }
+
+    /// [`EpisodicExperiment::run_each`] for the runs `runs` only, in that order (a worker process's
+    /// share): run `i` gives the same entries whatever else runs, each run owning its streams.
+    pub fn run_each_of(
+        &self,
+        runs: &[usize],
+        mut make: impl FnMut(usize) -> Result<Box<dyn Agent>>,
+    ) -> Result<EpisodicOutcome> {
+        for &i in runs {
+            self.check_run(i)?;
+        }
+        let records = runs.iter().map(|&i| self.run_record(make(i)?, i)).collect::<Result<Vec<_>>>()?;
         Ok(self.gather(records))
     }
 
     fn gather(&self, records: Vec<RunRecord>) -> EpisodicOutcome {
-        let n = self.n_runs * self.episodes;
+        let n = records.len() * self.episodes;
         let mut out = EpisodicOutcome {
             returns: Vec::with_capacity(n),
             regret: Vec::with_capacity(n),
             expected_regret: Vec::with_capacity(n),
             steps: Vec::with_capacity(n),
             cpu_seconds: Vec::with_capacity(n),
-            run_seconds: Vec::with_capacity(self.n_runs),
-            run_work: Vec::with_capacity(self.n_runs),
+            run_seconds: Vec::with_capacity(records.len()),
+            run_work: Vec::with_capacity(records.len()),
         };
         for r in records {
             out.returns.extend(r.returns);
