@@ -177,6 +177,25 @@ def test_a_baselines_block_is_the_registrys_baselines_that_no_other_block_names(
     assert [c.spec for c in every.cells if c.experiment.key == "GC/GC"] == list(quick_agents())
 
 
+def test_the_problems_grid_runs_every_quick_agent_on_three_environments_as_distributions() -> None:
+    from bbrl import envs
+    from bbrl.agents.registry import quick_kinds
+
+    config = grid.load_config(shipped_config("problems"))
+    assert [(e.name, e.prior, e.n_mdps) for e in config.experiments] == [
+        ("DeepSea-10", "DeepSea", 20),
+        ("FrozenLake-4x4", "FrozenLake-4x4", 20),
+        ("Taxi", "Taxi", 20),
+    ]
+    for e in config.experiments:
+        assert e.test_fdm == envs.distribution_of(envs.make(e.prior), name=e.prior) == e.prior_fdm
+    assert config.experiments[0].test_fdm.n_states == 10 * 10 + 1  # DeepSea's default size, N = 10
+    assert config.experiments[2].test_fdm.start_law is not None  # Taxi's start law
+    assert [c.kind for c in config.cells if c.experiment.name == "Taxi"] == list(quick_kinds())
+    # An environment name stands for its distribution only where it names no file.
+    assert "unknown distribution" in _error(SMALL.replace('test = "GC"', 'test = "NoSuchEnv"', 1))
+
+
 def test_shipped_configurations() -> None:
     """The paper's grids: 198 settings per experiment (SPEC 6.3, ANN excluded), 3 experiments each;
     the package ships the same files as examples/."""

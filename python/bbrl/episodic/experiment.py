@@ -220,8 +220,10 @@ class EpisodicExperiment:
             raise TypeError(f"prior_concentration must be a number, got {concentration!r}")
         theta, rewards, initial = self._core.prior_tables(float(concentration))
         initial_state = None if initial < 0 else int(initial)
+        law = self.test.start_law if self.test is not None else None
         label = f"Dir({float(concentration):g})"
-        return FDM(theta, rewards, initial_state, label, f"Dirichlet prior of concentration {float(concentration):g}")
+        long_name = f"Dirichlet prior of concentration {float(concentration):g}"
+        return FDM(theta, rewards, initial_state, label, long_name, start_law=law)
 
     def run(
         self,

@@ -12,7 +12,8 @@ A configuration::
 
     [[experiment]]
     name = "GC"             # experiments are identified by (name, prior)
-    test = "GC"             # a built-in distribution name or a file (relative to the config)
+    test = "GC"             # a built-in distribution name, a finite environment of the registry
+                            # (as a distribution: docs/problems.md) or a file (relative to the config)
     prior = "UGC"           # default: the test distribution (the accurate case)
 
     [[agent]]
@@ -162,9 +163,30 @@ def _check_int(checker: _Checker, section: tuple[Any, ...], key: str, value: Any
     return value
 
 
+def environment_name(value: str, base: Path | None) -> str | None:
+    """The registry's name of the finite environment ``value`` names when it names no built-in
+    distribution and no file (relative to ``base``): the grid then uses the environment as a
+    distribution (:func:`bbrl.envs.distribution_named`, docs/problems.md)."""
+    from ..envs import environment_named
+
+    if Path(value).suffix or os.path.sep in value or (base is not None and (base / value).exists()):
+        return None
+    return environment_named(value)
+
+
 def _distribution(checker: _Checker, section: tuple[Any, ...], key: str, value: Any, base: Path | None) -> FDM:
     if not isinstance(value, str) or not value:
-        raise checker.error(section, key, f"must be a distribution name such as 'GC' or a file, got {value!r}")
+        raise checker.error(
+            section, key, f"must be a distribution name such as 'GC', a finite environment or a file, got {value!r}"
+        )
+    environment = environment_name(value, base)
+    if environment is not None:
+        from ..envs import distribution_named
+
+        try:
+            return distribution_named(environment)
+        except (ValueError, TypeError) as exc:
+            raise checker.error(section, key, str(exc)) from None
     name = value
     if distributions.builtin_name(value) is None and base is not None and not Path(value).is_absolute():
         name = str(base / value)
@@ -269,7 +291,10 @@ def parse_config(
         if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0.0 <= gamma < 1.0:
             raise checker.error(where["gamma"], "gamma", f"must be a number in [0, 1), got {gamma!r}")
         # A file's stem names it in cell ids (``priors/my-prior.json`` -> ``my-prior``).
-        prior_name = Path(prior).stem if distributions.builtin_name(prior) is None else prior
+        # An environment as a distribution is named by the registry's spelling of its name.
+        prior_name = environment_name(prior, base) or (
+            Path(prior).stem if distributions.builtin_name(prior) is None else prior
+        )
         experiment = ExperimentConfig(
             name=name,
             test=raw["test"],

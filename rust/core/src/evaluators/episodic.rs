@@ -259,14 +259,10 @@ impl EpisodicExperiment {
 
     /// `n_runs` runs, run `i` on the MDP drawn from `test` with stream `(seed, TEST_MDP, i)` (the
     /// protocol's test MDP `i`), with episodes of `horizon` steps starting in the distribution's
-    /// initial state (uniform when it has none).
+    /// initial state (uniform when it has none) or from its start law.
     pub fn drawn(test: Fdm, horizon: usize, n_runs: usize, episodes: usize, gamma: f64, seed: u64) -> Result<Self> {
         check_counts(n_runs, episodes)?;
-        let s = test.n_states();
-        let start = match test.initial_state() {
-            Some(x) => (0..s).map(|y| if y == x { 1.0 } else { 0.0 }).collect(),
-            None => vec![1.0 / s as f64; s],
-        };
+        let start = test.start_probabilities();
         let problems = (0..n_runs)
             .map(|i| EpisodicProblem::new(test.test_mdp(seed, i as u64), start.clone(), Vec::new(), horizon))
             .collect::<Result<Vec<_>>>()?;
