@@ -39,6 +39,7 @@ from .figures import (
     save_figure,
     score_figure,
 )
+from .hardness import hardness_section
 from .racing import RaceOptions, default_batch, paired_means, with_paired_means
 from .regret import plot_cumulative_regret
 from .scores import ORACLE_KINDS, NormalizedSummary, normalized_summary, regret_curves
@@ -582,6 +583,7 @@ def write_report(
         "ties counting one half, averaged over the experiments. Choosing each algorithm's best setting on the same "
         "MDPs favours algorithms with many settings slightly.</p>",
         normalized_part,
+        hardness_section(cells, folder),
     ]
     for r in reports:
         parts.append(f'<section id="{r.slug}"><h2>Experiment {html.escape(r.key)}</h2>')
