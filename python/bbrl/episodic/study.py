@@ -63,20 +63,15 @@ class StudyConfig:
         planners: whether the Bayes-adaptive planners run on RiverSwim (PSRL always does).
         deep_sea_sizes: the DeepSea sizes N.
         deep_sea_episodes: DeepSea episodes per run.
-        deep_sea_runs: DeepSea runs per agent and size (an even number splits evenly over 2 threads).
-
-    The DeepSea sizes of the full study keep it within an hour on 2 cores with every baseline:
-    UCRL2's extended value iteration at each of its many early epochs dominates (about 0.5 CPU
-    seconds per episode over the first 50 episodes at N = 20, against 0.05 for PSRL), so the study
-    runs 500 episodes in 4 runs per size (before the baselines joined: 1000 in 5).
+        deep_sea_runs: DeepSea runs per agent and size.
     """
 
     episodes: int = 500
     runs: int = 20
     planners: bool = True
     deep_sea_sizes: tuple[int, ...] = tuple(range(4, 21, 2))
-    deep_sea_episodes: int = 500
-    deep_sea_runs: int = 4
+    deep_sea_episodes: int = 1000
+    deep_sea_runs: int = 5
 
     def smoke_sized(self) -> StudyConfig:
         """These sizes, or under ``BBRL_SMOKE`` (:mod:`bbrl.smoke`) a few runs of a few episodes
