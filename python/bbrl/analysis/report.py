@@ -40,6 +40,7 @@ from .figures import (
     normalized_figure,
     score_figure,
 )
+from .hardness import hardness_section
 from .findings import bounds_finding, ecdf_finding, normalized_finding, regret_finding, score_finding
 from .racing import RaceOptions, default_batch, paired_means, with_paired_means
 from .regret import plot_cumulative_regret
@@ -613,7 +614,7 @@ def write_report(
         else ""
     )
     oracles = set(cells.filter(pl.col(Col.KIND).is_in(ORACLE_KINDS))[Col.ALGORITHM].to_list())
-    sections = [_normalized_section(results, cells, folder, others, formats)]
+    sections = [_normalized_section(results, cells, folder, others, formats), hardness_section(cells, folder)]
     for r in reports:
         sections.append(_experiment_section(r, cells))
     for builder in EXTRA_SECTIONS:
