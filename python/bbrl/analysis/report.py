@@ -40,8 +40,8 @@ from .figures import (
     normalized_figure,
     score_figure,
 )
-from .hardness import hardness_section
 from .findings import bounds_finding, ecdf_finding, normalized_finding, regret_finding, score_finding
+from .hardness import hardness_section
 from .racing import RaceOptions, default_batch, paired_means, with_paired_means
 from .regret import plot_cumulative_regret
 from .report_page import Details, ReportFigure, Section, markdown, markdown_code, markdown_escape, page
