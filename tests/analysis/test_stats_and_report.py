@@ -285,7 +285,7 @@ def test_report_renders(grid_results: Path, tmp_path: Path) -> None:
     import matplotlib.image
 
     report = tmp_path / "report"
-    html = write_report(grid_results, report)
+    html = write_report(grid_results, report, svg=True)
     text = html.read_text()
     assert text.startswith("<!DOCTYPE html>") and "http://" not in text and "https://" not in text
     for slug in ("GC-GC", "GC-UGC"):

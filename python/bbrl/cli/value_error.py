@@ -360,7 +360,7 @@ def _command_study(args: argparse.Namespace, console: Console) -> int:
     rows = study.run(settings, progress)
     table = study.summary(rows)
     header = [
-        f"Machine: {host_line()}.",
+        f"Machine: {host_line().removeprefix('machine: ')}.",  # host_line names itself
         f"States per domain: {settings.states}, drawn uniformly (seed {settings.seed}); tau = {settings.tau:g}; "
         f"V_max {', '.join(f'{d} {v:g}' for d, v in study.PAPER_V_MAX.items())}; discount 0.99; Mountain Car "
         "under energy pumping with 60% random actions, Puddle World under the uniform policy.",

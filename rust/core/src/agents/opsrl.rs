@@ -25,8 +25,8 @@ use rand_distr::StandardNormal;
 use super::common::{argmax_random_tie, greedy_probabilities};
 use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
 use super::tabular::{
-    block_length, count_sweep, planning_stream, Blocks, Experience, Reference, RewardModel, PLAN_HORIZON, REFERENCE,
-    REWARDS,
+    block_length, count_sweep, planning_stream, Blocks, Experience, RewardModel, TabularlReference, PLAN_HORIZON,
+    REWARDS, TABULARL_REFERENCE,
 };
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
@@ -56,7 +56,7 @@ pub const SPEC: KindSpec = KindSpec {
         },
         PLAN_HORIZON,
         REWARDS,
-        REFERENCE,
+        TABULARL_REFERENCE,
     ],
     online_units: &[("k", 1.0)],
     offline_units: &[],
@@ -86,7 +86,7 @@ pub const SPEC: KindSpec = KindSpec {
     build: |r| {
         let rewards = RewardModel::read(r)?;
         let agent = OptimisticPsrl::new(r.count("k")?, r.float("alpha0")?, r.count("plan_horizon")?, rewards)?;
-        Ok(Box::new(agent.with_reference(Reference::read(r, rewards)?)))
+        Ok(Box::new(agent.with_reference(TabularlReference::read(r, rewards)?)))
     },
 };
 
@@ -98,7 +98,7 @@ pub struct OptimisticPsrl {
     alpha0: f64,
     plan_horizon: usize,
     rewards: RewardModel,
-    reference: Reference,
+    reference: TabularlReference,
     state: Option<OpsrlState>,
 }
 
@@ -127,11 +127,11 @@ impl OptimisticPsrl {
         if !(alpha0.is_finite() && alpha0 > 0.0) {
             return Err(invalid!("alpha0 must be a finite number > 0, got {alpha0}"));
         }
-        Ok(Self { k, alpha0, plan_horizon, rewards, reference: Reference::Paper, state: None })
+        Ok(Self { k, alpha0, plan_horizon, rewards, reference: TabularlReference::Paper, state: None })
     }
 
     /// The same agent following `reference`'s choices (module doc).
-    pub fn with_reference(mut self, reference: Reference) -> Self {
+    pub fn with_reference(mut self, reference: TabularlReference) -> Self {
         self.reference = reference;
         self
     }
@@ -268,7 +268,7 @@ impl Agent for OptimisticPsrl {
     fn observe(&mut self, t: Transition, _rng: &mut Rng) -> Result<()> {
         let reference = self.reference;
         let st = self.state()?;
-        if reference == Reference::Tabularl && st.blocks.stage + 1 == st.blocks.length {
+        if reference == TabularlReference::Tabularl && st.blocks.stage + 1 == st.blocks.length {
             st.exp.observe_reward_only(&t);
         } else {
             st.exp.observe(&t);
@@ -338,7 +338,7 @@ mod tests {
         let (h, episodes) = (10, 200);
         let setting = Setting { gamma: 0.99, horizon: h };
         let mut agent =
-            OptimisticPsrl::new(1, 1.0, h, RewardModel::Learned).unwrap().with_reference(Reference::Tabularl);
+            OptimisticPsrl::new(1, 1.0, h, RewardModel::Learned).unwrap().with_reference(TabularlReference::Tabularl);
         let (mut rng, mut env) = (crate::rng::stream(4, 0, 0), crate::rng::stream(4, 1, 0));
         agent.learn_offline(&prior, setting, &mut rng).unwrap();
         agent.start_task(&TaskContext { setting, true_mdp: None }, &mut rng).unwrap();
@@ -365,7 +365,7 @@ mod tests {
         assert!(late >= 0.9 * 6.0 * 20.0, "{late}");
         let mut default = OptimisticPsrl::new(1, 1.0, h, RewardModel::Learned).unwrap();
         assert!(!default.name().contains("TabulaRL"));
-        default.reference = Reference::Tabularl;
+        default.reference = TabularlReference::Tabularl;
         assert!(default.name().contains("TabulaRL's settings"));
     }
 

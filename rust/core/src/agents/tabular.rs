@@ -68,8 +68,35 @@ impl RewardModel {
     }
 }
 
-/// The `reference` parameter of the baselines that offer their reference code's settings.
-pub const REFERENCE: ParamSpec = ParamSpec {
+/// Whose algorithm a baseline runs (its `reference` parameter): the paper's, or a reference
+/// implementation's with its departures from the paper (docs/baselines.md, "Reference settings").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reference {
+    Paper,
+    Rlberry,
+}
+
+impl Reference {
+    /// Reads a `reference` parameter.
+    pub fn read(text: &str) -> Result<Self> {
+        match text {
+            "paper" => Ok(Self::Paper),
+            "rlberry" => Ok(Self::Rlberry),
+            other => Err(invalid!("reference must be \"paper\" or \"rlberry\", got {other:?}")),
+        }
+    }
+
+    /// `", rlberry"` for names (nothing for the paper's).
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Paper => "",
+            Self::Rlberry => ", rlberry",
+        }
+    }
+}
+
+/// The `reference` parameter of the baselines that offer TabulaRL's settings (UCRL2, Optimistic PSRL).
+pub const TABULARL_REFERENCE: ParamSpec = ParamSpec {
     name: "reference",
     ty: ParamType::Text,
     default: Some(ParamDefault::Text("paper")),
@@ -78,9 +105,10 @@ pub const REFERENCE: ParamSpec = ParamSpec {
           (docs/baselines.md, Reference settings), for side-by-side checks against it",
 };
 
-/// Whose choices an agent follows (the `reference` parameter).
+/// Whose choices UCRL2 and Optimistic PSRL follow (their `reference` parameter; the rlberry
+/// baselines read [`Reference`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reference {
+pub enum TabularlReference {
     /// The algorithm as docs/baselines.md states it.
     Paper,
     /// TabulaRL's code: among others, the transition of an episode's (a block's) last step is not
@@ -88,7 +116,7 @@ pub enum Reference {
     Tabularl,
 }
 
-impl Reference {
+impl TabularlReference {
     /// Reads the `reference` parameter; `tabularl` learns rewards as TabulaRL does, so it needs
     /// `rewards = "learned"`.
     pub fn read(r: &Reader<'_>, rewards: RewardModel) -> Result<Self> {
@@ -109,6 +137,12 @@ impl Reference {
             Self::Tabularl => ", TabulaRL's settings",
         }
     }
+}
+
+/// rlberry's "simplified Bernstein" bonus (its UCBVI and OptQL) of a pair seen `n > 0` times at a
+/// stage whose largest value is `v_max`, with the constant `c` in units of the reward range `scale`.
+pub fn rlberry_bonus(c: f64, n: f64, v_max: f64, scale: f64) -> f64 {
+    (c * scale / n.sqrt() + v_max / n).min(v_max)
 }
 
 /// The block length `H` for a requested `plan_horizon` (0: `ceil(1 / (1 - gamma))`, with a guard

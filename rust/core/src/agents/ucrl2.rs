@@ -46,7 +46,9 @@
 
 use super::common::{argmax_random_tie, greedy_probabilities};
 use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
-use super::tabular::{block_length, count_sweep, Blocks, Experience, Reference, RewardModel, REFERENCE, REWARDS};
+use super::tabular::{
+    block_length, count_sweep, Blocks, Experience, RewardModel, TabularlReference, REWARDS, TABULARL_REFERENCE,
+};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
@@ -66,7 +68,7 @@ pub const SPEC: KindSpec = KindSpec {
             doc: "confidence parameter of the confidence sets",
         },
         REWARDS,
-        REFERENCE,
+        TABULARL_REFERENCE,
     ],
     online_units: &[],
     offline_units: &[],
@@ -86,7 +88,7 @@ pub const SPEC: KindSpec = KindSpec {
     episodic_baseline: true,
     build: |r| {
         let rewards = RewardModel::read(r)?;
-        Ok(Box::new(Ucrl2::new(r.float("delta")?, rewards)?.with_reference(Reference::read(r, rewards)?)))
+        Ok(Box::new(Ucrl2::new(r.float("delta")?, rewards)?.with_reference(TabularlReference::read(r, rewards)?)))
     },
 };
 
@@ -163,7 +165,7 @@ const TABULARL_TAU0: f64 = 1e-4;
 pub struct Ucrl2 {
     delta: f64,
     rewards: RewardModel,
-    reference: Reference,
+    reference: TabularlReference,
     state: Option<Ucrl2State>,
 }
 
@@ -206,11 +208,11 @@ impl Ucrl2 {
         if !(1e-9..=0.5).contains(&delta) {
             return Err(invalid!("delta must be in [1e-9, 0.5], got {delta}"));
         }
-        Ok(Self { delta, rewards, reference: Reference::Paper, state: None })
+        Ok(Self { delta, rewards, reference: TabularlReference::Paper, state: None })
     }
 
     /// The same agent following `reference`'s choices (module doc).
-    pub fn with_reference(mut self, reference: Reference) -> Self {
+    pub fn with_reference(mut self, reference: TabularlReference) -> Self {
         self.reference = reference;
         self
     }
@@ -235,8 +237,8 @@ impl Ucrl2 {
         if st.staged {
             if st.blocks.due {
                 match reference {
-                    Reference::Paper => st.plan_stages(delta, rewards),
-                    Reference::Tabularl => st.plan_tabularl(delta),
+                    TabularlReference::Paper => st.plan_stages(delta, rewards),
+                    TabularlReference::Tabularl => st.plan_tabularl(delta),
                 }
             }
         } else if st.epoch_due {
@@ -484,7 +486,7 @@ impl Agent for Ucrl2 {
         st.last_epoch_start = 0;
         st.plans = 0;
         st.staged = false;
-        if reference == Reference::Tabularl {
+        if reference == TabularlReference::Tabularl {
             // TabulaRL replans per episode; without episodes, per block of the effective horizon
             // (never longer than the task).
             st.stage_in_blocks(block_length(0, st.gamma).min(st.horizon.max(1)));
@@ -512,7 +514,7 @@ impl Agent for Ucrl2 {
         let row = t.state * st.exp.n_actions + t.action;
         if st.staged {
             // TabulaRL counts the last step's reward, not its transition (module doc).
-            if reference == Reference::Tabularl && st.blocks.stage + 1 == st.blocks.length {
+            if reference == TabularlReference::Tabularl && st.blocks.stage + 1 == st.blocks.length {
                 st.exp.observe_reward_only(&t);
             } else {
                 st.exp.observe(&t);
@@ -725,7 +727,7 @@ mod tests {
         assert!(e.to_string().contains("needs rewards = \"learned\""), "{e}");
 
         let (h, delta) = (10, 0.05);
-        let mut agent = Ucrl2::new(delta, RewardModel::Learned).unwrap().with_reference(Reference::Tabularl);
+        let mut agent = Ucrl2::new(delta, RewardModel::Learned).unwrap().with_reference(TabularlReference::Tabularl);
         let returns = chain_episodes(&mut agent, 3, h);
         let st = agent.state.as_mut().unwrap();
         // 3 episodes of 10 steps: 30 rewards, 27 transitions (the last step's is not counted).
