@@ -694,6 +694,8 @@ impl Agent for Sboss {
         st.rng = Rng::seed_from_u64(rng.random());
         st.resamples = 0;
         st.last_sweeps = 0;
+        // The reset of the counts and of the last snapshot's: S·A·S entries each.
+        work::add(Unit::ModelEntries, (2 * st.alpha.len()) as u64);
         // Size the merged model for the prior's sample counts (module doc, "Allocation").
         let (ns, rows) = (st.n_states, st.rows());
         let merged = &mut st.merged;
@@ -728,12 +730,16 @@ impl Agent for Sboss {
         }
         st.alpha[i] += 1.0;
         st.alpha0[row] += 1.0;
-        if !st.do_sample && st.deviation(row, compat) > delta {
+        let tested = !st.do_sample;
+        if tested && st.deviation(row, compat) > delta {
             st.do_sample = true;
         }
         let alpha = &st.alpha[row * ns..(row + 1) * ns];
         let on_support = st.support.row(row).iter().map(|&y| alpha[y as usize]);
         st.samples_per_pair[row] = sample_count_of(on_support, st.alpha0[row], epsilon, compat);
+        // The deviation test read the row's S states (when no resample was pending), the sample
+        // count its support.
+        work::add(Unit::ModelEntries, (if tested { ns } else { 0 } + st.support.row(row).len()) as u64);
         Ok(())
     }
 
