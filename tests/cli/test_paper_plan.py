@@ -9,15 +9,18 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from bbrl.analysis.cost import REFERENCE
 from bbrl.cli.paper import _config, run_paper
-from bbrl.grid.plan import plan_path
+from bbrl.grid.plan import plan_path, read_plan_calibration
 
 
 def _keep_plan(folder: Path, name: str, seconds_per_cell: float) -> int:
-    """A plan kept in ``folder`` as `bbrl grid plan --out` writes it (no pilot needed)."""
+    """A plan kept in ``folder`` as `bbrl grid plan --out` writes it (no pilot needed), priced with
+    the shipped calibration (a plan priced otherwise is measured again)."""
     cells = _config(name).cells
     folder.mkdir(parents=True)
-    plan_path(folder).write_text(json.dumps({"cells": {c.id: seconds_per_cell for c in cells}}))
+    document = {"cells": {c.id: seconds_per_cell for c in cells}, "calibration": REFERENCE}
+    plan_path(folder).write_text(json.dumps(document))
     return len(cells)
 
 
@@ -71,3 +74,15 @@ def test_with_race_the_race_pilot_alone_must_fit_the_limit(tmp_path: Path) -> No
     # N = 500 in batches of 50: the pilot is a tenth of each cell's online cost.
     assert "the race pilot alone" in text and "nothing started" in text
     assert not list(tmp_path.rglob("*.parquet")) and not (tmp_path / "accurate" / "batches").exists()
+
+
+def test_a_plan_says_which_calibration_priced_it(tmp_path: Path) -> None:
+    # Kept before plans were priced from work (measured CPU times): no calibration, measured again.
+    assert read_plan_calibration(tmp_path) is None
+    plan_path(tmp_path).write_text(json.dumps({"cells": {}}))
+    assert read_plan_calibration(tmp_path) is None
+    plan_path(tmp_path).write_text(json.dumps({"cells": {}, "calibration": REFERENCE}))
+    assert read_plan_calibration(tmp_path) == REFERENCE
+    plan_path(tmp_path).write_text(json.dumps({"cells": {}, "calibration": 3}))
+    with pytest.raises(ValueError, match="calibration"):
+        read_plan_calibration(tmp_path)

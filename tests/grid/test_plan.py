@@ -97,6 +97,13 @@ def test_the_pilot_measures_each_experiment_and_kind_at_most_twice_and_predicts_
     for key in ("GC/GC", "Grid/UGrid"):
         bamcp = [plan.seconds[f"{key}/bamcp/k={k},depth=10"] for k in (5, 20, 40)]
         assert bamcp == sorted(bamcp)
+    # Priced from the work counts: the same plan on every run, whatever the load; the pilot's
+    # measured CPU time is kept beside it, as a ratio to the calibrated one.
+    again = pilot(config, pilot_mdps=2, pilot_decisions=5, budget_seconds=60)
+    assert again.seconds == plan.seconds and again.online == plan.online and again.offline == plan.offline
+    assert plan.calibration == "reference" and 0 < plan.measured_to_calibrated < math.inf
+    kept = json.loads(plan.to_json())
+    assert kept["calibration"] == "reference" and kept["pilot_cpu_seconds"] == plan.pilot_cpu_seconds
     # A spent budget leaves only the cheapest point of each pair (one run per pair).
     assert pilot(config, pilot_mdps=2, pilot_decisions=5, budget_seconds=0).pilot_points == len(pairs)
     with pytest.raises(ValueError, match="pilot"):
@@ -109,7 +116,9 @@ def test_the_every_cell_pilot_measures_each_cell_once_with_its_own_cost() -> Non
     # The budget does not apply: one run per cell, and a prediction for each.
     assert plan.every_cell and plan.pilot_points == len(config.cells)
     assert set(plan.seconds) == {c.id for c in config.cells}
-    assert all(math.isfinite(s) and s > 0 for s in plan.seconds.values())
+    # e-Greedy at epsilon = 1 solves nothing: the calibration may price its work at 0.
+    assert all(math.isfinite(s) and s >= 0 for s in plan.seconds.values())
+    assert all(s > 0 for cell_id, s in plan.seconds.items() if "/egreedy/" not in cell_id)
     # Each cell's own measurement, OPPS-DS's training scaled from the capped draws: 1000 draws
     # (measured on 200, times 5) against 100 is about 10 times the training, and training
     # dominates these cells (8 MDPs x 40 decisions of a formula cost microseconds); a factor 3

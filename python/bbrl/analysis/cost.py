@@ -28,6 +28,7 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -43,10 +44,14 @@ __all__ = [
     "REFERENCE",
     "Calibration",
     "CellCosts",
+    "calibration_rows",
     "cell_costs",
     "fit_calibration",
+    "fit_rows",
+    "fit_verdict",
     "load_calibration",
     "reference_calibration",
+    "reference_rows",
 ]
 
 #: The format name of a calibration file.
@@ -55,6 +60,12 @@ CALIBRATION_FORMAT = "bbrl-calibration"
 REFERENCE = "reference"
 #: The smallest relative uncertainty a cost is given: below it, the fit's own rounding.
 _MIN_UNCERTAINTY = 0.01
+#: The bounds a fit meets per algorithm (:func:`fit_verdict`): the median and the largest relative
+#: error |predicted / measured - 1| over its rows, and R² where the costs span R2_SPAN times or more.
+MEDIAN_ERROR_BOUND = 0.10
+MAX_ERROR_BOUND = 0.35
+R2_BOUND = 0.9
+R2_SPAN = 10.0
 
 
 @dataclass(frozen=True)
@@ -72,6 +83,7 @@ class Calibration:
             no spread), ``max_relative_error`` and ``rms_relative_error`` (|predicted / measured - 1|);
             the key ``"all"`` holds the whole fit.
         source: what it was fitted on (a folder, a grid).
+        date: the day the cells it was fitted on were run (ISO 8601, ``YYYY-MM-DD``; "" unknown).
     """
 
     name: str
@@ -80,6 +92,11 @@ class Calibration:
     fit: dict[str, dict[str, float]] = field(default_factory=dict)
     source: str = ""
     per_algorithm: dict[str, dict[str, float]] = field(default_factory=dict)
+    date: str = ""
+
+    def describe(self) -> str:
+        """Where and when the calibration was measured, as one phrase."""
+        return f"measured {'on ' + self.date + ' ' if self.date else ''}on {self.machine or 'an unknown machine'}"
 
     def unit_seconds(self, algorithm: str | None = None) -> np.ndarray:
         """The seconds per unit of ``algorithm`` (its own if fitted, else the whole fit's) in the
@@ -101,6 +118,7 @@ class Calibration:
             "name": self.name,
             "machine": self.machine,
             "source": self.source,
+            "date": self.date,
             "seconds_per_unit": {u: self.seconds_per_unit.get(u, 0.0) for u in WORK_UNITS},
             "per_algorithm": {a: {u: t.get(u, 0.0) for u in WORK_UNITS} for a, t in self.per_algorithm.items()},
             "fit": self.fit,
@@ -112,15 +130,17 @@ class Calibration:
 
     def fit_table(self) -> pl.DataFrame:
         """The fit per algorithm as a table (``algorithm``, ``cells``, ``r2``,
-        ``max_relative_error``, ``rms_relative_error``), the whole fit last."""
+        ``max_relative_error``, ``rms_relative_error``, ``median_relative_error``, ``cost_span``
+        (largest over smallest measured cost), ``verdict`` (:func:`fit_verdict`)), the whole fit
+        last. Statistics a calibration written by an older bbrl lacks are NaN."""
         names = [k for k in self.fit if k != "all"] + (["all"] if "all" in self.fit else [])
+        stats = ("r2", "max_relative_error", "rms_relative_error", "median_relative_error", "cost_span")
         return pl.DataFrame(
             {
                 Col.ALGORITHM: names,
                 "cells": [int(self.fit[k].get("cells", 0)) for k in names],
-                "r2": [float(self.fit[k].get("r2", math.nan)) for k in names],
-                "max_relative_error": [float(self.fit[k].get("max_relative_error", math.nan)) for k in names],
-                "rms_relative_error": [float(self.fit[k].get("rms_relative_error", math.nan)) for k in names],
+                **{stat: [float(self.fit[k].get(stat, math.nan)) for k in names] for stat in stats},
+                "verdict": [fit_verdict(self.fit[k]) for k in names],
             }
         )
 
@@ -143,6 +163,15 @@ def reference_calibration() -> Calibration:
     return _from_document(json.loads(text), "the shipped reference calibration")
 
 
+def reference_rows() -> pl.DataFrame:
+    """The rows the shipped calibration was fitted on (:func:`calibration_rows` of the cells it
+    names in its ``source``), shipped beside it so that its fit can be checked and redone."""
+    from ..fileio import read_table
+
+    with resources.as_file(resources.files("bbrl") / "data" / "calibrations" / "reference-rows.csv") as path:
+        return read_table(path, "calibration rows")
+
+
 def _from_document(document: Any, source: str) -> Calibration:
     if not isinstance(document, dict) or document.get("format") != CALIBRATION_FORMAT:
         raise ValueError(f"{source}: not a bbrl calibration file (format {CALIBRATION_FORMAT})")
@@ -157,6 +186,7 @@ def _from_document(document: Any, source: str) -> Calibration:
         fit={str(k): _fit_row(v, source, k) for k, v in json_field(document, "fit", "an object", source, {}).items()},
         source=str(document.get("source", "")),
         per_algorithm={str(a): _unit_table(t, source, f"per_algorithm[{a!r}]") for a, t in per_algorithm.items()},
+        date=str(json_field(document, "date", "a string", source, "")),
     )
 
 
@@ -186,53 +216,91 @@ def _work_rows(cells: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return online, offline
 
 
-def fit_calibration(cells: pl.DataFrame, name: str, source: str = "", machine: str | None = None) -> Calibration:
-    """Fits seconds per unit on the cells of a grid (``cells`` of :func:`bbrl.protocol.results.load`).
+#: The columns of a calibration's rows (:func:`calibration_rows`) before the work units.
+ROW_COLUMNS = (Col.ALGORITHM, Col.CELL_ID, "part", "cpu_seconds")
 
-    Rows: each cell's mean online CPU seconds per trajectory against its mean work per trajectory,
-    and, for cells that learn offline (offline work and CPU time above 0), its offline CPU seconds
-    against its offline work. Cells without CPU times or work counts are left out. The fit
-    minimises the sum of squared *relative* errors with non-negative seconds per unit.
 
-    Raises:
-        ValueError: no cell has both work counts and CPU times.
-    """
+def calibration_rows(cells: pl.DataFrame) -> pl.DataFrame:
+    """The rows a calibration is fitted on, from the cells of a grid (``cells`` of
+    :func:`bbrl.protocol.results.load`): per cell, its mean online CPU seconds per trajectory
+    against its mean work per trajectory (``part`` = ``"online"``), and, for cells that learn
+    offline (offline work and CPU time above 0), its offline CPU seconds against its offline work
+    (``"offline"``). Columns: :data:`ROW_COLUMNS` then one per unit of :data:`WORK_UNITS`. Cells
+    without CPU times or work counts are left out."""
     online_work, offline_work = _work_rows(cells)
     online_cpu = cells[Col.ONLINE_CPU_SECONDS_PER_TRAJECTORY].cast(pl.Float64).fill_null(np.nan).to_numpy()
     offline_cpu = cells[Col.OFFLINE_CPU_SECONDS].cast(pl.Float64).fill_null(np.nan).to_numpy()
     algorithms = cells[Col.ALGORITHM].to_list()
-    rows, times, owners = [], [], []
+    ids = cells[Col.CELL_ID].to_list() if Col.CELL_ID in cells.columns else [""] * cells.height
+    rows: list[tuple[Any, ...]] = []
     for i in range(cells.height):
         if np.isfinite(online_work[i]).all() and np.isfinite(online_cpu[i]) and online_cpu[i] > 0.0:
-            rows.append(online_work[i])
-            times.append(online_cpu[i])
-            owners.append(algorithms[i])
+            rows.append((algorithms[i], ids[i], "online", float(online_cpu[i]), *online_work[i].tolist()))
         learned = offline_work[i]
         if np.isfinite(learned).all() and learned.sum() > 0 and np.isfinite(offline_cpu[i]) and offline_cpu[i] > 0:
-            rows.append(learned)
-            times.append(offline_cpu[i])
-            owners.append(algorithms[i])
-    if not rows:
+            rows.append((algorithms[i], ids[i], "offline", float(offline_cpu[i]), *learned.tolist()))
+    schema = {
+        **{c: pl.String for c in ROW_COLUMNS if c != "cpu_seconds"},
+        "cpu_seconds": pl.Float64,
+        **{u: pl.Float64 for u in WORK_UNITS},
+    }
+    return pl.DataFrame(rows, schema=[*ROW_COLUMNS, *WORK_UNITS], orient="row").cast(schema)  # type: ignore[arg-type]
+
+
+def fit_calibration(
+    cells: pl.DataFrame, name: str, source: str = "", machine: str | None = None, date: str | None = None
+) -> Calibration:
+    """Fits seconds per unit on the cells of a grid (``cells`` of :func:`bbrl.protocol.results.load`),
+    on their :func:`calibration_rows` (see :func:`fit_rows`); ``date``: the day the cells were run
+    (default: today, UTC).
+
+    Raises:
+        ValueError: no cell has both work counts and CPU times.
+    """
+    machine = machine if machine is not None else _machine_of(cells)
+    return fit_rows(calibration_rows(cells), name, source, machine, date)
+
+
+def fit_rows(
+    rows: pl.DataFrame, name: str, source: str = "", machine: str = "", date: str | None = None
+) -> Calibration:
+    """Fits seconds per unit on calibration rows (:func:`calibration_rows`, or a file of them).
+
+    The fit minimises the sum of squared *relative* errors with non-negative seconds per unit, once
+    per algorithm (its own rows) and once over every row (the seconds of an algorithm the
+    calibration has not seen).
+
+    Raises:
+        ValueError: no rows, or rows without the columns of :func:`calibration_rows`.
+    """
+    missing = [c for c in (*ROW_COLUMNS, *WORK_UNITS) if c not in rows.columns]
+    if missing:
+        raise ValueError(f"calibration rows lack the columns {missing}")
+    if rows.height == 0:
         raise ValueError("no cell has both work counts and CPU times to fit a calibration on")
-    x, y = np.asarray(rows), np.asarray(times)
+    x = rows.select(WORK_UNITS).cast(pl.Float64).to_numpy()
+    y = rows["cpu_seconds"].cast(pl.Float64).to_numpy()
+    if not (np.isfinite(x).all() and (x >= 0).all() and np.isfinite(y).all() and (y > 0).all()):
+        raise ValueError("calibration rows need finite work counts >= 0 and CPU seconds > 0")
+    owners = rows[Col.ALGORITHM].to_list()
     seconds = _relative_nnls(x, y)
     per_algorithm, predicted = {}, np.empty_like(y)
-    for algorithm in dict.fromkeys(owners):
-        mask = np.array([o == algorithm for o in owners])
+    masks = {a: np.array([o == a for o in owners]) for a in dict.fromkeys(owners)}
+    for algorithm, mask in masks.items():
         own = _relative_nnls(x[mask], y[mask])
         per_algorithm[algorithm] = {u: float(s) for u, s in zip(WORK_UNITS, own, strict=True)}
         predicted[mask] = x[mask] @ own
     fit = {"all": _fit_stats(y, predicted)}
-    for algorithm in per_algorithm:
-        mask = np.array([o == algorithm for o in owners])
+    for algorithm, mask in masks.items():
         fit[algorithm] = _fit_stats(y[mask], predicted[mask])
     return Calibration(
         name=name,
-        machine=machine if machine is not None else _machine_of(cells),
+        machine=machine,
         seconds_per_unit={u: float(s) for u, s in zip(WORK_UNITS, seconds, strict=True)},
         fit=fit,
         source=source,
         per_algorithm=per_algorithm,
+        date=date if date is not None else datetime.now(timezone.utc).date().isoformat(),
     )
 
 
@@ -257,7 +325,27 @@ def _fit_stats(measured: np.ndarray, predicted: np.ndarray) -> dict[str, float]:
         "r2": r2,
         "max_relative_error": float(relative.max()),
         "rms_relative_error": float(math.sqrt(float((relative**2).mean()))),
+        "median_relative_error": float(np.median(relative)),
+        "cost_span": float(measured.max() / measured.min()),
     }
+
+
+def fit_verdict(stats: dict[str, float]) -> str:
+    """Whether one algorithm's fit meets the cost model's bounds: ``"meets"``, or ``"fails: "``
+    and the bounds it misses (median relative error <= :data:`MEDIAN_ERROR_BOUND`, largest <=
+    :data:`MAX_ERROR_BOUND`, and R² >= :data:`R2_BOUND` where its costs span :data:`R2_SPAN`
+    times or more; R² says little about costs of one size)."""
+    missed = []
+    median = stats.get("median_relative_error", math.nan)
+    largest = stats.get("max_relative_error", math.nan)
+    if not median <= MEDIAN_ERROR_BOUND:
+        missed.append(f"median {100 * median:.0f}% > {100 * MEDIAN_ERROR_BOUND:.0f}%")
+    if not largest <= MAX_ERROR_BOUND:
+        missed.append(f"largest {100 * largest:.0f}% > {100 * MAX_ERROR_BOUND:.0f}%")
+    r2 = stats.get("r2", math.nan)
+    if stats.get("cost_span", 0.0) >= R2_SPAN and not r2 >= R2_BOUND:
+        missed.append(f"R² {r2:.2f} < {R2_BOUND:g} over a {R2_SPAN:g}x span")
+    return "meets" if not missed else "fails: " + ", ".join(missed)
 
 
 def _machine_of(cells: pl.DataFrame) -> str:

@@ -18,7 +18,9 @@ def register(grid_commands: Any) -> None:
         "plan",
         help="measure each kind of cell on a small pilot and predict the grid's core-hours",
         description="Runs each (experiment, agent kind) of the grid at its cheapest and its dearest setting on a "
-        "few MDPs and decisions (one thread), fits the cost per decision and per training, and prints the "
+        "few MDPs and decisions (one thread), prices the work they count with the shipped calibration (so the "
+        "plan does not depend on the machine's load; the ratio of the CPU time measured to the calibrated one is "
+        "printed), fits the cost per decision and per training, and prints the "
         "predicted core-hours per cell, per agent block and in total, the longest cell, and the number of "
         "workers for a target wall time. With --out, the plan is kept in OUT/plan.json: runners then start "
         "the longest cells first and `bbrl grid submit` packs tasks by it. With --compare DIR, the prediction "
@@ -32,7 +34,13 @@ def register(grid_commands: Any) -> None:
     plan.add_argument("--target-hours", type=float, default=24.0, help="target wall time in hours (default 24)")
     plan.add_argument("--pilot-mdps", type=int, default=2, help="test MDPs per pilot run (default 2)")
     plan.add_argument("--pilot-decisions", type=int, default=10, help="decisions per pilot trajectory (default 10)")
-    plan.add_argument("--pilot-budget", type=float, default=120.0, help="pilot seconds before it stops adding points")
+    plan.add_argument(
+        "--pilot-budget",
+        type=float,
+        default=120.0,
+        help="calibrated seconds of pilot work (the work counted, priced by the shipped calibration) before it "
+        "stops adding points (default 120)",
+    )
     plan.add_argument(
         "--every-cell",
         action="store_true",
@@ -98,8 +106,18 @@ def _hours(seconds: float) -> str:
 
 
 def _command_plan(args: argparse.Namespace, console: Any) -> int:
+    from ..analysis.cost import reference_calibration
     from ..grid import config_path, load_config
-    from ..grid.plan import check_pilot_size, compare, lpt_makespan, pilot, read_plan, suggest_workers, write_plan
+    from ..grid.plan import (
+        check_pilot_size,
+        compare,
+        lpt_makespan,
+        pilot,
+        pilot_ratio_line,
+        read_plan,
+        suggest_workers,
+        write_plan,
+    )
 
     if args.target_hours <= 0:
         raise ValueError(f"--target-hours must be positive, got {args.target_hours}")
@@ -128,6 +146,7 @@ def _command_plan(args: argparse.Namespace, console: Any) -> int:
     console.print(f"pilot: {len(config.cells)} cells, {size} per point, {bound}")
     plan = pilot(config, args.pilot_mdps, args.pilot_decisions, args.pilot_budget, console, args.every_cell)
     console.print(f"pilot cost: {plan.pilot_seconds:.3g} s wall for {plan.pilot_points} runs", highlight=False)
+    console.print(pilot_ratio_line(plan, reference_calibration()), highlight=False)
     seconds = plan.seconds
     cells = sorted(config.cells, key=lambda c: -seconds[c.id])
     console.print(f"longest {min(args.cells, len(cells))} cells (predicted core time):")

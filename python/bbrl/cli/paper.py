@@ -28,7 +28,9 @@ def register(commands: Any) -> None:
         description="Runs the paper's grids and writes their reports. --quick runs the shipped quick.toml "
         "(every algorithm at a few settings on GC, GDL and Grid, accurate and inaccurate priors, N = 100, T = 250). "
         "Without --quick: paper-accurate.toml and paper-inaccurate.toml (198 settings x 3 problems each, N = 500): "
-        "hundreds of core-hours. It first states its plan (a pilot of a few minutes, kept in each study's plan.json) "
+        "hundreds of core-hours. It first states its plan (the work of a pilot of a few minutes priced with the "
+        "shipped calibration, so the same on any machine under any load, kept in each study's plan.json; the ratio "
+        "of the CPU time this machine took to the calibrated one is printed) "
         "and starts only below --max-core-hours or with --yes; share it out with --shard, --scheduler or "
         "`bbrl grid submit`. Interrupted runs resume. With --race, each experiment runs as a race (configurations "
         "that cheaper ones beat stop early) and the plan states the core-hours with and without racing: the race "
@@ -138,11 +140,21 @@ def _cost_plans(
     """:func:`plan_studies`'s plans; ``with_offline``: a kept plan without each cell's offline part
     (kept before it was recorded) is measured again, since a race's prediction needs it."""
     from .. import grid
-    from ..grid.plan import lpt_makespan, pilot, read_plan, read_plan_offline, write_plan
+    from ..analysis.cost import reference_calibration
+    from ..grid.plan import (
+        lpt_makespan,
+        pilot,
+        pilot_ratio_line,
+        read_plan,
+        read_plan_calibration,
+        read_plan_offline,
+        write_plan,
+    )
     from ..grid.shards import select_shard
     from ..protocol.schema import describe_host
 
     cores = int(describe_host()["logical_cores"]) or 1
+    calibration = reference_calibration()
     plans = []
     for config, folder in configs:
         cells = select_shard(config.cells, shard)
@@ -150,14 +162,18 @@ def _cost_plans(
         offline = read_plan_offline(folder)
         if (
             kept is None
+            or read_plan_calibration(folder) != calibration.name
             or not all(c.id in kept for c in cells)
             or (with_offline and (offline is None or not all(c.id in offline for c in cells)))
         ):
-            console.print(f"{config.path.stem if config.path else 'grid'}: measuring its cost on a pilot first")
+            # A kept plan priced otherwise (measured CPU times, an older bbrl) is measured again:
+            # the plan must not depend on the load of the machine that made it.
+            console.print(f"{config.path.stem if config.path else 'grid'}: measuring its work on a pilot first")
             folder.mkdir(parents=True, exist_ok=True)
-            plan = pilot(config, console=console)
+            plan = pilot(config, console=console, calibration=calibration)
             write_plan(folder, plan)
             kept, offline = plan.seconds, plan.offline_seconds
+            console.print(pilot_ratio_line(plan, calibration), highlight=False)
         done = {cell.id for cell in grid.status(config, folder).done}
         study = _StudyPlan(config, folder, kept, offline, [c for c in cells if c.id not in done])
         todo = [kept[c.id] for c in study.todo]

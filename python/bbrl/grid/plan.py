@@ -11,16 +11,23 @@ agent's budget parameters, summarised as *work units*:
   OPPS-DS (trajectories of UCB1 times their length), 1 otherwise offline (training is then
   measured as a constant per experiment and kind).
 
-Costs are CPU seconds (core-seconds: what a core spends, however loaded the machine is; wall
-seconds only where a CPU time is unknown). The pilot runs, for every (experiment, kind), its
+Costs are **calibrated** core-seconds: the work each pilot run counts (machine-independent units,
+:mod:`bbrl.analysis.cost`) times the seconds per unit of a calibration (the shipped one by
+default). The counts depend only on the seeded computation, so the plan is the same on every run,
+whatever the machine's load or CPU; the pilot's measured CPU time is kept beside it, and the ratio
+of the two (:attr:`Plan.measured_to_calibrated`) says how this machine compares with the
+calibration's. Parts without work counts (a Python agent's training) keep their measured CPU time.
+The pilot runs, for every (experiment, kind), its
 cheapest and its most expensive setting, one thread each: training at the experiment's horizon
 (OPPS-DS with its draws capped at :data:`PILOT_DRAWS`), then a few test MDPs of a few decisions.
 It fits seconds = a + b * units to the two points, per decision online and per training offline. A cell's predicted
 core-seconds are then ``offline(units) + n_mdps * horizon * online(units)``.
 
 The pilot's cost is bounded twice: by its size (``pilot_mdps`` x ``pilot_decisions`` decisions per
-point, at most two points per pair) and by ``budget_seconds``, after which only the cheapest point
-of each remaining pair is run (and its cost taken as proportional to the units).
+point, at most two points per pair) and by ``budget_seconds`` of calibrated pilot work, after which
+only the cheapest point of each remaining pair is run (and its cost taken as proportional to the
+units). The budget counts calibrated, not measured, seconds, so that which points are run (and so
+the plan) does not depend on the load either.
 
 With ``every_cell=True`` the pilot measures every cell instead (``pilot_mdps`` x ``pilot_decisions``
 decisions of each, and its training, OPPS-DS's scaled linearly from the capped draws), so no cell's
@@ -43,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from .. import agents
+from ..analysis.cost import Calibration, reference_calibration
 from ..fileio import check_kind, json_field, read_json_document, write_atomic
 from ..protocol import Experiment
 from ..protocol.schema import Col
@@ -57,8 +65,10 @@ __all__ = [
     "offline_units",
     "online_units",
     "pilot",
+    "pilot_ratio_line",
     "plan_path",
     "read_plan",
+    "read_plan_calibration",
     "read_plan_offline",
     "static_cost",
 ]
@@ -146,6 +156,18 @@ class Plan:
     pilot_points: int
     every_cell: bool = False
     offline_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
+    calibration: str = ""
+    pilot_cpu_seconds: float = math.nan
+    pilot_calibrated_seconds: float = math.nan
+
+    @property
+    def measured_to_calibrated(self) -> float:
+        """The pilot's measured CPU seconds over its calibrated seconds (work times the
+        calibration), over the parts that have work counts: above 1, this machine ran slower than
+        the calibration says (a loaded or slower CPU); NaN when nothing was calibrated."""
+        if not self.pilot_calibrated_seconds > 0.0:
+            return math.nan
+        return self.pilot_cpu_seconds / self.pilot_calibrated_seconds
 
     def to_json(self) -> str:
         return json.dumps(
@@ -155,11 +177,19 @@ class Plan:
                 "pilot_seconds": self.pilot_seconds,
                 "pilot_points": self.pilot_points,
                 "every_cell": self.every_cell,
+                "calibration": self.calibration,
+                # NaN is not JSON: null for a pilot without work counts.
+                "pilot_cpu_seconds": _number_or_none(self.pilot_cpu_seconds),
+                "pilot_calibrated_seconds": _number_or_none(self.pilot_calibrated_seconds),
                 "online": [[e, k, f.a, f.b] for (e, k), f in self.online.items()],
                 "offline": [[e, k, f.a, f.b] for (e, k), f in self.offline.items()],
             },
             indent=1,
         )
+
+
+def _number_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 def read_plan(out: Path) -> dict[str, float] | None:
@@ -176,6 +206,30 @@ def read_plan_offline(out: Path) -> dict[str, float] | None:
     """The predicted offline core-seconds per cell id kept in ``out`` (``None`` without a plan, or
     one kept before they were recorded). Raises ValueError as :func:`read_plan` does."""
     return _plan_seconds(out, "offline_cells")
+
+
+def read_plan_calibration(out: Path) -> str | None:
+    """The name of the calibration ``out``'s plan is priced with (``None``: no plan, or a plan of
+    measured CPU times, kept before plans were priced from work). Raises ValueError as
+    :func:`read_plan` does."""
+    path = plan_path(out)
+    if not path.is_file():
+        return None
+    value = json_field(read_json_document(path, "plan"), "calibration", "a string", f"plan {str(path)!r}", None)
+    return str(value) if value else None
+
+
+def pilot_ratio_line(plan: Plan, calibration: Calibration) -> str:
+    """One line on how this machine ran the pilot against the calibration the plan is priced with."""
+    ratio = plan.measured_to_calibrated
+    if not math.isfinite(ratio):
+        return f"pilot: no work counts to compare with calibration '{calibration.name}'"
+    where = "slower than" if ratio > 1.0 else "as fast as or faster than"
+    return (
+        f"pilot: {plan.pilot_cpu_seconds:.3g} s of CPU measured here for {plan.pilot_calibrated_seconds:.3g} s "
+        f"calibrated, measured-to-calibrated ratio {ratio:.2f} (this machine ran {where} calibration "
+        f"'{calibration.name}', {calibration.describe()}); the plan is priced from the work, not from this ratio"
+    )
 
 
 def _plan_seconds(out: Path, key: str) -> dict[str, float] | None:
@@ -203,9 +257,23 @@ def _pilot_spec(cell: Cell) -> agents.AgentSpec:
     return spec
 
 
-def _pilot_point(cell: Cell, n_mdps: int, decisions: int) -> tuple[float, float, float, float]:
-    """Runs a scaled-down copy of ``cell`` on one thread: (offline units, offline seconds,
-    online units, online seconds per decision)."""
+@dataclass(frozen=True)
+class _Point:
+    """One pilot run: the units of its training and decisions, their calibrated seconds, and what
+    they cost on this machine (CPU seconds) against what the calibration says (the parts with work
+    counts only)."""
+
+    offline_units: float
+    offline_seconds: float
+    online_units: float
+    online_per_decision: float
+    measured: float
+    calibrated: float
+    cost: float
+
+
+def _pilot_point(cell: Cell, n_mdps: int, decisions: int, calibration: Calibration) -> _Point:
+    """Runs a scaled-down copy of ``cell`` on one thread and prices its work with ``calibration``."""
     e = cell.experiment
     horizon = min(decisions, e.horizon)
     spec = _pilot_spec(cell)
@@ -216,10 +284,24 @@ def _pilot_point(cell: Cell, n_mdps: int, decisions: int) -> tuple[float, float,
     trained = spec.train(e.prior_fdm, e.gamma, horizon, e.seed) if horizon != e.horizon else offline
     experiment = Experiment(e.test_fdm, n_mdps=n_mdps, gamma=e.gamma, horizon=horizon, seed=e.seed, name=e.name)
     result = experiment.run(trained, threads=1)
-    online = _cpu_or_wall(result.online_cpu_seconds, result.online_seconds)
-    per_decision = float(np.sum(online)) / (n_mdps * horizon)
-    training = _cpu_or_wall(np.array([offline.offline_cpu_seconds]), np.array([offline.offline_seconds]))
-    return offline_units(pilot_cell), float(training[0]), online_units(cell), per_decision
+    unit_seconds = calibration.unit_seconds(cell.algorithm)
+    online_cpu = float(np.sum(_cpu_or_wall(result.online_cpu_seconds, result.online_seconds)))
+    training_cpu = float(_cpu_or_wall(np.array([offline.offline_cpu_seconds]), np.array([offline.offline_seconds]))[0])
+    measured = calibrated = 0.0
+    if result.online_work is not None:
+        online = float(np.asarray(result.online_work, dtype=float).sum(axis=0) @ unit_seconds)
+        measured, calibrated = online_cpu, online
+    else:
+        online = online_cpu
+    if offline.offline_work is not None:
+        training = float(np.asarray(offline.offline_work, dtype=float) @ unit_seconds)
+        measured, calibrated = measured + training_cpu, calibrated + training
+    else:
+        training = training_cpu
+    per_decision = online / (n_mdps * horizon)
+    return _Point(
+        offline_units(pilot_cell), training, online_units(cell), per_decision, measured, calibrated, training + online
+    )
 
 
 def _cpu_or_wall(cpu: Any, wall: Any) -> np.ndarray:
@@ -251,13 +333,18 @@ def pilot(
     budget_seconds: float = 120.0,
     console: Any = None,
     every_cell: bool = False,
+    calibration: Calibration | None = None,
 ) -> Plan:
     """Measures each (experiment, kind) of ``config`` on a pilot and predicts every cell's cost.
 
     Args:
+        budget_seconds: calibrated seconds of pilot work after which only the cheapest point of
+            each remaining pair is run.
         every_cell: measure every cell rather than two settings per (experiment, kind); the
             budget then does not apply (the pilot costs about ``pilot_mdps * pilot_decisions /
             (n_mdps * horizon)`` of the grid's online time, plus every training).
+        calibration: the seconds per work unit the plan is priced with (default: the shipped
+            reference calibration, :func:`bbrl.analysis.cost.reference_calibration`).
 
     Raises:
         ValueError: for a pilot size below 1 or a cell whose agent this installation lacks.
@@ -267,35 +354,63 @@ def pilot(
     check_runnable(config.cells)
     for cell in config.cells:
         groups.setdefault((cell.experiment.key, cell.kind), []).append(cell)
+    calibration = calibration if calibration is not None else reference_calibration()
     if every_cell:
-        return _pilot_every_cell(config, pilot_mdps, pilot_decisions, console)
+        return _pilot_every_cell(config, pilot_mdps, pilot_decisions, console, calibration)
     started = time.perf_counter()
-    points: dict[tuple[str, str], list[tuple[float, float, float, float]]] = {}
+    points: dict[tuple[str, str], list[_Point]] = {}
     # The cheapest point of every pair first, so that the budget never leaves a pair unmeasured.
     cheapest = {key: min(cells, key=static_cost) for key, cells in groups.items()}
     dearest = {key: max(cells, key=static_cost) for key, cells in groups.items()}
-    runs = 0
     for key, cell in cheapest.items():
-        points[key] = [_pilot_point(cell, pilot_mdps, pilot_decisions)]
-        runs += 1
+        points[key] = [_pilot_point(cell, pilot_mdps, pilot_decisions, calibration)]
     for key, cell in sorted(dearest.items(), key=lambda item: static_cost(item[1])):
         if cell is cheapest[key]:
             continue
-        if time.perf_counter() - started > budget_seconds:
+        if _spent(points) > budget_seconds:
             if console is not None:
                 console.print(f"pilot budget of {budget_seconds:.0f} s spent: {key[0]} {key[1]} fitted on one point")
             continue
-        points[key].append(_pilot_point(cell, pilot_mdps, pilot_decisions))
-        runs += 1
-    online = {key: Fit.through([(p[2], p[3]) for p in pts]) for key, pts in points.items()}
-    offline = {key: Fit.through([(p[0], p[1]) for p in pts]) for key, pts in points.items()}
+        points[key].append(_pilot_point(cell, pilot_mdps, pilot_decisions, calibration))
+    online = {key: Fit.through([(p.online_units, p.online_per_decision) for p in pts]) for key, pts in points.items()}
+    offline = {key: Fit.through([(p.offline_units, p.offline_seconds) for p in pts]) for key, pts in points.items()}
     seconds, offline_seconds = {}, {}
     for cell in config.cells:
         key = (cell.experiment.key, cell.kind)
         e = cell.experiment
         offline_seconds[cell.id] = offline[key](offline_units(cell))
         seconds[cell.id] = offline_seconds[cell.id] + e.n_mdps * e.horizon * online[key](online_units(cell))
-    return Plan(seconds, online, offline, time.perf_counter() - started, runs, offline_seconds=offline_seconds)
+    return _plan(seconds, online, offline, started, points, False, offline_seconds, calibration)
+
+
+def _spent(points: dict[tuple[str, str], list[_Point]]) -> float:
+    """The pilot's cost so far in calibrated seconds (training and decisions of every point)."""
+    return sum(p.cost for pts in points.values() for p in pts)
+
+
+def _plan(
+    seconds: dict[str, float],
+    online: dict[tuple[str, str], Fit],
+    offline: dict[tuple[str, str], Fit],
+    started: float,
+    points: dict[tuple[str, str], list[_Point]],
+    every_cell: bool,
+    offline_seconds: dict[str, float],
+    calibration: Calibration,
+) -> Plan:
+    runs = [p for pts in points.values() for p in pts]
+    return Plan(
+        seconds,
+        online,
+        offline,
+        time.perf_counter() - started,
+        len(runs),
+        every_cell=every_cell,
+        offline_seconds=offline_seconds,
+        calibration=calibration.name,
+        pilot_cpu_seconds=sum(p.measured for p in runs),
+        pilot_calibrated_seconds=sum(p.calibrated for p in runs),
+    )
 
 
 def _pilot_every_cell(
@@ -303,19 +418,19 @@ def _pilot_every_cell(
     pilot_mdps: int,
     pilot_decisions: int,
     console: Any,
+    calibration: Calibration,
 ) -> Plan:
     """:func:`pilot` with ``every_cell``: each cell's own training and per-decision cost."""
     started = time.perf_counter()
     seconds: dict[str, float] = {}
     offline_seconds: dict[str, float] = {}
-    points: dict[tuple[str, str], list[tuple[float, float, float, float]]] = {}
+    points: dict[tuple[str, str], list[_Point]] = {}
     for index, cell in enumerate(config.cells):
-        point = _pilot_point(cell, pilot_mdps, pilot_decisions)
-        pilot_units, training, _, per_decision = point
+        point = _pilot_point(cell, pilot_mdps, pilot_decisions, calibration)
         # Training cost is linear in its units (OPPS-DS's draws were capped for the pilot).
-        offline = training * offline_units(cell) / pilot_units
+        offline = point.offline_seconds * offline_units(cell) / point.offline_units
         e = cell.experiment
-        seconds[cell.id] = offline + e.n_mdps * e.horizon * per_decision
+        seconds[cell.id] = offline + e.n_mdps * e.horizon * point.online_per_decision
         offline_seconds[cell.id] = offline
         points.setdefault((e.key, cell.kind), []).append(point)
         if console is not None and (index + 1) % 50 == 0:
@@ -325,19 +440,11 @@ def _pilot_every_cell(
     # cheapest and dearest measured points.
     online, offline_fits = {}, {}
     for key, pts in points.items():
-        ends = [min(pts, key=lambda p: p[2]), max(pts, key=lambda p: p[2])]
-        online[key] = Fit.through([(p[2], p[3]) for p in ends])
-        ends = [min(pts, key=lambda p: p[0]), max(pts, key=lambda p: p[0])]
-        offline_fits[key] = Fit.through([(p[0], p[1]) for p in ends])
-    return Plan(
-        seconds,
-        online,
-        offline_fits,
-        time.perf_counter() - started,
-        len(config.cells),
-        every_cell=True,
-        offline_seconds=offline_seconds,
-    )
+        ends = [min(pts, key=lambda p: p.online_units), max(pts, key=lambda p: p.online_units)]
+        online[key] = Fit.through([(p.online_units, p.online_per_decision) for p in ends])
+        ends = [min(pts, key=lambda p: p.offline_units), max(pts, key=lambda p: p.offline_units)]
+        offline_fits[key] = Fit.through([(p.offline_units, p.offline_seconds) for p in ends])
+    return _plan(seconds, online, offline_fits, started, points, True, offline_seconds, calibration)
 
 
 def longest_first(cells: Sequence[Cell], out: Path | None = None) -> list[Cell]:

@@ -37,7 +37,8 @@ pub enum Unit {
     GammaVariates,
     /// Search-tree nodes created (BAMCP's V-nodes, BFS3's FSSS nodes).
     TreeNodes,
-    /// Search-tree edges stored (BFS3's sampled children).
+    /// Search-tree edges stored (BFS3's sampled children, BAMCP's child slots: one per support
+    /// state of each action of a node, so wide posterior rows cost more per node).
     TreeEdges,
     /// Simulated steps of a planner (BAMCP's tree and rollout steps, BFS3's rollout levels).
     SimulatedSteps,
@@ -45,10 +46,15 @@ pub enum Unit {
     FormulaTokens,
     /// Calls into an agent written in Python (act, observe, task and episode starts).
     ForeignCalls,
+    /// Entries of an agent's model read or reset outside a sweep: SBOSS's deviation test and
+    /// sample count after each observation (a row's S states and its support) and its task reset
+    /// (the S·A·S counts). They make the cost of a decision grow with the model's size even when
+    /// nothing is solved.
+    ModelEntries,
 }
 
 /// Every unit, in index order.
-pub const UNITS: [Unit; 11] = [
+pub const UNITS: [Unit; 12] = [
     Unit::Decisions,
     Unit::QRowSweeps,
     Unit::QEntrySweeps,
@@ -60,6 +66,7 @@ pub const UNITS: [Unit; 11] = [
     Unit::SimulatedSteps,
     Unit::FormulaTokens,
     Unit::ForeignCalls,
+    Unit::ModelEntries,
 ];
 
 /// The number of units.
@@ -80,6 +87,7 @@ impl Unit {
             Unit::SimulatedSteps => "simulated_steps",
             Unit::FormulaTokens => "formula_tokens",
             Unit::ForeignCalls => "foreign_calls",
+            Unit::ModelEntries => "model_entries",
         }
     }
 }

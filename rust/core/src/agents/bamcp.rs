@@ -169,6 +169,9 @@ impl BamcpState {
         // Every simulation covers exactly `depth` simulated steps (tree descent and rollout).
         work::add(Unit::SimulatedSteps, (k * depth) as u64);
         work::add(Unit::TreeNodes, self.tree.v.len() as u64);
+        // A node holds one child slot per support state of each action: wide rows (uniform
+        // priors) make every node and every step from it dearer.
+        work::add(Unit::TreeEdges, self.tree.children.len() as u64);
         debug_assert_eq!(root, 0);
         for (score, mean) in self.scores.iter_mut().zip(self.tree.root_means()) {
             *score = mean;

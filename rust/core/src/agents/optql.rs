@@ -28,6 +28,7 @@ use crate::error::Result;
 use crate::invalid;
 use crate::model::fdm::Fdm;
 use crate::rng::Rng;
+use crate::work::{self, Unit};
 
 /// The registry's entry.
 pub const SPEC: KindSpec = KindSpec {
@@ -226,6 +227,8 @@ impl Agent for OptQl {
         let setting = context.setting;
         let (delta, len) = (self.delta, block_length(self.plan_horizon, setting.gamma));
         let st = self.state()?;
+        // The reset of the H·S·A stage tables, a task's cost beside its O(A) decisions.
+        work::add(Unit::ModelEntries, (st.q.len() + st.v.len() + st.counts.len()) as u64);
         let same = st.gamma == setting.gamma && st.blocks.length == len;
         if same {
             // Refill in place (no allocation between tasks of the same setting).

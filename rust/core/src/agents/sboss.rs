@@ -353,8 +353,10 @@ fn best_by_scan(probs: &[f64], w: &[f64]) -> (f64, u32) {
 /// `top_gap * (w0 - w1)` below the top sample's; when that exceeds `2 err`, their computed values
 /// are strictly below the top sample's, which is then the unique maximiser. Likewise with the
 /// bottom sample when `w0 < w1`. Otherwise (`w0 == w1`, or a near tie in `p0`) all are scanned.
+///
+/// The third value says whether it scanned every sample (`true`) or read one extreme (counted work).
 #[inline]
-fn best_of_two(probs: &[f64], w0: f64, w1: f64, extremes: &TwoEntryExtremes) -> (f64, u32) {
+fn best_of_two(probs: &[f64], w0: f64, w1: f64, extremes: &TwoEntryExtremes) -> (f64, u32, bool) {
     let w = [w0, w1];
     let d = w0 - w1;
     let err = 4.0 * (2.01 * UNIT_ROUNDOFF * (w0.abs() + w1.abs()) + extremes.sum_error * w1.abs()) + f64::MIN_POSITIVE;
@@ -362,9 +364,10 @@ fn best_of_two(probs: &[f64], w0: f64, w1: f64, extremes: &TwoEntryExtremes) -> 
     // NaN-safe: `inf * 0` (one sample, d == 0) is NaN and falls through to the scan.
     if gap * d.abs() > 2.0 * err {
         let i = 2 * k as usize;
-        return (dot(&probs[i..i + 2], &w), k);
+        return (dot(&probs[i..i + 2], &w), k, false);
     }
-    best_by_scan(probs, &w)
+    let (q, k) = best_by_scan(probs, &w);
+    (q, k, true)
 }
 
 /// `out.len() / m` draws of `Dir(alpha)` restricted to `support` (`m` entries), written
@@ -476,13 +479,17 @@ impl SbossState {
         Ok(())
     }
 
-    /// Guez value iteration on the compact merged model (see the module doc); returns the sweeps.
-    fn solve_merged(&mut self) -> usize {
+    /// Guez value iteration on the compact merged model (see the module doc); returns the sweeps
+    /// and the merged rows and sampled entries it read over all sweeps (a two-entry pair read
+    /// through its extremes counts as one row of two entries, not as its K samples).
+    fn solve_merged(&mut self) -> (usize, usize, usize) {
         let (ns, na, gamma) = (self.n_states, self.n_actions, self.gamma);
         let merged = &self.merged;
         let threshold = GUEZ_VI_EPSILON * GUEZ_VI_EPSILON;
         self.values.fill(0.0);
         let mut sweeps = 0;
+        // Plain locals, added to the thread's counters once per solve (the work module's rule).
+        let (mut rows_read, mut entries_read) = (0usize, 0usize);
         loop {
             for s in 0..ns {
                 // The original starts from (-inf, action 0) and keeps the first strict maximum in
@@ -502,8 +509,14 @@ impl SbossState {
                         let pair = &merged.extremes[row];
                         let w0 = pair.rewards[0] + gamma * self.values[pair.next[0] as usize];
                         let w1 = pair.rewards[1] + gamma * self.values[pair.next[1] as usize];
-                        best_of_two(probs, w0, w1, pair)
+                        let (q, j, scanned) = best_of_two(probs, w0, w1, pair);
+                        let read = if scanned { k } else { 1 };
+                        rows_read += read;
+                        entries_read += 2 * read;
+                        (q, j)
                     } else {
+                        rows_read += k;
+                        entries_read += k * m;
                         let base = row * ns;
                         let support = &merged.support[base..base + m];
                         for (w, &y) in self.weights[..m].iter_mut().zip(support) {
@@ -534,7 +547,7 @@ impl SbossState {
             self.values.copy_from_slice(&self.scratch);
             sweeps += 1;
             if change <= threshold || sweeps >= GUEZ_VI_MAX_SWEEPS {
-                return sweeps;
+                return (sweeps, rows_read, entries_read);
             }
         }
     }
@@ -542,13 +555,13 @@ impl SbossState {
     /// Draws the merged model, solves it and takes the snapshot (SPEC 4.8 getAction, steps 1–4).
     fn resample(&mut self, compat: bool) -> Result<()> {
         self.draw_samples(compat)?;
-        self.last_sweeps = self.solve_merged();
-        // The merged model's rows (one per sample of a pair) and sampled entries, per sweep.
-        let merged_rows: usize = self.merged.n_samples.iter().map(|&k| k as usize).sum();
-        let merged_entries: usize =
-            self.merged.n_samples.iter().zip(&self.merged.support_len).map(|(&k, &m)| k as usize * m as usize).sum();
-        work::add(Unit::ViRowSweeps, (merged_rows * self.last_sweeps) as u64);
-        work::add(Unit::ViEntrySweeps, (merged_entries * self.last_sweeps) as u64);
+        let (sweeps, rows_read, entries_read) = self.solve_merged();
+        self.last_sweeps = sweeps;
+        // The merged rows and sampled entries the sweeps read: a two-entry pair usually costs one
+        // read of its extremes whatever its K, which counting K rows per sweep overstated by
+        // orders of magnitude at small epsilon.
+        work::add(Unit::ViRowSweeps, rows_read as u64);
+        work::add(Unit::ViEntrySweeps, entries_read as u64);
         if compat {
             let half = self.alpha.len() / 2;
             self.alpha_last[..half].copy_from_slice(&self.alpha[..half]);
@@ -694,6 +707,8 @@ impl Agent for Sboss {
         st.rng = Rng::seed_from_u64(rng.random());
         st.resamples = 0;
         st.last_sweeps = 0;
+        // The reset of the counts and of the last snapshot's: S·A·S entries each.
+        work::add(Unit::ModelEntries, (2 * st.alpha.len()) as u64);
         // Size the merged model for the prior's sample counts (module doc, "Allocation").
         let (ns, rows) = (st.n_states, st.rows());
         let merged = &mut st.merged;
@@ -728,12 +743,16 @@ impl Agent for Sboss {
         }
         st.alpha[i] += 1.0;
         st.alpha0[row] += 1.0;
-        if !st.do_sample && st.deviation(row, compat) > delta {
+        let tested = !st.do_sample;
+        if tested && st.deviation(row, compat) > delta {
             st.do_sample = true;
         }
         let alpha = &st.alpha[row * ns..(row + 1) * ns];
         let on_support = st.support.row(row).iter().map(|&y| alpha[y as usize]);
         st.samples_per_pair[row] = sample_count_of(on_support, st.alpha0[row], epsilon, compat);
+        // The deviation test read the row's S states (when no resample was pending), the sample
+        // count its support.
+        work::add(Unit::ModelEntries, (if tested { ns } else { 0 } + st.support.row(row).len()) as u64);
         Ok(())
     }
 

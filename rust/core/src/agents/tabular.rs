@@ -217,6 +217,8 @@ impl Experience {
         self.reward_sums.fill(0.0);
         self.reward_only.fill(0.0);
         self.seen.clone_from(&self.none_seen);
+        // The S·A·S counts dominate a task's reset, a cost of its own for agents that solve little.
+        work::add(Unit::ModelEntries, self.counts.len() as u64);
     }
 
     /// Adds one transition.
