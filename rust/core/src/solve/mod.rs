@@ -5,6 +5,7 @@ use std::sync::OnceLock;
 
 mod lanes256;
 mod lanes512;
+mod scalar;
 
 use crate::invalid;
 use crate::model::tables::TabularView;
@@ -13,6 +14,7 @@ use crate::work::{self, Unit};
 use lanes256::Lanes256;
 #[cfg(target_arch = "x86_64")]
 use lanes512::Lanes512;
+use scalar::ScalarRows;
 
 /// BBRL's per-entry convergence threshold of Q-iteration (`ACCURACY` in `dds.h`).
 pub const BBRL_Q_ACCURACY: f64 = 1e-2;
@@ -22,145 +24,6 @@ pub const GUEZ_VI_EPSILON: f64 = 1e-4;
 /// finite rewards it converges in far fewer sweeps (about 400 at gamma = 0.95), but a cap
 /// guarantees that a floating-point cycle can never hang a run.
 pub const GUEZ_VI_MAX_SWEEPS: usize = 1_000_000;
-
-/// A model packed for fast sweeps: each (s, a) row's support as `width` (next state,
-/// probability, reward) triples, padded with probability 0 to the widest row so that every row
-/// has the same shape and the inner loop has a length known at compile time for the usual widths.
-/// A backup is the original's `sum_y P (R + gamma V)`, summed over the support in increasing
-/// `y`, term for term the same arithmetic (padding adds exact zeros). Packing costs one pass over
-/// the supports and never allocates after the first solve.
-#[derive(Clone, Debug)]
-struct PackedRows {
-    width: usize,
-    next: Vec<usize>,
-    prob: Vec<f64>,
-    reward: Vec<f64>,
-}
-
-impl PackedRows {
-    fn new(n_states: usize, n_actions: usize) -> Self {
-        let rows = n_states * n_actions;
-        Self {
-            width: 0,
-            next: Vec::with_capacity(rows * n_states),
-            prob: Vec::with_capacity(rows * n_states),
-            reward: Vec::with_capacity(rows * n_states),
-        }
-    }
-
-    /// Packs `model`; with `row_bonus`, the rewards of row (s, a) are `R + bonus[s * A + a]`, the
-    /// modified rewards `R'` BEB uses.
-    fn pack(&mut self, model: TabularView<'_>, row_bonus: Option<&[f64]>) {
-        let rows = model.n_states * model.n_actions;
-        self.width = (0..rows).map(|row| model.support.row(row).len()).max().unwrap_or(0);
-        self.next.clear();
-        self.prob.clear();
-        self.reward.clear();
-        for row in 0..rows {
-            let base = row * model.n_states;
-            let support = model.support.row(row);
-            for &y in support {
-                let i = base + y as usize;
-                self.next.push(y as usize);
-                self.prob.push(model.transitions[i]);
-                self.reward.push(match row_bonus {
-                    Some(bonus) => model.rewards[i] + bonus[row],
-                    None => model.rewards[i],
-                });
-            }
-            for _ in support.len()..self.width {
-                // Padding: probability 0 on state 0 adds exactly 0 to any finite backup.
-                self.next.push(0);
-                self.prob.push(0.0);
-                self.reward.push(0.0);
-            }
-        }
-    }
-
-    /// The backup `sum_j p_j (r_j + gamma V(y_j))` of one row of `W` packed entries.
-    #[inline(always)]
-    fn backup<const W: usize>(ys: &[usize], ps: &[f64], rs: &[f64], gamma: f64, values: &[f64]) -> f64 {
-        // Starting from the first term rather than 0.0 gives the same sum (only the sign of an
-        // exact zero could differ) and a dependency chain one addition shorter.
-        let mut value = ps[0] * (rs[0] + gamma * values[ys[0]]);
-        for j in 1..W {
-            value += ps[j] * (rs[j] + gamma * values[ys[j]]);
-        }
-        value
-    }
-
-    /// The backup of one row of any width.
-    #[inline(always)]
-    fn backup_any(ys: &[usize], ps: &[f64], rs: &[f64], gamma: f64, values: &[f64]) -> f64 {
-        let mut value = 0.0;
-        for ((&y, &p), &r) in ys.iter().zip(ps).zip(rs) {
-            value += p * (r + gamma * values[y]);
-        }
-        value
-    }
-
-    /// One Q-iteration sweep for rows of `W` entries (`W = 0`: any width): writes every row's
-    /// backup into `new` and returns how many moved by more than `accuracy` from `old`.
-    #[inline(always)]
-    fn q_sweep_fixed<const W: usize>(
-        &self,
-        gamma: f64,
-        accuracy: f64,
-        values: &[f64],
-        old: &[f64],
-        new: &mut [f64],
-    ) -> usize {
-        let w = if W == 0 { self.width } else { W };
-        let entries = self.next.chunks_exact(w).zip(self.prob.chunks_exact(w)).zip(self.reward.chunks_exact(w));
-        let mut moved = 0;
-        for ((out, &previous), ((ys, ps), rs)) in new.iter_mut().zip(old).zip(entries) {
-            let value = if W == 0 {
-                Self::backup_any(ys, ps, rs, gamma, values)
-            } else {
-                Self::backup::<W>(ys, ps, rs, gamma, values)
-            };
-            moved += usize::from((value - previous).abs() > accuracy);
-            *out = value;
-        }
-        moved
-    }
-
-    /// One Q-iteration sweep (see [`Self::q_sweep_fixed`]) for the packed width.
-    fn q_sweep(&self, gamma: f64, accuracy: f64, values: &[f64], old: &[f64], new: &mut [f64]) -> usize {
-        match self.width {
-            1 => self.q_sweep_fixed::<1>(gamma, accuracy, values, old, new),
-            2 => self.q_sweep_fixed::<2>(gamma, accuracy, values, old, new),
-            3 => self.q_sweep_fixed::<3>(gamma, accuracy, values, old, new),
-            4 => self.q_sweep_fixed::<4>(gamma, accuracy, values, old, new),
-            _ => self.q_sweep_fixed::<0>(gamma, accuracy, values, old, new),
-        }
-    }
-
-    /// Every row's backup into `out`, for rows of `W` entries (`W = 0`: any width).
-    #[inline(always)]
-    fn backups_fixed<const W: usize>(&self, gamma: f64, values: &[f64], out: &mut [f64]) {
-        let w = if W == 0 { self.width } else { W };
-        let entries = self.next.chunks_exact(w).zip(self.prob.chunks_exact(w)).zip(self.reward.chunks_exact(w));
-        for (o, ((ys, ps), rs)) in out.iter_mut().zip(entries) {
-            *o = if W == 0 {
-                Self::backup_any(ys, ps, rs, gamma, values)
-            } else {
-                Self::backup::<W>(ys, ps, rs, gamma, values)
-            };
-        }
-    }
-
-    /// Every row's backup into `out` (length: number of rows).
-    fn backups(&self, gamma: f64, values: &[f64], out: &mut [f64]) {
-        match self.width {
-            1 => self.backups_fixed::<1>(gamma, values, out),
-            2 => self.backups_fixed::<2>(gamma, values, out),
-            3 => self.backups_fixed::<3>(gamma, values, out),
-            4 => self.backups_fixed::<4>(gamma, values, out),
-            _ => self.backups_fixed::<0>(gamma, values, out),
-        }
-    }
-}
 
 /// BBRL Q-iteration (`MDP::qIteration`, SPEC 2.1): Jacobi sweeps from `Q = 0`,
 /// `Q(s, a) = sum_y P(s, a, y) (R(s, a, y) + gamma max_b Q_prev(y, b))`, stopped when no entry
@@ -199,10 +62,7 @@ pub fn q_values(model: TabularView<'_>, gamma: f64, max_sweeps: usize, accuracy:
 pub struct QIterationWorkspace {
     n_states: usize,
     n_actions: usize,
-    packed: PackedRows,
-    current: Vec<f64>,
-    previous: Vec<f64>,
-    state_values: Vec<f64>,
+    scalar: ScalarRows,
     vectorised: Vectorised,
 }
 
@@ -219,10 +79,7 @@ impl QIterationWorkspace {
         Self {
             n_states,
             n_actions,
-            packed: PackedRows::new(n_states, n_actions),
-            current: vec![0.0; n_states * n_actions],
-            previous: vec![0.0; n_states * n_actions],
-            state_values: vec![0.0; n_states],
+            scalar: ScalarRows::new(n_states, n_actions),
             vectorised: Vectorised::new(n_states, n_actions, path),
         }
     }
@@ -274,23 +131,8 @@ impl QIterationWorkspace {
                 return lanes.q_iteration(gamma, max_sweeps, accuracy, q);
             }
         }
-        self.packed.pack(model, None);
-        let na = self.n_actions;
-        self.current.fill(0.0);
-        let mut sweeps = 0;
-        loop {
-            std::mem::swap(&mut self.current, &mut self.previous);
-            for (y, v) in self.state_values.iter_mut().enumerate() {
-                *v = max_of(&self.previous[y * na..(y + 1) * na]);
-            }
-            let moved = self.packed.q_sweep(gamma, accuracy, &self.state_values, &self.previous, &mut self.current);
-            let go_on = sweeps < max_sweeps && moved > 0;
-            sweeps += 1;
-            if !go_on {
-                q.copy_from_slice(&self.current);
-                return sweeps;
-            }
-        }
+        self.scalar.pack(model, None);
+        self.scalar.q_iteration(gamma, max_sweeps, accuracy, q)
     }
 }
 
@@ -303,7 +145,7 @@ impl QIterationWorkspace {
 /// serve (AVX2: more than 16 states, so Grid takes the scalar loops there; AVX-512: more than 32).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SimdPath {
-    /// The row-by-row loops of [`PackedRows`]: every CPU, every model size.
+    /// The row-by-row loops of [`scalar`] (`scalar.rs`): every CPU, every model size.
     Scalar,
     /// AVX2 sweeps (`lanes256.rs`): x86-64 CPUs since 2013, models of up to 16 states.
     Avx2,
@@ -469,18 +311,6 @@ fn count_sweeps(model: TabularView<'_>, sweeps: usize, rows: Unit, entries: Unit
     work::add(entries, (n_entries * sweeps) as u64);
 }
 
-/// The largest value (the inputs are never NaN: rewards and probabilities are validated finite).
-#[inline(always)]
-fn max_of(values: &[f64]) -> f64 {
-    let mut best = values[0];
-    for &v in &values[1..] {
-        if v > best {
-            best = v;
-        }
-    }
-    best
-}
-
 /// Guez value iteration (`MDPutils.cpp::valueIteration`, SPEC 2.2): Jacobi sweeps from `V = 0`
 /// until `||V_new - V_old||_2^2 <= epsilon^2`; the greedy policy of the last sweep, ties to the
 /// lowest action (strict `>`). `row_bonus`, when given, adds `bonus[s * A + a]` to every reward
@@ -534,8 +364,7 @@ pub fn policy_values(
 pub struct ValueIterationWorkspace {
     n_states: usize,
     n_actions: usize,
-    packed: PackedRows,
-    row_values: Vec<f64>,
+    scalar: ScalarRows,
     vectorised: Vectorised,
 }
 
@@ -552,8 +381,7 @@ impl ValueIterationWorkspace {
         Self {
             n_states,
             n_actions,
-            packed: PackedRows::new(n_states, n_actions),
-            row_values: vec![0.0; n_states * n_actions],
+            scalar: ScalarRows::new(n_states, n_actions),
             vectorised: Vectorised::new(n_states, n_actions, path),
         }
     }
@@ -602,34 +430,8 @@ impl ValueIterationWorkspace {
                 return lanes.value_iteration(gamma, epsilon, GUEZ_VI_MAX_SWEEPS, values, policy);
             }
         }
-        self.packed.pack(model, row_bonus);
-        let na = self.n_actions;
-        let threshold = epsilon * epsilon;
-        values.fill(0.0);
-        let mut sweeps = 0;
-        loop {
-            // Jacobi: every row backs up V_old (`values`) before any state is updated.
-            self.packed.backups(gamma, values, &mut self.row_values);
-            let mut change = 0.0;
-            for (s, (v, row_values)) in values.iter_mut().zip(self.row_values.chunks_exact(na)).enumerate() {
-                let mut best = f64::NEG_INFINITY;
-                let mut best_action = 0;
-                for (a, &value) in row_values.iter().enumerate() {
-                    if value > best {
-                        best = value;
-                        best_action = a;
-                    }
-                }
-                let delta = best - *v;
-                change += delta * delta;
-                *v = best;
-                policy[s] = best_action;
-            }
-            sweeps += 1;
-            if change <= threshold || sweeps >= GUEZ_VI_MAX_SWEEPS {
-                return sweeps;
-            }
-        }
+        self.scalar.pack(model, row_bonus);
+        self.scalar.value_iteration(gamma, epsilon, GUEZ_VI_MAX_SWEEPS, values, policy)
     }
 }
 
