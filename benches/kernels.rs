@@ -38,7 +38,7 @@ fn solvers(c: &mut Criterion) {
         let fdm = problems::distribution(name).unwrap().fdm;
         let model = CountModel::from_prior(&fdm);
         let (ns, na) = (fdm.n_states(), fdm.n_actions());
-        // Every path this CPU runs that serves the model (AVX2: up to 16 states, not Grid).
+        // Every path this CPU runs that serves the model (AVX-512: up to 32 states).
         for path in SimdPath::ALL.into_iter().filter(|p| p.is_available() && p.serves(ns, na)) {
             let mut ws = QIterationWorkspace::with_path(ns, na, path);
             assert_eq!(ws.path(), path);

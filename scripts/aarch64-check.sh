@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The Rust unit and property tests built for aarch64 and run under user-mode emulation (qemu),
-# where every solver takes the scalar loops. Sets up what it needs when it can (the Rust target
-# through rustup, a cross linker and qemu from Debian's packages, as root); when it cannot, it
-# says why and stops without failing, unless BBRL_REQUIRE_AARCH64=1.
+# where the solvers take the NEON path: the property tests check its values bit for bit against
+# the scalar loops, and the NEON test, run again by name, fails if the path was not taken. Sets up
+# what it needs when it can (the Rust target through rustup, a cross linker and qemu from Debian's
+# packages, as root); when it cannot, it says why and stops without failing, unless
+# BBRL_REQUIRE_AARCH64=1 (CI sets it), which makes every skip a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,3 +32,15 @@ export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
 echo "== Rust unit and property tests on $target (emulated)"
 cargo test --release --target "$target" -p bbrl-core --lib --quiet
+# A filter that matches no test passes silently: check that the NEON test ran and passed.
+neon_test=solve::tests::aarch64_takes_the_neon_path
+out=$(cargo test --release --target "$target" -p bbrl-core --lib --quiet -- --exact "$neon_test" 2>&1) || {
+    echo "$out"
+    exit 1
+}
+if ! grep -q "test result: ok. 1 passed" <<<"$out"; then
+    echo "$out"
+    echo "aarch64 check failed: $neon_test did not run"
+    exit 1
+fi
+echo "NEON path taken and bit-identical to the scalar loops ($neon_test)"

@@ -264,7 +264,7 @@ class EpisodicExperiment:
 
 def host() -> dict[str, Any]:
     """cpu_model, vector_extensions (list), logical_cores, load_average (1 minute),
-    cpu_clock_resolution_seconds and vector_path (scalar, avx2 or avx512)."""
+    cpu_clock_resolution_seconds and vector_path (scalar, neon, avx2 or avx512)."""
 
 def confidence_intervals(
     samples: npt.NDArray[np.float64],

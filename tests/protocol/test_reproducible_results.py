@@ -79,7 +79,7 @@ def test_two_runs_share_every_score_and_declared_time(tmp_path: Path) -> None:
 
 def test_the_host_line_names_the_machine_and_the_solvers_vector_path() -> None:
     host = schema.describe_host()
-    assert host["vector_path"] in ("scalar", "avx2", "avx512")
+    assert host["vector_path"] in ("scalar", "neon", "avx2", "avx512")
     line = schema.host_line(host)
     assert line.startswith("machine: ") and host["cpu_model"] in line
     assert f"solvers on the {host['vector_path']} path" in line

@@ -312,7 +312,7 @@ PER_MDP_COLUMNS: tuple[str, ...] = (Col.MDP, Col.RETURN, Col.ONLINE_SECONDS, Col
 def describe_host() -> dict[str, Any]:
     """The machine, now: ``cpu_model``, ``vector_extensions`` (a list), ``logical_cores``,
     ``load_average`` (1 minute), ``cpu_clock_resolution_seconds`` and ``vector_path`` (the
-    solvers' path in this process: ``scalar``, ``avx2`` or ``avx512``; ``BBRL_SIMD`` forces one)."""
+    solvers' path in this process: ``scalar``, ``neon``, ``avx2`` or ``avx512``; ``BBRL_SIMD`` forces one)."""
     return dict(_core.host())
 
 

@@ -118,7 +118,7 @@ fn reward_buffer_entries(n_mdps: usize, horizon: usize) -> PyResult<usize> {
 
 /// The host the results are measured on: a dict with `cpu_model`, `vector_extensions` (a list),
 /// `logical_cores`, `load_average` (1 minute, NaN if unknown), `cpu_clock_resolution_seconds` and
-/// `vector_path` (the solvers' path in this process: `scalar`, `avx2` or `avx512`).
+/// `vector_path` (the solvers' path in this process: `scalar`, `neon`, `avx2` or `avx512`).
 #[pyfunction]
 fn host<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     let info = host_info();

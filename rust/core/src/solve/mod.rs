@@ -5,6 +5,9 @@ use std::sync::OnceLock;
 
 mod lanes256;
 mod lanes512;
+mod neon;
+mod scalar;
+mod wide256;
 
 use crate::invalid;
 use crate::model::tables::TabularView;
@@ -13,6 +16,11 @@ use crate::work::{self, Unit};
 use lanes256::Lanes256;
 #[cfg(target_arch = "x86_64")]
 use lanes512::Lanes512;
+#[cfg(target_arch = "aarch64")]
+use neon::LanesNeon;
+use scalar::ScalarRows;
+#[cfg(target_arch = "x86_64")]
+use wide256::Wide256;
 
 /// BBRL's per-entry convergence threshold of Q-iteration (`ACCURACY` in `dds.h`).
 pub const BBRL_Q_ACCURACY: f64 = 1e-2;
@@ -22,145 +30,6 @@ pub const GUEZ_VI_EPSILON: f64 = 1e-4;
 /// finite rewards it converges in far fewer sweeps (about 400 at gamma = 0.95), but a cap
 /// guarantees that a floating-point cycle can never hang a run.
 pub const GUEZ_VI_MAX_SWEEPS: usize = 1_000_000;
-
-/// A model packed for fast sweeps: each (s, a) row's support as `width` (next state,
-/// probability, reward) triples, padded with probability 0 to the widest row so that every row
-/// has the same shape and the inner loop has a length known at compile time for the usual widths.
-/// A backup is the original's `sum_y P (R + gamma V)`, summed over the support in increasing
-/// `y`, term for term the same arithmetic (padding adds exact zeros). Packing costs one pass over
-/// the supports and never allocates after the first solve.
-#[derive(Clone, Debug)]
-struct PackedRows {
-    width: usize,
-    next: Vec<usize>,
-    prob: Vec<f64>,
-    reward: Vec<f64>,
-}
-
-impl PackedRows {
-    fn new(n_states: usize, n_actions: usize) -> Self {
-        let rows = n_states * n_actions;
-        Self {
-            width: 0,
-            next: Vec::with_capacity(rows * n_states),
-            prob: Vec::with_capacity(rows * n_states),
-            reward: Vec::with_capacity(rows * n_states),
-        }
-    }
-
-    /// Packs `model`; with `row_bonus`, the rewards of row (s, a) are `R + bonus[s * A + a]`, the
-    /// modified rewards `R'` BEB uses.
-    fn pack(&mut self, model: TabularView<'_>, row_bonus: Option<&[f64]>) {
-        let rows = model.n_states * model.n_actions;
-        self.width = (0..rows).map(|row| model.support.row(row).len()).max().unwrap_or(0);
-        self.next.clear();
-        self.prob.clear();
-        self.reward.clear();
-        for row in 0..rows {
-            let base = row * model.n_states;
-            let support = model.support.row(row);
-            for &y in support {
-                let i = base + y as usize;
-                self.next.push(y as usize);
-                self.prob.push(model.transitions[i]);
-                self.reward.push(match row_bonus {
-                    Some(bonus) => model.rewards[i] + bonus[row],
-                    None => model.rewards[i],
-                });
-            }
-            for _ in support.len()..self.width {
-                // Padding: probability 0 on state 0 adds exactly 0 to any finite backup.
-                self.next.push(0);
-                self.prob.push(0.0);
-                self.reward.push(0.0);
-            }
-        }
-    }
-
-    /// The backup `sum_j p_j (r_j + gamma V(y_j))` of one row of `W` packed entries.
-    #[inline(always)]
-    fn backup<const W: usize>(ys: &[usize], ps: &[f64], rs: &[f64], gamma: f64, values: &[f64]) -> f64 {
-        // Starting from the first term rather than 0.0 gives the same sum (only the sign of an
-        // exact zero could differ) and a dependency chain one addition shorter.
-        let mut value = ps[0] * (rs[0] + gamma * values[ys[0]]);
-        for j in 1..W {
-            value += ps[j] * (rs[j] + gamma * values[ys[j]]);
-        }
-        value
-    }
-
-    /// The backup of one row of any width.
-    #[inline(always)]
-    fn backup_any(ys: &[usize], ps: &[f64], rs: &[f64], gamma: f64, values: &[f64]) -> f64 {
-        let mut value = 0.0;
-        for ((&y, &p), &r) in ys.iter().zip(ps).zip(rs) {
-            value += p * (r + gamma * values[y]);
-        }
-        value
-    }
-
-    /// One Q-iteration sweep for rows of `W` entries (`W = 0`: any width): writes every row's
-    /// backup into `new` and returns how many moved by more than `accuracy` from `old`.
-    #[inline(always)]
-    fn q_sweep_fixed<const W: usize>(
-        &self,
-        gamma: f64,
-        accuracy: f64,
-        values: &[f64],
-        old: &[f64],
-        new: &mut [f64],
-    ) -> usize {
-        let w = if W == 0 { self.width } else { W };
-        let entries = self.next.chunks_exact(w).zip(self.prob.chunks_exact(w)).zip(self.reward.chunks_exact(w));
-        let mut moved = 0;
-        for ((out, &previous), ((ys, ps), rs)) in new.iter_mut().zip(old).zip(entries) {
-            let value = if W == 0 {
-                Self::backup_any(ys, ps, rs, gamma, values)
-            } else {
-                Self::backup::<W>(ys, ps, rs, gamma, values)
-            };
-            moved += usize::from((value - previous).abs() > accuracy);
-            *out = value;
-        }
-        moved
-    }
-
-    /// One Q-iteration sweep (see [`Self::q_sweep_fixed`]) for the packed width.
-    fn q_sweep(&self, gamma: f64, accuracy: f64, values: &[f64], old: &[f64], new: &mut [f64]) -> usize {
-        match self.width {
-            1 => self.q_sweep_fixed::<1>(gamma, accuracy, values, old, new),
-            2 => self.q_sweep_fixed::<2>(gamma, accuracy, values, old, new),
-            3 => self.q_sweep_fixed::<3>(gamma, accuracy, values, old, new),
-            4 => self.q_sweep_fixed::<4>(gamma, accuracy, values, old, new),
-            _ => self.q_sweep_fixed::<0>(gamma, accuracy, values, old, new),
-        }
-    }
-
-    /// Every row's backup into `out`, for rows of `W` entries (`W = 0`: any width).
-    #[inline(always)]
-    fn backups_fixed<const W: usize>(&self, gamma: f64, values: &[f64], out: &mut [f64]) {
-        let w = if W == 0 { self.width } else { W };
-        let entries = self.next.chunks_exact(w).zip(self.prob.chunks_exact(w)).zip(self.reward.chunks_exact(w));
-        for (o, ((ys, ps), rs)) in out.iter_mut().zip(entries) {
-            *o = if W == 0 {
-                Self::backup_any(ys, ps, rs, gamma, values)
-            } else {
-                Self::backup::<W>(ys, ps, rs, gamma, values)
-            };
-        }
-    }
-
-    /// Every row's backup into `out` (length: number of rows).
-    fn backups(&self, gamma: f64, values: &[f64], out: &mut [f64]) {
-        match self.width {
-            1 => self.backups_fixed::<1>(gamma, values, out),
-            2 => self.backups_fixed::<2>(gamma, values, out),
-            3 => self.backups_fixed::<3>(gamma, values, out),
-            4 => self.backups_fixed::<4>(gamma, values, out),
-            _ => self.backups_fixed::<0>(gamma, values, out),
-        }
-    }
-}
 
 /// BBRL Q-iteration (`MDP::qIteration`, SPEC 2.1): Jacobi sweeps from `Q = 0`,
 /// `Q(s, a) = sum_y P(s, a, y) (R(s, a, y) + gamma max_b Q_prev(y, b))`, stopped when no entry
@@ -199,10 +68,7 @@ pub fn q_values(model: TabularView<'_>, gamma: f64, max_sweeps: usize, accuracy:
 pub struct QIterationWorkspace {
     n_states: usize,
     n_actions: usize,
-    packed: PackedRows,
-    current: Vec<f64>,
-    previous: Vec<f64>,
-    state_values: Vec<f64>,
+    scalar: ScalarRows,
     vectorised: Vectorised,
 }
 
@@ -219,10 +85,7 @@ impl QIterationWorkspace {
         Self {
             n_states,
             n_actions,
-            packed: PackedRows::new(n_states, n_actions),
-            current: vec![0.0; n_states * n_actions],
-            previous: vec![0.0; n_states * n_actions],
-            state_values: vec![0.0; n_states],
+            scalar: ScalarRows::new(n_states, n_actions),
             vectorised: Vectorised::new(n_states, n_actions, path),
         }
     }
@@ -263,8 +126,18 @@ impl QIterationWorkspace {
         assert_eq!((model.n_states, model.n_actions), (self.n_states, self.n_actions));
         match &mut self.vectorised {
             Vectorised::Scalar => {}
+            #[cfg(target_arch = "aarch64")]
+            Vectorised::Neon(lanes) => {
+                lanes.pack(model, None);
+                return lanes.q_iteration(gamma, max_sweeps, accuracy, q);
+            }
             #[cfg(target_arch = "x86_64")]
             Vectorised::Avx2(lanes) => {
+                lanes.pack(model, None);
+                return lanes.q_iteration(gamma, max_sweeps, accuracy, q);
+            }
+            #[cfg(target_arch = "x86_64")]
+            Vectorised::Avx2Wide(lanes) => {
                 lanes.pack(model, None);
                 return lanes.q_iteration(gamma, max_sweeps, accuracy, q);
             }
@@ -274,38 +147,28 @@ impl QIterationWorkspace {
                 return lanes.q_iteration(gamma, max_sweeps, accuracy, q);
             }
         }
-        self.packed.pack(model, None);
-        let na = self.n_actions;
-        self.current.fill(0.0);
-        let mut sweeps = 0;
-        loop {
-            std::mem::swap(&mut self.current, &mut self.previous);
-            for (y, v) in self.state_values.iter_mut().enumerate() {
-                *v = max_of(&self.previous[y * na..(y + 1) * na]);
-            }
-            let moved = self.packed.q_sweep(gamma, accuracy, &self.state_values, &self.previous, &mut self.current);
-            let go_on = sweeps < max_sweeps && moved > 0;
-            sweeps += 1;
-            if !go_on {
-                q.copy_from_slice(&self.current);
-                return sweeps;
-            }
-        }
+        self.scalar.pack(model, None);
+        self.scalar.q_iteration(gamma, max_sweeps, accuracy, q)
     }
 }
 
-/// The sweeps a solver workspace runs: the portable scalar row loops, or one of the x86-64
-/// vector paths, all bit-identical (same IEEE operations in the same order).
+/// The sweeps a solver workspace runs: the portable scalar row loops, NEON on aarch64, or one of
+/// the x86-64 vector paths, all bit-identical (same IEEE operations in the same order).
 ///
 /// The process-wide choice ([`SimdPath::selected`]) is the fastest path the CPU runs, unless the
-/// environment variable `BBRL_SIMD` (`scalar`, `avx2`, `avx512` or `auto`) asks for another, for
-/// tests and benches. A workspace falls back to slower paths for models a vector path does not
-/// serve (AVX2: more than 16 states, so Grid takes the scalar loops there; AVX-512: more than 32).
+/// environment variable `BBRL_SIMD` (`scalar`, `neon`, `avx2`, `avx512` or `auto`) asks for
+/// another, for tests and benches. A workspace falls back to slower paths for models a vector path
+/// does not serve (AVX-512: more than 32 states; AVX2, NEON and the scalar loops serve every
+/// size, AVX2 in two kernels: up to 16 states with gamma V in registers, above with loads, for
+/// Q-iteration only: value iteration above 16 states takes the scalar loops there).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SimdPath {
-    /// The row-by-row loops of [`PackedRows`]: every CPU, every model size.
+    /// The row-by-row loops of [`scalar`] (`scalar.rs`): every CPU, every model size.
     Scalar,
-    /// AVX2 sweeps (`lanes256.rs`): x86-64 CPUs since 2013, models of up to 16 states.
+    /// NEON sweeps (`neon.rs`): aarch64 CPUs, models of every size.
+    Neon,
+    /// AVX2 sweeps: x86-64 CPUs since 2013; models of up to 16 states in `lanes256.rs`, larger
+    /// ones in `wide256.rs` (Q-iteration only, see [`SimdPath::best_for_value_iteration`]).
     Avx2,
     /// AVX-512F sweeps (`lanes512.rs`): models of up to 32 states.
     Avx512,
@@ -315,19 +178,21 @@ pub enum SimdPath {
 pub const SIMD_ENV_VAR: &str = "BBRL_SIMD";
 
 impl SimdPath {
-    /// Every path, slowest first.
-    pub const ALL: [SimdPath; 3] = [SimdPath::Scalar, SimdPath::Avx2, SimdPath::Avx512];
+    /// Every path, in the order of fallbacks: a path this CPU cannot run falls back to the
+    /// nearest one before it that it runs (a CPU runs NEON or the x86-64 paths, never both).
+    pub const ALL: [SimdPath; 4] = [SimdPath::Scalar, SimdPath::Neon, SimdPath::Avx2, SimdPath::Avx512];
 
-    /// The name `BBRL_SIMD` takes: `scalar`, `avx2` or `avx512`.
+    /// The name `BBRL_SIMD` takes: `scalar`, `neon`, `avx2` or `avx512`.
     pub fn name(self) -> &'static str {
         match self {
             SimdPath::Scalar => "scalar",
+            SimdPath::Neon => "neon",
             SimdPath::Avx2 => "avx2",
             SimdPath::Avx512 => "avx512",
         }
     }
 
-    /// The path of a name (`scalar`, `avx2`, `avx512`, any case).
+    /// The path of a name (`scalar`, `neon`, `avx2`, `avx512`, any case).
     pub fn from_name(name: &str) -> Option<SimdPath> {
         Self::ALL.into_iter().find(|p| p.name().eq_ignore_ascii_case(name.trim()))
     }
@@ -336,24 +201,29 @@ impl SimdPath {
     pub fn is_available(self) -> bool {
         match self {
             SimdPath::Scalar => true,
+            #[cfg(target_arch = "aarch64")]
+            SimdPath::Neon => neon::available(),
             #[cfg(target_arch = "x86_64")]
             SimdPath::Avx2 => lanes256::available(),
             #[cfg(target_arch = "x86_64")]
             SimdPath::Avx512 => lanes512::available(),
-            #[cfg(not(target_arch = "x86_64"))]
+            #[allow(unreachable_patterns)]
             _ => false,
         }
     }
 
-    /// Whether the path serves models of this shape (AVX2: 1 to 16 states, AVX-512: 1 to 32).
+    /// Whether the path serves models of this shape (AVX-512: 1 to 32 states; the others: every
+    /// size).
     pub fn serves(self, n_states: usize, n_actions: usize) -> bool {
         let max_states = match self {
             SimdPath::Scalar => return true,
+            #[cfg(target_arch = "aarch64")]
+            SimdPath::Neon => return n_states > 0 && n_actions > 0,
             #[cfg(target_arch = "x86_64")]
-            SimdPath::Avx2 => lanes256::MAX_STATES,
+            SimdPath::Avx2 => return n_states > 0 && n_actions > 0,
             #[cfg(target_arch = "x86_64")]
             SimdPath::Avx512 => lanes512::MAX_STATES,
-            #[cfg(not(target_arch = "x86_64"))]
+            #[allow(unreachable_patterns)]
             _ => 0,
         };
         (1..=max_states).contains(&n_states) && n_actions > 0
@@ -366,6 +236,18 @@ impl SimdPath {
             .rev()
             .find(|&p| p <= self && p.is_available() && p.serves(n_states, n_actions))
             .unwrap_or(SimdPath::Scalar)
+    }
+
+    /// The path Guez value iteration takes when `self` is asked: [`Self::best_at_most`], except
+    /// AVX2 above 16 states, which takes the scalar loops: `wide256.rs` was slower than them for
+    /// value iteration on the machine measured (benches/README.md), so it serves Q-iteration only.
+    pub fn best_for_value_iteration(self, n_states: usize, n_actions: usize) -> SimdPath {
+        let path = self.best_at_most(n_states, n_actions);
+        #[cfg(target_arch = "x86_64")]
+        if path == SimdPath::Avx2 && n_states > lanes256::MAX_STATES {
+            return SimdPath::Scalar;
+        }
+        path
     }
 
     /// The fastest path this CPU runs.
@@ -410,7 +292,7 @@ impl SimdPath {
             None => (
                 fastest,
                 Some(format!(
-                    "{SIMD_ENV_VAR}={value} is not a vector path (scalar, avx2, avx512 or auto); using {}",
+                    "{SIMD_ENV_VAR}={value} is not a vector path (scalar, neon, avx2, avx512 or auto); using {}",
                     fastest.name()
                 )),
             ),
@@ -424,13 +306,17 @@ impl std::fmt::Display for SimdPath {
     }
 }
 
-/// A workspace's vector sweeps ([`crate::solve::lanes256`], [`crate::solve::lanes512`]), or none: the scalar
+/// A workspace's vector sweeps (`neon.rs`, `lanes256.rs`, `lanes512.rs`), or none: the scalar
 /// loops. Boxed, so that a workspace on the scalar path carries no vector buffers.
 #[derive(Clone, Debug)]
 enum Vectorised {
     Scalar,
+    #[cfg(target_arch = "aarch64")]
+    Neon(Box<LanesNeon>),
     #[cfg(target_arch = "x86_64")]
     Avx2(Box<Lanes256>),
+    #[cfg(target_arch = "x86_64")]
+    Avx2Wide(Box<Wide256>),
     #[cfg(target_arch = "x86_64")]
     Avx512(Box<Lanes512>),
 }
@@ -440,11 +326,17 @@ impl Vectorised {
     fn new(n_states: usize, n_actions: usize, path: SimdPath) -> Self {
         match path.best_at_most(n_states, n_actions) {
             SimdPath::Scalar => Vectorised::Scalar,
+            #[cfg(target_arch = "aarch64")]
+            SimdPath::Neon => Vectorised::Neon(Box::new(LanesNeon::new(n_states, n_actions))),
             #[cfg(target_arch = "x86_64")]
-            SimdPath::Avx2 => Vectorised::Avx2(Box::new(Lanes256::new(n_states, n_actions))),
+            SimdPath::Avx2 if n_states <= lanes256::MAX_STATES => {
+                Vectorised::Avx2(Box::new(Lanes256::new(n_states, n_actions)))
+            }
+            #[cfg(target_arch = "x86_64")]
+            SimdPath::Avx2 => Vectorised::Avx2Wide(Box::new(Wide256::new(n_states, n_actions))),
             #[cfg(target_arch = "x86_64")]
             SimdPath::Avx512 => Vectorised::Avx512(Box::new(Lanes512::new(n_states, n_actions))),
-            #[cfg(not(target_arch = "x86_64"))]
+            #[allow(unreachable_patterns)]
             _ => Vectorised::Scalar,
         }
     }
@@ -452,8 +344,10 @@ impl Vectorised {
     fn path(&self) -> SimdPath {
         match self {
             Vectorised::Scalar => SimdPath::Scalar,
+            #[cfg(target_arch = "aarch64")]
+            Vectorised::Neon(_) => SimdPath::Neon,
             #[cfg(target_arch = "x86_64")]
-            Vectorised::Avx2(_) => SimdPath::Avx2,
+            Vectorised::Avx2(_) | Vectorised::Avx2Wide(_) => SimdPath::Avx2,
             #[cfg(target_arch = "x86_64")]
             Vectorised::Avx512(_) => SimdPath::Avx512,
         }
@@ -467,18 +361,6 @@ fn count_sweeps(model: TabularView<'_>, sweeps: usize, rows: Unit, entries: Unit
     let n_entries: usize = (0..n_rows).map(|row| model.support.row(row).len()).sum();
     work::add(rows, (n_rows * sweeps) as u64);
     work::add(entries, (n_entries * sweeps) as u64);
-}
-
-/// The largest value (the inputs are never NaN: rewards and probabilities are validated finite).
-#[inline(always)]
-fn max_of(values: &[f64]) -> f64 {
-    let mut best = values[0];
-    for &v in &values[1..] {
-        if v > best {
-            best = v;
-        }
-    }
-    best
 }
 
 /// Guez value iteration (`MDPutils.cpp::valueIteration`, SPEC 2.2): Jacobi sweeps from `V = 0`
@@ -534,8 +416,7 @@ pub fn policy_values(
 pub struct ValueIterationWorkspace {
     n_states: usize,
     n_actions: usize,
-    packed: PackedRows,
-    row_values: Vec<f64>,
+    scalar: ScalarRows,
     vectorised: Vectorised,
 }
 
@@ -552,9 +433,8 @@ impl ValueIterationWorkspace {
         Self {
             n_states,
             n_actions,
-            packed: PackedRows::new(n_states, n_actions),
-            row_values: vec![0.0; n_states * n_actions],
-            vectorised: Vectorised::new(n_states, n_actions, path),
+            scalar: ScalarRows::new(n_states, n_actions),
+            vectorised: Vectorised::new(n_states, n_actions, path.best_for_value_iteration(n_states, n_actions)),
         }
     }
 
@@ -591,45 +471,27 @@ impl ValueIterationWorkspace {
         assert_eq!((model.n_states, model.n_actions), (self.n_states, self.n_actions));
         match &mut self.vectorised {
             Vectorised::Scalar => {}
+            #[cfg(target_arch = "aarch64")]
+            Vectorised::Neon(lanes) => {
+                lanes.pack(model, row_bonus);
+                return lanes.value_iteration(gamma, epsilon, GUEZ_VI_MAX_SWEEPS, values, policy);
+            }
             #[cfg(target_arch = "x86_64")]
             Vectorised::Avx2(lanes) => {
                 lanes.pack(model, row_bonus);
                 return lanes.value_iteration(gamma, epsilon, GUEZ_VI_MAX_SWEEPS, values, policy);
             }
+            // Never built for value iteration (best_for_value_iteration).
+            #[cfg(target_arch = "x86_64")]
+            Vectorised::Avx2Wide(_) => unreachable!("value iteration does not take the wide AVX2 kernel"),
             #[cfg(target_arch = "x86_64")]
             Vectorised::Avx512(lanes) => {
                 lanes.pack(model, row_bonus);
                 return lanes.value_iteration(gamma, epsilon, GUEZ_VI_MAX_SWEEPS, values, policy);
             }
         }
-        self.packed.pack(model, row_bonus);
-        let na = self.n_actions;
-        let threshold = epsilon * epsilon;
-        values.fill(0.0);
-        let mut sweeps = 0;
-        loop {
-            // Jacobi: every row backs up V_old (`values`) before any state is updated.
-            self.packed.backups(gamma, values, &mut self.row_values);
-            let mut change = 0.0;
-            for (s, (v, row_values)) in values.iter_mut().zip(self.row_values.chunks_exact(na)).enumerate() {
-                let mut best = f64::NEG_INFINITY;
-                let mut best_action = 0;
-                for (a, &value) in row_values.iter().enumerate() {
-                    if value > best {
-                        best = value;
-                        best_action = a;
-                    }
-                }
-                let delta = best - *v;
-                change += delta * delta;
-                *v = best;
-                policy[s] = best_action;
-            }
-            sweeps += 1;
-            if change <= threshold || sweeps >= GUEZ_VI_MAX_SWEEPS {
-                return sweeps;
-            }
-        }
+        self.scalar.pack(model, row_bonus);
+        self.scalar.value_iteration(gamma, epsilon, GUEZ_VI_MAX_SWEEPS, values, policy)
     }
 }
 
@@ -922,7 +784,7 @@ mod tests {
 
             let (mut v_fast, mut pi_fast) = (vec![0.0; ns], vec![0; ns]);
             let mut ws = ValueIterationWorkspace::with_path(ns, na, path);
-            prop_assert_eq!(ws.path(), expected);
+            prop_assert_eq!(ws.path(), path.best_for_value_iteration(ns, na));
             let (sweeps, vi_work) =
                 work::counted(|| ws.solve(mdp.view(), row_bonus.as_deref(), gamma, 1e-4, &mut v_fast, &mut pi_fast));
             prop_assert_eq!(sweeps, vi_sweeps_slow, "{} value-iteration sweeps", path);
@@ -965,22 +827,44 @@ mod tests {
             let fdm = crate::problems::distribution(name).unwrap().fdm;
             let (ns, na) = (fdm.n_states(), fdm.n_actions());
             for path in SimdPath::ALL {
-                // Only the CPU, and AVX2's 16 states (Grid has 25), limit the path.
+                // Only the CPU limits the path.
                 let expected = path.best_at_most(ns, na);
-                let avx2_on_grid = path == SimdPath::Avx2 && name == "Grid";
-                assert!(expected == path || !path.is_available() || avx2_on_grid, "{name} {path}");
-                if avx2_on_grid {
-                    assert_eq!(expected, SimdPath::Scalar);
-                }
+                assert!(expected == path || !path.is_available(), "{name} {path}");
                 assert_eq!(QIterationWorkspace::with_path(ns, na, path).path(), expected, "{name} {path}");
-                assert_eq!(ValueIterationWorkspace::with_path(ns, na, path).path(), expected, "{name} {path}");
+                let vi_expected = path.best_for_value_iteration(ns, na);
+                assert_eq!(ValueIterationWorkspace::with_path(ns, na, path).path(), vi_expected, "{name} {path}");
             }
         }
         #[cfg(target_arch = "x86_64")]
         assert_eq!(SimdPath::Avx2.is_available(), std::arch::is_x86_feature_detected!("avx2"));
-        // A model too large for the vector registers takes the scalar loops.
-        assert_eq!(QIterationWorkspace::with_path(33, 2, SimdPath::Avx512).path(), SimdPath::Scalar);
-        assert_eq!(QIterationWorkspace::with_path(17, 2, SimdPath::Avx2).path(), SimdPath::Scalar);
+        #[cfg(target_arch = "x86_64")]
+        assert!(!SimdPath::Neon.is_available());
+        // A model too large for AVX-512's registers takes a path before it (AVX2, NEON or the
+        // scalar loops, whichever the CPU runs).
+        let fallback = QIterationWorkspace::with_path(33, 2, SimdPath::Avx512).path();
+        assert!(fallback < SimdPath::Avx512 && fallback.is_available());
+        // AVX2 serves every size (above 16 states with the wide kernel), where it is built.
+        #[cfg(target_arch = "x86_64")]
+        assert!(SimdPath::Avx2.serves(17, 2) && SimdPath::Avx2.serves(40, 5));
+    }
+
+    /// On aarch64 the NEON path is there and taken for every problem and model size, so that the
+    /// bit-identity property tests above compare it with the scalar loops (scripts/aarch64-check.sh
+    /// runs this test by name, so a build that lost the path fails there).
+    #[cfg(target_arch = "aarch64")]
+    #[test]
+    fn aarch64_takes_the_neon_path() {
+        assert!(SimdPath::Neon.is_available());
+        assert_eq!(SimdPath::fastest_available(), SimdPath::Neon);
+        assert_eq!(runnable_vector_paths(), vec![SimdPath::Neon]);
+        for (ns, na) in [(1, 1), (5, 3), (9, 2), (25, 4), (40, 5)] {
+            assert_eq!(QIterationWorkspace::with_path(ns, na, SimdPath::Neon).path(), SimdPath::Neon);
+            assert_eq!(ValueIterationWorkspace::with_path(ns, na, SimdPath::Neon).path(), SimdPath::Neon);
+        }
+        // An x86-64 path asked for falls back to NEON.
+        assert_eq!(SimdPath::resolve(Some("avx512")).0, SimdPath::Neon);
+        assert_paths_match_scalar(&grid_like_model(5, 5, 7), 0.95, Some(1.0)).unwrap();
+        assert_paths_match_scalar(&random_model(7, 3, 11), 0.95, None).unwrap();
     }
 
     #[test]
