@@ -51,7 +51,7 @@ def register(commands: Any) -> None:
         "--no-hardness",
         dest="hardness",
         action="store_false",
-        help="skip the hardness measures (the Taxi variants take seconds each)",
+        help="skip the hardness measures (about a second of CPU for the Taxi variants together)",
     )
     envs_parser.set_defaults(handler=_command_envs)
 
