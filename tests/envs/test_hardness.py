@@ -135,3 +135,20 @@ def test_bbrl_envs_lists_every_environment(capsys: pytest.CaptureFixture[str]) -
     assert main(["envs", "--no-hardness"]) == 0
     listed = capsys.readouterr().out
     assert all(name in listed for name in envs.registry.names()) and "hardness" not in listed
+
+
+def test_bbrl_envs_shows_the_hardness_of_every_finite_environment(capsys: pytest.CaptureFixture[str]) -> None:
+    from bbrl.cli.app import main
+
+    assert main(["envs"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    finite = [name for name in envs.registry.names() if envs.registry.entry(name)["state_space"] == "finite"]
+    # Each finite environment's entry is followed (its entry may wrap) by its hardness line.
+    for name in finite:
+        at = next(i for i, line in enumerate(lines) if line.startswith(f"{name} ("))
+        following = next(line for line in lines[at + 1 :] if line.startswith("    hardness: "))
+        assert following == next(line for line in lines[at + 1 :] if line.startswith("    ")), name
+        assert "diameter" in following and "value norm" in following
+    assert sum(line.startswith("    hardness: ") for line in lines) == len(finite)
+    # Taxi's start law over 300 states is summarised, not printed.
+    assert "start law uniform over 300 states" in " ".join(lines)
