@@ -8,8 +8,8 @@
 //! states and DeepSea's cells right of the diagonal are not part of the problem). Values are
 //! discounted with [`DISCOUNT`] = 0.99, Colosseum's setting, and solved exactly (value iteration,
 //! then policy iteration with linear solves), not to Colosseum's 1e-3. Every linear solve is a
-//! sparse elimination in one order chosen per MDP (`solve_chain`), so Taxi's 700 hitting-time
-//! problems take a fraction of a second.
+//! sparse elimination whose order and fill are worked out once per MDP (`Factor`), so
+//! Taxi-Fickle's 712 hitting-time problems take well under a second.
 //!
 //! * `diameter` (Jaksch, Ortner & Auer 2010): the largest, over pairs of states, of the least
 //!   expected number of steps from one to the other; infinite when some state cannot reach
@@ -98,8 +98,8 @@ pub fn measure(n_states: usize, n_actions: usize, p: &[f64], r: &[f64], start: &
             sparse.start.push(sparse.entries.len());
         }
     }
-    let order = elimination_order(&sparse);
-    let v = optimal_values(&sparse, &order)?;
+    let factor = Factor::new(&sparse);
+    let v = optimal_values(&sparse, &factor)?;
     let q = q_values(&sparse, &v);
     let scale = v.iter().fold(1.0f64, |m, x| m.max(x.abs()));
     let (mut gap_sum, mut gap_sum_colosseum) = (0.0, 0.0);
@@ -126,7 +126,7 @@ pub fn measure(n_states: usize, n_actions: usize, p: &[f64], r: &[f64], start: &
         }
     }
     Ok(Hardness {
-        diameter: diameter(&sparse, &order)?,
+        diameter: diameter(&sparse, &factor)?,
         gap_sum,
         gap_sum_colosseum,
         value_norm: norm,
@@ -148,7 +148,7 @@ fn q_values(m: &Sparse, v: &[f64]) -> Vec<f64> {
 /// Optimal discounted values: value iteration to a sup change of 1e-6 (relative), then policy
 /// iteration from its greedy policy, each policy evaluated exactly (`solve_chain`), until no
 /// action improves by more than 1e-12 relative (so exact ties cannot cycle).
-fn optimal_values(m: &Sparse, order: &[usize]) -> Result<Vec<f64>> {
+fn optimal_values(m: &Sparse, factor: &Factor) -> Result<Vec<f64>> {
     let (ns, na) = (m.n_states, m.n_actions);
     let mut v = vec![0.0; ns];
     for _ in 0..100_000 {
@@ -168,10 +168,17 @@ fn optimal_values(m: &Sparse, order: &[usize]) -> Result<Vec<f64>> {
     let mut policy: Vec<usize> = (0..ns).map(|s| argmax(&q, s)).collect();
     for _ in 0..MAX_POLICY_ITERATIONS {
         // v = r_π + γ P_π v: every row loses 1 - γ of its mass.
-        let rows = (0..ns).map(|s| m.row(s, policy[s]).iter().map(|&(y, pr, _)| (y, DISCOUNT * pr)).collect());
-        let b = (0..ns).map(|s| m.row(s, policy[s]).iter().map(|&(_, pr, rw)| pr * rw).sum()).collect();
-        v = solve_chain(rows.collect(), vec![1.0 - DISCOUNT; ns], b, Some(order))
-            .map(|x| x.0)
+        let mut val = vec![0.0; factor.col.len()];
+        let mut b = vec![0.0; ns];
+        for s in 0..ns {
+            let first = m.start[s * na + policy[s]];
+            for (e, &(_, pr, rw)) in m.row(s, policy[s]).iter().enumerate() {
+                val[factor.entry_pos[first + e]] += DISCOUNT * pr;
+                b[s] += pr * rw;
+            }
+        }
+        v = factor
+            .solve(val, vec![1.0 - DISCOUNT; ns], b)
             .ok_or_else(|| invalid!("hardness: a discounted policy evaluation is singular"))?;
         let q = q_values(m, &v);
         let scale = v.iter().fold(1.0f64, |x, y| x.max(y.abs()));
@@ -200,20 +207,14 @@ const MAX_POLICY_ITERATIONS: usize = 10_000;
 /// least `(row entries) × (column entries)`, so a sparse chain stays sparse), each pivot formed as
 /// a sum of nonnegative terms (Grassmann, Taksar & Heyman 1985: no cancellation, so the pivots
 /// keep full relative accuracy however slowly the chain leaves). `None` when some unknowns never
-/// leave (a pivot is exactly zero: `I - Q` is singular, the policy improper). With `order`, the
-/// unknowns are eliminated in that order instead (every unknown once), as [`elimination_order`]
-/// chooses it for a whole MDP. The order depends on the sparsity pattern alone, so the answer is
-/// the same on every run. Returns the solution and the order used.
+/// leave (a pivot is exactly zero: `I - Q` is singular, the policy improper). The order depends on
+/// the sparsity pattern alone, so the answer is the same on every run. Returns the solution, the
+/// order and the rows as eliminated (their patterns are the fill, [`Factor`]'s pattern).
 ///
 /// Rows stay sorted, and an eliminated column's entries are zeroed rather than removed, so a few
 /// long rows (the resets of an episodic problem to a wide start law) cost a binary search per
 /// update, not a pass over the row.
-fn solve_chain(
-    mut rows: Vec<Vec<(usize, f64)>>,
-    mut exit: Vec<f64>,
-    mut b: Vec<f64>,
-    order: Option<&[usize]>,
-) -> Option<(Vec<f64>, Vec<usize>)> {
+fn solve_chain(mut rows: Vec<Vec<(usize, f64)>>, mut exit: Vec<f64>, mut b: Vec<f64>) -> Option<Solved> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
     let n = rows.len();
@@ -229,35 +230,19 @@ fn solve_chain(
             col_count[j] += 1;
         }
     }
-    // With an order given, no heap: each unknown in turn.
-    let mut heap: BinaryHeap<Reverse<(usize, usize)>> = match order {
-        Some(_) => BinaryHeap::new(),
-        None => (0..n).map(|k| Reverse((row_count[k] * col_count[k], k))).collect(),
-    };
-    let mut given = order.map(|o| o.iter());
+    let mut heap: BinaryHeap<Reverse<(usize, usize)>> =
+        (0..n).map(|k| Reverse((row_count[k] * col_count[k], k))).collect();
     let mut alive = vec![true; n];
     let mut used = Vec::with_capacity(n);
     let mut pivots = vec![0.0; n];
-    loop {
-        let k = match given.as_mut() {
-            Some(it) => match it.next() {
-                Some(&k) => k,
-                None => break,
-            },
-            None => match heap.pop() {
-                Some(Reverse((cost, k))) => {
-                    if !alive[k] {
-                        continue;
-                    }
-                    if cost != row_count[k] * col_count[k] {
-                        heap.push(Reverse((row_count[k] * col_count[k], k)));
-                        continue;
-                    }
-                    k
-                }
-                None => break,
-            },
-        };
+    while let Some(Reverse((cost, k))) = heap.pop() {
+        if !alive[k] {
+            continue;
+        }
+        if cost != row_count[k] * col_count[k] {
+            heap.push(Reverse((row_count[k] * col_count[k], k)));
+            continue;
+        }
         alive[k] = false;
         used.push(k);
         let row_k = std::mem::take(&mut rows[k]);
@@ -292,15 +277,11 @@ fn solve_chain(
                         cols[j].push(i);
                         col_count[j] += 1;
                         row_count[i] += 1;
-                        if given.is_none() {
-                            heap.push(Reverse((row_count[j] * col_count[j], j)));
-                        }
+                        heap.push(Reverse((row_count[j] * col_count[j], j)));
                     }
                 }
             }
-            if given.is_none() {
-                heap.push(Reverse((row_count[i] * col_count[i], i)));
-            }
+            heap.push(Reverse((row_count[i] * col_count[i], i)));
         }
         rows[k] = row_k;
     }
@@ -311,27 +292,139 @@ fn solve_chain(
         let tail: f64 = rows[k].iter().filter(|e| e.0 != k).map(|&(j, q)| q * h[j]).sum();
         h[k] = (b[k] + tail) / pivots[k];
     }
-    Some((h, used))
+    Some((h, used, rows))
 }
 
-/// One elimination order for every linear solve on `m` (each target's hitting times, each policy's
-/// values): the order [`solve_chain`] chooses on the union of the supports of all actions. Any
-/// one policy's system has a subset of that pattern, so this order fills it no more than the
-/// union, and the solves need no search for the next unknown.
-fn elimination_order(m: &Sparse) -> Vec<usize> {
-    let rows: Vec<Vec<(usize, f64)>> = (0..m.n_states)
-        .map(|s| {
-            let mut row: Vec<usize> = (0..m.n_actions).flat_map(|a| m.row(s, a).iter().map(|e| e.0)).collect();
-            row.sort_unstable();
-            row.dedup();
-            let share = 0.5 / row.len() as f64;
-            row.into_iter().map(|y| (y, share)).collect()
-        })
-        .collect();
-    // Only the pattern matters: each row keeps half its mass on its support and loses the rest, so
-    // no pivot is zero.
-    let n = m.n_states;
-    solve_chain(rows, vec![0.5; n], vec![0.0; n], None).expect("every row leaves").1
+/// What [`solve_chain`] returns: the solution, the elimination order, the rows' fill patterns.
+type Solved = (Vec<f64>, Vec<usize>, Vec<Vec<(usize, f64)>>);
+
+/// The symbolic elimination of every linear system on one MDP (each target's hitting times, each
+/// policy's values): the order and fill that [`solve_chain`] chooses on the union of the supports
+/// of all actions. Any one policy's system has a subset of that pattern, so the order fills it no
+/// more than the union, and each solve ([`Factor::solve`]) is arithmetic on fixed positions: no
+/// search for the next unknown, no allocation per row.
+struct Factor {
+    /// The unknowns in elimination order, and each one's place in it.
+    order: Vec<usize>,
+    rank: Vec<usize>,
+    /// Row `i`'s pattern is `col[ptr[i]..ptr[i + 1]]`, sorted by rank; its entries from `later[i]`
+    /// on are the unknowns eliminated after `i` (the ones its pivot and back substitution use).
+    ptr: Vec<usize>,
+    col: Vec<usize>,
+    later: Vec<usize>,
+    /// The rows still to eliminate that hold the unknown of step `t`: `pred_row[pred_ptr[t]..]`,
+    /// with the position of that entry in `pred_pos`.
+    pred_ptr: Vec<usize>,
+    pred_row: Vec<usize>,
+    pred_pos: Vec<usize>,
+    /// The position in the pattern of each entry of the MDP's rows (`Sparse::entries` order).
+    entry_pos: Vec<usize>,
+}
+
+impl Factor {
+    fn new(m: &Sparse) -> Self {
+        let n = m.n_states;
+        let rows: Vec<Vec<(usize, f64)>> = (0..n)
+            .map(|s| {
+                let mut row: Vec<usize> = (0..m.n_actions).flat_map(|a| m.row(s, a).iter().map(|e| e.0)).collect();
+                row.sort_unstable();
+                row.dedup();
+                let share = 0.5 / row.len() as f64;
+                row.into_iter().map(|y| (y, share)).collect()
+            })
+            .collect();
+        // Only the pattern matters: each row keeps half its mass on its support and loses the
+        // rest, so no pivot is zero.
+        let (_, order, filled) = solve_chain(rows, vec![0.5; n], vec![0.0; n]).expect("every row leaves");
+        let mut rank = vec![0; n];
+        order.iter().enumerate().for_each(|(t, &k)| rank[k] = t);
+        let (mut ptr, mut col, mut later) = (vec![0], Vec::new(), Vec::with_capacity(n));
+        for (i, row) in filled.iter().enumerate() {
+            let mut pattern: Vec<usize> = row.iter().map(|e| e.0).collect();
+            pattern.sort_unstable_by_key(|&j| rank[j]);
+            later.push(col.len() + pattern.iter().filter(|&&j| rank[j] <= rank[i]).count());
+            col.extend(pattern);
+            ptr.push(col.len());
+        }
+        // Predecessors, grouped by the step that eliminates their column.
+        let mut count = vec![0usize; n + 1];
+        for i in 0..n {
+            for &j in &col[ptr[i]..later[i]] {
+                if j != i {
+                    count[rank[j] + 1] += 1;
+                }
+            }
+        }
+        let pred_ptr: Vec<usize> = count
+            .iter()
+            .scan(0, |sum, &c| {
+                *sum += c;
+                Some(*sum)
+            })
+            .collect();
+        let mut fill = pred_ptr.clone();
+        let (mut pred_row, mut pred_pos) = (vec![0; pred_ptr[n]], vec![0; pred_ptr[n]]);
+        for i in 0..n {
+            for e in ptr[i]..later[i] {
+                let j = col[e];
+                if j != i {
+                    pred_row[fill[rank[j]]] = i;
+                    pred_pos[fill[rank[j]]] = e;
+                    fill[rank[j]] += 1;
+                }
+            }
+        }
+        let mut factor = Factor { order, rank, ptr, col, later, pred_ptr, pred_row, pred_pos, entry_pos: Vec::new() };
+        factor.entry_pos = (0..n)
+            .flat_map(|s| (0..m.n_actions).map(move |a| (s, a)))
+            .flat_map(|(s, a)| m.row(s, a).iter().map(move |e| (s, e.0)))
+            .map(|(s, y)| factor.position(s, y))
+            .collect();
+        factor
+    }
+
+    /// Where column `j` sits in row `i`'s pattern (it must be there).
+    fn position(&self, i: usize, j: usize) -> usize {
+        let (rank, col) = (&self.rank, &self.col[self.ptr[i]..self.ptr[i + 1]]);
+        self.ptr[i] + col.binary_search_by_key(&rank[j], |&c| rank[c]).expect("the fill holds every entry")
+    }
+
+    /// Solves `h = b + Q h` as [`solve_chain`] does (same pivots, as sums of nonnegative terms),
+    /// `Q` given as `val` over the pattern (zero where the policy has no entry), `exit` the mass
+    /// each row loses. `None` when some unknowns never leave.
+    fn solve(&self, mut val: Vec<f64>, mut exit: Vec<f64>, mut b: Vec<f64>) -> Option<Vec<f64>> {
+        let n = self.order.len();
+        let mut pivots = vec![0.0; n];
+        for (t, &k) in self.order.iter().enumerate() {
+            let tail = self.later[k]..self.ptr[k + 1];
+            let pivot = exit[k] + val[tail.clone()].iter().sum::<f64>();
+            if pivot <= 0.0 {
+                return None;
+            }
+            pivots[k] = pivot;
+            for p in self.pred_ptr[t]..self.pred_ptr[t + 1] {
+                let (i, at) = (self.pred_row[p], self.pred_pos[p]);
+                let w = val[at] / pivot;
+                if w == 0.0 {
+                    continue;
+                }
+                b[i] += w * b[k];
+                exit[i] += w * exit[k];
+                for e in tail.clone() {
+                    if val[e] != 0.0 {
+                        let to = self.position(i, self.col[e]);
+                        val[to] += w * val[e];
+                    }
+                }
+            }
+        }
+        let mut h = vec![0.0; n];
+        for &k in self.order.iter().rev() {
+            let tail: f64 = (self.later[k]..self.ptr[k + 1]).map(|e| val[e] * h[self.col[e]]).sum();
+            h[k] = (b[k] + tail) / pivots[k];
+        }
+        Some(h)
+    }
 }
 
 /// The diameter: per target `g`, the least expected hitting times `h(g) = 0`,
@@ -341,7 +434,7 @@ fn elimination_order(m: &Sparse) -> Vec<usize> {
 /// relative; the largest over targets and states. Infinite as soon as some state cannot reach a
 /// target. Targets run in parallel; each is computed alone, so the result does not depend on the
 /// thread count.
-fn diameter(m: &Sparse, order: &[usize]) -> Result<f64> {
+fn diameter(m: &Sparse, factor: &Factor) -> Result<f64> {
     let (ns, na) = (m.n_states, m.n_actions);
     // Reverse edges, for which states can reach a target and how far they are.
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); ns];
@@ -386,21 +479,23 @@ fn diameter(m: &Sparse, order: &[usize]) -> Result<f64> {
             })
             .collect();
         for _ in 0..MAX_POLICY_ITERATIONS {
-            let mut rows = Vec::with_capacity(ns);
-            let mut exit = Vec::with_capacity(ns);
-            for s in 0..ns {
-                if s == g {
-                    rows.push(Vec::new());
-                    exit.push(1.0);
-                } else {
-                    let row = m.row(s, policy[s]);
-                    rows.push(row.iter().filter(|e| e.0 != g).map(|e| (e.0, e.1)).collect());
-                    exit.push(row.iter().filter(|e| e.0 == g).map(|e| e.1).sum());
+            // Entering g leaves the chain; g itself is left at once (h(g) = 0).
+            let mut val = vec![0.0; factor.col.len()];
+            let mut exit = vec![0.0; ns];
+            exit[g] = 1.0;
+            for s in (0..ns).filter(|&s| s != g) {
+                let first = m.start[s * na + policy[s]];
+                for (e, &(y, pr, _)) in m.row(s, policy[s]).iter().enumerate() {
+                    if y == g {
+                        exit[s] += pr;
+                    } else {
+                        val[factor.entry_pos[first + e]] += pr;
+                    }
                 }
             }
             let b = (0..ns).map(|s| if s == g { 0.0 } else { 1.0 }).collect();
-            let h = solve_chain(rows, exit, b, Some(order))
-                .map(|x| x.0)
+            let h = factor
+                .solve(val, exit, b)
                 .ok_or_else(|| invalid!("hardness: a policy toward state {g} never reaches it"))?;
             let scale = h.iter().fold(1.0f64, |x, &y| x.max(y));
             let mut changed = false;
@@ -452,8 +547,17 @@ mod tests {
     fn an_improper_chain_is_singular() {
         // 0 <-> 1 closed, 2 leaves: the pair never leaves, whatever the order.
         let rows = vec![vec![(1, 1.0)], vec![(0, 1.0)], vec![(0, 0.5)]];
-        assert!(solve_chain(rows.clone(), vec![0.0, 0.0, 0.5], vec![1.0; 3], None).is_none());
-        assert!(solve_chain(rows, vec![0.0, 0.0, 0.5], vec![1.0; 3], Some(&[2, 1, 0])).is_none());
+        assert!(solve_chain(rows, vec![0.0, 0.0, 0.5], vec![1.0; 3]).is_none());
+        // The same through a factor of an MDP with that pattern: 0 <-> 1, 2 -> {0, 2}.
+        let mut m = Sparse { n_states: 3, n_actions: 1, start: vec![0, 1, 2, 4], entries: Vec::new() };
+        m.entries = vec![(1, 1.0, 0.0), (0, 1.0, 0.0), (0, 0.5, 0.0), (2, 0.5, 0.0)];
+        let factor = Factor::new(&m);
+        let mut val = vec![0.0; factor.col.len()];
+        // The policy's rows are the first three entries; the last (2 -> 2) is the mass that leaves.
+        for (e, &(_, pr, _)) in m.entries.iter().enumerate().take(3) {
+            val[factor.entry_pos[e]] = pr;
+        }
+        assert!(factor.solve(val, vec![0.0, 0.0, 0.5], vec![1.0; 3]).is_none());
     }
 
     /// A random MDP on `n` states: each row on 1 to 3 next states, some rows deterministic.
@@ -527,8 +631,8 @@ mod tests {
         for case in 0..150 {
             let (n, na) = (rng.random_range(1..=10), rng.random_range(1..=3));
             let m = random_mdp(&mut rng, n, na);
-            let order = elimination_order(&m);
-            let (fast, slow) = (diameter(&m, &order).unwrap(), diameter_by_value_iteration(&m));
+            let factor = Factor::new(&m);
+            let (fast, slow) = (diameter(&m, &factor).unwrap(), diameter_by_value_iteration(&m));
             if slow.is_infinite() {
                 // The oracle gives up on diverging hitting times; the graph test must agree.
                 assert_eq!(fast, f64::INFINITY, "case {case}");
@@ -537,7 +641,7 @@ mod tests {
                 assert!((fast - slow).abs() <= 1e-9 * slow.max(1.0), "case {case}: {fast} vs {slow}");
                 finite += 1;
             }
-            let (v, w) = (optimal_values(&m, &order).unwrap(), values_by_value_iteration(&m));
+            let (v, w) = (optimal_values(&m, &factor).unwrap(), values_by_value_iteration(&m));
             for (a, b) in v.iter().zip(&w) {
                 assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "case {case}: {a} vs {b}");
             }
@@ -552,7 +656,7 @@ mod tests {
         // stepping on: hitting times near 1e4, which elimination gets to rounding.
         let n = 200;
         let rows: Vec<Vec<(usize, f64)>> = (0..n).map(|i| vec![((i + 1) % n, 1.0 - 1e-4)]).collect();
-        let (h, _) = solve_chain(rows, vec![1e-4; n], vec![1.0; n], None).unwrap();
+        let (h, _, _) = solve_chain(rows, vec![1e-4; n], vec![1.0; n]).unwrap();
         // Every state is alike by symmetry: h = 1 / 1e-4.
         h.iter().for_each(|&x| assert!((x - 1e4).abs() < 1e-8, "{x}"));
     }
