@@ -72,7 +72,11 @@ class AgentError(RuntimeError): ...
 @final
 class Distribution:
     def __new__(
-        cls, theta: npt.NDArray[np.float64], rewards: npt.NDArray[np.float64], initial_state: int
+        cls,
+        theta: npt.NDArray[np.float64],
+        rewards: npt.NDArray[np.float64],
+        initial_state: int,
+        start_law: npt.NDArray[np.float64] | None = None,
     ) -> Distribution: ...
     def sample_transitions(self, seed: int) -> npt.NDArray[np.float64]: ...
     def sample_test_mdp(self, seed: int, index: int) -> npt.NDArray[np.float64]: ...
@@ -256,7 +260,7 @@ class EpisodicExperiment:
     def run(self, agent: Agent, threads: int | None = None, progress: Progress | None = None) -> _EpisodicArrays:
         """(runs, K) returns, realised regret, expected regret, steps and CPU seconds; per run the
         wall seconds (runs,) and the (runs, units) work counts."""
-    def run_python(self, agent: Any, name: str) -> _EpisodicArrays: ...
+    def run_python(self, agent: Any, name: str, runs: list[int] | None = None) -> _EpisodicArrays: ...
 
 def host() -> dict[str, Any]:
     """cpu_model, vector_extensions (list), logical_cores, load_average (1 minute),

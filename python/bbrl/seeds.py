@@ -12,7 +12,15 @@ purposes below come from the core and are never restated by hand.
   is ``generator(seed, "agent_online", i)``, made by the core when the task starts);
 * ``agent_offline``: offline learning (index 0; a Python agent's ``learn_offline`` Generator is
   ``generator(seed, "agent_offline", 0)``);
-* ``kernel``: free-standing kernel calls (index 0).
+* ``kernel``: free-standing kernel calls (index 0);
+* ``replay_log``: keying a replay evaluation by its log (index: the log's fingerprint read as a
+  64-bit integer; :func:`keyed_seed`).
+
+An evaluation of a replay log runs on the streams ``(keyed_seed(seed, log.fingerprint), purpose,
+run)``: the same log and seed give the same draws, and two logs evaluated with one seed get
+independent ones (before, they shared every draw, so their evaluations' errors were correlated).
+The log's fingerprint follows the one rule of :mod:`bbrl.protocol.fingerprint`, which also names
+experiments.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from . import _core
 #: Purpose numbers by name, from the core (never renumbered).
 PURPOSES: dict[str, int] = dict(_core.PURPOSES)
 
-__all__ = ["PURPOSES", "first_draw", "generator"]
+__all__ = ["PURPOSES", "first_draw", "generator", "keyed_seed"]
 
 
 def generator(seed: int, purpose: str, index: int = 0) -> np.random.Generator:
@@ -39,3 +47,23 @@ def first_draw(seed: int, purpose: str, index: int = 0) -> int:
     if purpose not in PURPOSES:
         raise ValueError(f"unknown purpose {purpose!r}; known: {', '.join(PURPOSES)}")
     return int(_core.first_draw(int(seed), PURPOSES[purpose], int(index)))
+
+
+def keyed_seed(seed: int, fingerprint: str) -> int:
+    """The seed of every stream of an evaluation keyed by what it evaluates (a replay log, by
+    :attr:`bbrl.replay.Dataset.fingerprint`): :func:`first_draw` of ``(seed, "replay_log",
+    fingerprint read as a hexadecimal integer)``. A different seed or fingerprint gives unrelated
+    streams.
+
+    Raises:
+        ValueError: ``seed`` is negative, or ``fingerprint`` is not 1 to 16 lowercase hex digits.
+    """
+    if isinstance(seed, bool) or int(seed) < 0:
+        raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+    if (
+        not isinstance(fingerprint, str)
+        or not 1 <= len(fingerprint) <= 16
+        or any(c not in "0123456789abcdef" for c in fingerprint)
+    ):
+        raise ValueError(f"fingerprint must be 1 to 16 lowercase hex digits, got {fingerprint!r}")
+    return first_draw(int(seed), "replay_log", int(fingerprint, 16))

@@ -2,11 +2,12 @@
 
 With ``BBRL_SMOKE=1`` in the environment, every command that runs a study runs it at a tiny size:
 grid experiments (``bbrl grid run``, ``grid plan``, ``grid submit``, ``paper``) and ``bbrl quick``
-keep at most :data:`N_MDPS` test MDPs of at most :data:`HORIZON` decisions, and ``bbrl value-error
-references`` at most :data:`VALUE_ERROR_STATES` states. Everything else (agents, their parameters,
-the priors, seeds, the files written, the report) is as without it, so the setting checks an
-installation, a cluster set-up or the documentation's examples without their cost
-(tests/docs/test_code_blocks.py runs the long examples this way).
+keep at most :data:`N_MDPS` test MDPs of at most :data:`HORIZON` decisions, ``bbrl value-error
+references`` at most :data:`VALUE_ERROR_STATES` states, and ``bbrl regret-study`` at most
+:data:`N_MDPS` runs of :data:`EPISODES` episodes per agent (on the smallest DeepSea only).
+Everything else (agents, their parameters, the priors, seeds, the files written, the report) is
+as without it, so the setting checks an installation, a cluster set-up or the documentation's
+examples without their cost (tests/docs/test_code_blocks.py runs the long examples this way).
 
 The numbers of such a run mean nothing: the command says so on standard error, and the reduced
 sizes are recorded where the real ones would be (a grid folder's ``experiments.json`` then refuses
@@ -22,6 +23,7 @@ ENV = "BBRL_SMOKE"
 N_MDPS = 3
 HORIZON = 10
 VALUE_ERROR_STATES = 3
+EPISODES = 10
 
 _told = False
 
@@ -37,7 +39,7 @@ def _tell() -> None:
         _told = True
         print(
             f"{ENV} is set: smoke-test sizes (at most {N_MDPS} MDPs of {HORIZON} decisions, "
-            f"{VALUE_ERROR_STATES} value-error states); the numbers mean nothing",
+            f"{VALUE_ERROR_STATES} value-error states, {EPISODES} episodes per run); the numbers mean nothing",
             file=sys.stderr,
         )
 
@@ -56,3 +58,11 @@ def value_error_states(states: int) -> int:
         return states
     _tell()
     return min(states, VALUE_ERROR_STATES)
+
+
+def episodic_size(runs: int, episodes: int) -> tuple[int, int]:
+    """``(runs, episodes)`` of an episodic study as it runs them: unchanged, or capped under ``BBRL_SMOKE``."""
+    if not active():
+        return runs, episodes
+    _tell()
+    return min(runs, N_MDPS), min(episodes, EPISODES)

@@ -142,8 +142,9 @@ def test_the_tables_mark_the_stopped_configuration_and_its_n(reports: tuple[Path
 def test_the_report_says_the_folder_was_raced_and_lists_the_stops(reports: tuple[Path, Path]) -> None:
     raced, _ = reports
     text = (raced / "report.html").read_text()
+    # Above the first figure: the scores of stopped settings are over fewer MDPs.
     top = text.index("<b>Raced:</b>")
-    assert top < text.index("<p>Results of")
+    assert top < text.index("<figure")
     assert "delta 0.05 per comparable pair, margin 1.0 paired standard errors at N, batches of 10 test MDPs" in text
     assert "<td>BFS3 (k=10, c=2, depth=15)</td><td>30 of 40</td><td>e-Greedy (epsilon=0.0)</td><td>beaten</td>" in text
     assert "1 of 5 configurations stopped early" in text  # the oracle is not raced

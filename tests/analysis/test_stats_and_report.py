@@ -285,7 +285,7 @@ def test_report_renders(grid_results: Path, tmp_path: Path) -> None:
     import matplotlib.image
 
     report = tmp_path / "report"
-    html = write_report(grid_results, report)
+    html = write_report(grid_results, report, svg=True)
     text = html.read_text()
     assert text.startswith("<!DOCTYPE html>") and "http://" not in text and "https://" not in text
     for slug in ("GC-GC", "GC-UGC"):
@@ -301,6 +301,8 @@ def test_report_renders(grid_results: Path, tmp_path: Path) -> None:
     # Every figure is embedded (no file needed to view the report).
     # Four figures per experiment and the normalised scores across experiments.
     assert len(re.findall(r'src="data:image/png;base64,[A-Za-z0-9+/=]{100,}"', text)) == 2 * 4 + 1
+    # The section on the problems' hardness (analysis/hardness.py), with its table.
+    assert '<section id="hardness">' in text and pl.read_csv(report / "hardness.csv")["problem"].to_list() == ["GC"]
     normalized = pl.read_csv(report / "normalized-scores.csv")
     assert set(normalized["algorithm"].to_list()) == {"Random", "e-Greedy", "OPPS-DS"}
     assert (normalized["iqm_low"] <= normalized["iqm"]).all() and (normalized["iqm"] <= normalized["iqm_high"]).all()

@@ -60,7 +60,7 @@ COMMANDS = dict(_commands(build_parser()))
 def test_the_walk_sees_every_subcommand() -> None:
     expected = {
         ("run",), ("quick",), ("grid", "run"), ("grid", "status"), ("grid", "plan"), ("grid", "submit"),
-        ("grid", "task"), ("report",), ("paper",), ("formulas",), ("agents",), ("agents", "convert"),
+        ("grid", "task"), ("report",), ("export",), ("paper",), ("formulas",), ("agents",), ("agents", "convert"),
         ("distributions",),
         ("value-error", "references"), ("value-error", "states"), ("value-error", "study"), ("replay",), ("envs",),
         ("replay-study",), ("regret-study",),
@@ -200,6 +200,7 @@ OUT_COMMANDS: dict[tuple[str, ...], list[str]] = {
     ("grid", "plan"): ["grid", "plan", "quick"],
     ("grid", "submit"): ["grid", "submit", "quick"],
     ("report",): ["report", "RESULTS"],
+    ("export",): ["export", "RESULTS", "--format", "csv"],
     ("paper",): ["paper", "--quick"],
     ("formulas",): ["formulas", "--max-size", "2"],
     ("value-error", "references"): _references(Path("OUT"))[:-2],
@@ -209,6 +210,21 @@ OUT_COMMANDS: dict[tuple[str, ...], list[str]] = {
     ("replay-study",): ["replay-study", "--quick"],
     ("regret-study",): ["regret-study", "--quick"],
 }
+
+
+#: The study commands: each regenerates a paper's experiments into a report folder.
+STUDY_COMMANDS = (
+    ["paper", "--quick"],
+    ["replay-study", "--quick"],
+    ["regret-study", "--quick"],
+    ["value-error", "study", "--quick"],
+)
+
+
+@pytest.mark.parametrize("argv", STUDY_COMMANDS, ids=" ".join)
+def test_every_study_command_defaults_its_out(argv: list[str]) -> None:
+    """``bbrl value-error study --quick`` required --out where the other studies default it."""
+    assert build_parser().parse_args(argv).out is None  # the command names its default folder
 
 
 def test_every_command_with_out_is_in_the_out_sweep() -> None:

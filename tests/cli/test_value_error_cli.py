@@ -72,7 +72,8 @@ def test_study_writes_its_report(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "expected about" in out and "[4/4] MountainCar eps 0.1 delta 0.1 betting" in out
     report = (tmp_path / "report.md").read_text()
-    assert "| MountainCar | 0.1 | 0.1 | betting | 3 |" in report and "machine:" in report.lower()
+    assert "| MountainCar | 0.1 | 0.1 | betting | 3 |" in report and "Machine: " in report
+    assert "machine: machine" not in report.lower()  # the machine named once
 
 
 def test_undiscounted_references_run_to_termination_or_name_the_cap(tmp_path, capsys):

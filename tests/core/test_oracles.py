@@ -30,7 +30,14 @@ RECORDED_FIRST_DRAWS = {
     (2**64 - 1, "kernel", 2**64 - 1): 0x4DD72DA4BCBF2840,
 }
 #: The purpose numbers are part of the seed rule (never renumbered).
-RECORDED_PURPOSES = {"test_mdp": 1, "environment": 2, "agent_online": 3, "agent_offline": 4, "kernel": 5}
+RECORDED_PURPOSES = {
+    "test_mdp": 1,
+    "environment": 2,
+    "agent_online": 3,
+    "agent_offline": 4,
+    "kernel": 5,
+    "replay_log": 55,
+}
 
 
 @pytest.mark.parametrize(("seed", "purpose", "index"), list(RECORDED_FIRST_DRAWS))

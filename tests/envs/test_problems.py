@@ -4,11 +4,16 @@ definition, and the optimal values computed independently (float64 backward indu
 
 from __future__ import annotations
 
+import pickle
+from typing import ClassVar
+
 import numpy as np
 import pytest
 from scipy import stats
 
-from bbrl import envs
+import bbrl
+from bbrl import agents, distributions, envs
+from bbrl.episodic import EpisodicExperiment
 
 ALPHA = 1e-6
 
@@ -327,10 +332,68 @@ def test_an_environment_as_a_distribution_draws_different_mdps() -> None:
     # Every (s, a) pays on average what the environment pays.
     r_env = np.einsum("say,say->sa", env.transitions, env.rewards)
     np.testing.assert_allclose(np.einsum("say,say->sa", a, fdm.rewards), r_env, atol=1e-12)
-    with pytest.raises(ValueError, match="start law"):
-        envs.distribution_of(envs.make("Taxi"))
     with pytest.raises(ValueError, match="spread"):
         envs.distribution_of(env, spread=0.0)
+
+
+class FirstStates(agents.Agent):
+    """Records the state of each trajectory's first decision (in this process: threads=1)."""
+
+    learns_offline = False
+    seen: ClassVar[list[int]] = []
+
+    def start_task(self) -> None:
+        self.first = True
+
+    def act(self, state: int, rng: np.random.Generator) -> int:
+        if self.first:
+            FirstStates.seen.append(state)
+            self.first = False
+        return 0
+
+
+def test_a_start_law_that_is_neither_one_state_nor_uniform_is_the_distributions() -> None:
+    taxi = envs.make("Taxi")
+    fdm = envs.distribution_of(taxi)
+    assert fdm.initial_state is None and fdm.start_law is not None
+    np.testing.assert_array_equal(fdm.start_law, taxi.start_law)
+    # It survives the uniform prior, the file, a pickle (worker processes) and a drawn MDP.
+    np.testing.assert_array_equal(fdm.uniform().start_law, taxi.start_law)
+    assert distributions.from_document(fdm.to_document(), "doc") == fdm
+    assert pickle.loads(pickle.dumps(fdm)) == fdm
+    np.testing.assert_array_equal(envs.from_distribution(fdm, seed=0).start_law, taxi.start_law)
+    other = distributions.FDM(fdm.theta, fdm.rewards, None, "x")
+    assert other != fdm and other.start_law is None
+    # One start state and a uniform start keep their old form (and draws).
+    assert envs.distribution_of(envs.make("FrozenLake-4x4")).start_law is None
+
+
+def test_mdps_drawn_from_a_distribution_with_a_start_law_start_from_it() -> None:
+    # Three states; the law never starts in state 2 and starts in state 1 four times as often as in 0.
+    theta = np.ones((3, 1, 3))
+    law = np.array([0.2, 0.8, 0.0])
+    fdm = distributions.FDM(theta, np.zeros((3, 1, 3)), None, "law", start_law=law)
+    FirstStates.seen = []
+    n = 2000
+    bbrl.Experiment(fdm, n_mdps=n, horizon=1, seed=5).run(FirstStates(), threads=1)
+    counts = np.bincount(FirstStates.seen, minlength=3)
+    assert counts.sum() == n and counts[2] == 0
+    assert abs(counts[1] - 0.8 * n) < 5 * np.sqrt(n * 0.8 * 0.2), counts
+    # The episodic protocol's episodes too.
+    starts = EpisodicExperiment(fdm, episodes=500, n_runs=2, horizon=3, seed=1).starts.ravel()
+    assert not np.any(starts == 2) and abs(np.mean(starts == 1) - 0.8) < 5 * np.sqrt(0.16 / starts.size)
+
+
+def test_a_bad_start_law_is_refused_by_name() -> None:
+    theta, rewards = np.ones((2, 1, 2)), np.zeros((2, 1, 2))
+    with pytest.raises(ValueError, match="no initial state"):
+        distributions.FDM(theta, rewards, 0, "x", start_law=[0.5, 0.5])
+    with pytest.raises(ValueError, match=r"shape \(2,\)"):
+        distributions.FDM(theta, rewards, None, "x", start_law=[1.0])
+    with pytest.raises(ValueError, match="sums to"):
+        distributions.FDM(theta, rewards, None, "x", start_law=[0.5, 0.6])
+    with pytest.raises(ValueError, match="not a probability"):
+        distributions.FDM(theta, rewards, None, "x", start_law=[1.5, -0.5])
 
 
 # -- Bad input ------------------------------------------------------------------------------------

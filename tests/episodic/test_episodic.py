@@ -88,7 +88,7 @@ def test_backward_induction_matches_an_independent_computation() -> None:
 def test_the_optimal_agent_has_zero_regret_on_a_deterministic_mdp_and_terminal_states_end_episodes() -> None:
     P, R, start, terminal = deterministic_tables()
     exp = EpisodicExperiment.from_tables(P, R, start, horizon=5, terminal=terminal, episodes=6, n_runs=3)
-    run = exp.run(FiniteHorizonOptimal(P, R, 5, terminal))
+    run = exp.run(FiniteHorizonOptimal(P, R, 5, terminal), threads=1)
     assert np.all(run.regret == 0.0) and np.all(run.expected_regret == 0.0)
     assert np.all(run.returns == 5.0)
     assert np.all(run.steps == 3)  # the terminal state ends each episode after 3 of its 5 steps
@@ -101,7 +101,7 @@ def test_the_optimal_agent_has_zero_regret_on_a_deterministic_mdp_and_terminal_s
         def act(self, state: int, rng: np.random.Generator) -> int:
             return 0
 
-    lazy = exp.run(Stay())
+    lazy = exp.run(Stay(), threads=1)
     assert np.all(lazy.steps == 5) and np.all(lazy.regret == 10.0) and np.all(lazy.expected_regret == 10.0)
     dithering = exp.run(agents.Random())
     np.testing.assert_array_equal(dithering.regret, dithering.expected_regret)
@@ -132,6 +132,24 @@ def test_one_and_two_threads_are_bit_identical_and_agents_are_paired(problem: st
     np.testing.assert_array_equal(a.optima, b.optima)
 
 
+class CountingGreedy(agents.Agent):
+    """A Python agent that learns across episodes (visit counts) and draws from its stream: what a
+    worker process must reproduce exactly."""
+
+    learns_offline = False
+
+    def start_task(self) -> None:
+        self.counts = np.zeros((self.n_states, self.n_actions))
+
+    def act(self, state: int, rng: np.random.Generator) -> int:
+        row = self.counts[state]
+        least = np.flatnonzero(row == row.min())
+        return int(least[rng.integers(least.size)])
+
+    def observe(self, state: int, action: int, reward: float, next_state: int) -> None:
+        self.counts[state, action] += 1
+
+
 def test_python_agents_run_in_the_protocol_reproducibly() -> None:
     class Uniform(agents.Agent):
         learns_offline = False
@@ -140,9 +158,24 @@ def test_python_agents_run_in_the_protocol_reproducibly() -> None:
             return int(rng.integers(2))
 
     exp = EpisodicExperiment("RiverSwim-Osband", episodes=10, n_runs=3, seed=1)
-    first, second = exp.run(Uniform()), exp.run(Uniform())
+    first, second = exp.run(Uniform(), threads=1), exp.run(Uniform(), threads=1)
     np.testing.assert_array_equal(first.returns, second.returns)
     assert first.kind == "Uniform" and np.all(first.expected_regret >= 0)
+    with pytest.raises(TypeError, match="threads=1"):
+        exp.run(Uniform(), threads=2)  # a class defined in a function cannot reach a worker process
+
+
+@pytest.mark.parametrize("problem", ["GC", "tables"])
+def test_python_agents_on_worker_processes_are_bit_identical_to_one_process(problem: str) -> None:
+    if problem == "tables":
+        P, R, start, terminal = deterministic_tables()
+        exp = EpisodicExperiment.from_tables(P, R, start, horizon=5, terminal=terminal, episodes=6, n_runs=5, seed=4)
+    else:
+        exp = EpisodicExperiment(problem, episodes=8, n_runs=5, horizon=10, seed=4)
+    one, two = exp.run(CountingGreedy(), threads=1), exp.run(CountingGreedy(), threads=2)
+    for field in ("returns", "regret", "expected_regret", "steps", "run_work", "starts", "optima"):
+        np.testing.assert_array_equal(getattr(one, field), getattr(two, field), err_msg=field)
+    assert one.returns.shape == (5, exp.episodes)
 
 
 def test_bad_parameters_give_clear_errors() -> None:

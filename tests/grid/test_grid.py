@@ -155,6 +155,49 @@ def test_optional_agents_unknown_here_are_skipped_and_unknown_kinds_can_be_expan
     assert [c.id for c in expanded.cells if c.kind == "notyet"][:2] == ["GC/GC/notyet/k=1", "GC/GC/notyet/k=2"]
 
 
+def test_a_baselines_block_is_the_registrys_baselines_that_no_other_block_names() -> None:
+    from bbrl import agents
+    from bbrl.grid.config import baseline_blocks
+
+    flagged = [e["kind"] for e in agents.REGISTRY if e["episodic_baseline"]]
+    assert "egreedy" in flagged and "ucrl2" in flagged  # the floor and an optimistic baseline
+    config = grid.parse_config(SMALL + '\n[[agent]]\nkind = "Baselines"\n')
+    added = [c for c in config.cells if c.experiment.key == "GC/GC"][len(grid.parse_config(SMALL).cells) // 2 :]
+    # e-Greedy has a block of its own: the others, in the registry's order, at their first example.
+    assert [c.kind for c in added] == [k for k in flagged if k != "egreedy"]
+    for cell in added:
+        assert cell.spec == agents.examples(cell.kind)[0]
+        assert cell.block == agents.spec(cell.kind)["display"]
+    assert [b["kind"] for b in baseline_blocks()] == flagged
+    assert "takes no other key" in _error(SMALL + '\n[[agent]]\nkind = "baselines"\nepsilon = 0.2\n')
+    # kind = "quick": every kind `bbrl quick` runs, the same way.
+    from bbrl.cli.quick import quick_agents
+
+    every = grid.parse_config(SMALL.split("[[agent]]")[0] + '[[agent]]\nkind = "quick"\n')
+    assert [c.spec for c in every.cells if c.experiment.key == "GC/GC"] == list(quick_agents())
+
+
+def test_the_problems_grid_runs_every_quick_agent_on_three_environments_as_distributions() -> None:
+    from bbrl import envs
+    from bbrl.agents.registry import quick_kinds
+
+    config = grid.load_config(shipped_config("problems"))
+    assert [(e.name, e.prior, e.n_mdps) for e in config.experiments] == [
+        ("DeepSea-10", "DeepSea", 20),
+        ("FrozenLake-4x4", "FrozenLake-4x4", 20),
+        ("Taxi", "Taxi", 20),
+    ]
+    for e in config.experiments:
+        assert e.test_fdm == envs.distribution_of(envs.make(e.prior), name=e.prior) == e.prior_fdm
+    assert config.experiments[0].test_fdm.n_states == 10 * 10 + 1  # DeepSea's default size, N = 10
+    assert config.experiments[2].test_fdm.start_law is not None  # Taxi's start law
+    taxi = [c for c in config.cells if c.experiment.name == "Taxi"]
+    assert sorted(c.kind for c in taxi) == sorted(quick_kinds())
+    assert [c.params for c in taxi if c.kind == "oppsds"] == [{"formula_set": 2, "n_draws": 20}]
+    # An environment name stands for its distribution only where it names no file.
+    assert "unknown distribution" in _error(SMALL.replace('test = "GC"', 'test = "NoSuchEnv"', 1))
+
+
 def test_shipped_configurations() -> None:
     """The paper's grids: 198 settings per experiment (SPEC 6.3, ANN excluded), 3 experiments each;
     the package ships the same files as examples/."""
@@ -177,8 +220,11 @@ def test_shipped_configurations() -> None:
         assert "GC/" + priors[0] + "/bamcp/k=500,depth=15" in {c.id for c in config.cells}
     quick = grid.load_config(shipped_config("quick"))
     assert {e.n_mdps for e in quick.experiments} == {100} and len(quick.experiments) == 6
-    # The quick grid benchmarks the Python example agent beside the built-ins.
+    # The quick grid benchmarks the Python example agent and every exploration baseline beside the built-ins.
     assert any(c.kind == "python-mypsrl" for c in quick.cells)
+    from bbrl.agents.registry import baseline_kinds
+
+    assert set(baseline_kinds()) <= {c.kind for c in quick.cells}
     if EXAMPLES.is_dir():
         assert (shipped_config("quick").parent / "my_agent.py").read_text() == (EXAMPLES / "my_agent.py").read_text()
 

@@ -264,7 +264,7 @@ def test_report_draws_the_regret_figure_when_the_grid_has_rewards(tmp_path: Path
     config = grid.parse_config(GRID.format(option="record_rewards = true"), "grid.toml")
     out = tmp_path / "out"
     grid.run_grid(config, out, threads=1, console=_quiet())
-    report = write_report(out, tmp_path / "report")
+    report = write_report(out, tmp_path / "report", svg=True)
     folder = report.parent
     for suffix in ("png", "svg"):
         figure = folder / f"GC-GC-regret.{suffix}"

@@ -21,7 +21,7 @@ def test_the_study_writes_a_reproducible_report(tmp_path):
     for name in ("README.md", "figure2a.csv", "figure2a.png", "figure2a.svg", "riverswim.csv", "summary.json"):
         assert (folder / name).is_file(), name
     figure = pl.read_csv(folder / "figure2a.csv")
-    assert set(figure["method"]) == {"psrs", "queue", "model"}
+    assert set(figure["method"]) == {"psrs", "queue", "model"} and (figure["truth_ci95"] > 0).all()
     reached = figure.filter(pl.col("runs") > 0)
     np.testing.assert_allclose(reached["mse"], reached["bias"] ** 2 + reached["variance"], rtol=1e-9, atol=1e-9)
     assert figure.filter(pl.col("method") == "model")["reach"].to_list() == [1.0] * 4
@@ -33,3 +33,26 @@ def test_the_study_writes_a_reproducible_report(tmp_path):
     again = run_study(tmp_path / "b", TINY, seed=1, threads=2).parent
     assert (again / "figure2a.csv").read_bytes() == (folder / "figure2a.csv").read_bytes()
     assert (again / "riverswim.csv").read_bytes() == (folder / "riverswim.csv").read_bytes()
+
+
+def test_the_report_says_when_the_truth_is_too_uncertain_to_rank_the_evaluators():
+    from bbrl.analysis.replay_study import ranking_note, unrankable_episodes
+
+    def table(half: float) -> pl.DataFrame:
+        # Two evaluators of equal variance, one unbiased, one off by 1 against the estimated truth.
+        return pl.DataFrame(
+            {
+                "method": ["a", "b"],
+                "episode": [0, 0],
+                "runs": [5, 5],
+                "truth": [10.0, 10.0],
+                "truth_ci95": [half, half],
+                "bias": [0.0, 1.0],
+                "variance": [2.0, 2.0],
+            }
+        )
+
+    # Within +-0.1 of the truth, a's MSE stays below b's; within +-1, b's can be the smaller.
+    assert unrankable_episodes(table(0.1)) == [] and ranking_note(table(0.1)) == ""
+    assert unrankable_episodes(table(1.0)) == [0]
+    assert "too wide to rank the evaluators by MSE at 1 of 1 episodes" in ranking_note(table(1.0))

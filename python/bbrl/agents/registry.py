@@ -14,12 +14,14 @@ from .records import BAMCP, BEB, BFS3, OPPSDS, PSRL, SBOSS, AgentSpec, EGreedy, 
 
 __all__ = [
     "REGISTRY",
+    "baseline_kinds",
     "canonical",
     "create",
     "example_params",
     "examples",
     "generated_record",
     "kinds",
+    "quick_kinds",
     "record_for",
     "spec",
 ]
@@ -89,6 +91,19 @@ def kinds() -> dict[str, type[AgentSpec]]:
     """The built-in agents by command-line name (``random``, ``egreedy``, ``softmax``, ``beb``...),
     in the registry's order."""
     return dict(_KINDS)
+
+
+def baseline_kinds() -> tuple[str, ...]:
+    """The kinds that declare themselves exploration baselines (the registry's ``episodic_baseline``:
+    docs/baselines.md), in the registry's order: what ``bbrl regret-study`` and a grid's
+    ``kind = "baselines"`` block run."""
+    return tuple(e["kind"] for e in REGISTRY if e.get("episodic_baseline"))
+
+
+def quick_kinds() -> tuple[str, ...]:
+    """The kinds ``bbrl quick`` runs: every kind but those the registry leaves out of it
+    (``not_in_quick``: not an algorithm of its own), in the registry's order."""
+    return tuple(e["kind"] for e in REGISTRY if not e["not_in_quick"])
 
 
 def canonical(kind: str) -> str:

@@ -5,7 +5,8 @@ bounds, normalised scores), :mod:`~bbrl.analysis.regret` (cumulative regret agai
 :mod:`~bbrl.analysis.formatting` (durations as text), :mod:`~bbrl.analysis.tables` (the Markdown
 writer and every result table), :mod:`~bbrl.analysis.scores` (per-algorithm summaries of a grid's
 results), :mod:`~bbrl.analysis.figures` (matplotlib figures), :mod:`~bbrl.analysis.report` (the
-report folder and its HTML page).
+report folder and its HTML page), :mod:`~bbrl.analysis.export` (a grid's results for rliable,
+AdaStop or as one long table: ``bbrl export``).
 """
 
 from __future__ import annotations

@@ -10,16 +10,14 @@ the palette differs in lightness (greyscale) and every algorithm has its own mar
 
 from __future__ import annotations
 
-import io
 import math
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 from .. import agents
-from ..fileio import write_atomic
 from ..protocol.schema import Col
+from .axes import apply_log_ticks, save_figure, spread_overlaps
 from .formatting import duration_unit
 from .scores import ORACLE_KINDS, NormalizedSummary
 from .stats import BOUND_FACTOR
@@ -32,12 +30,12 @@ __all__ = [
     "algorithm_linestyle",
     "algorithm_marker",
     "bounds_figure",
+    "coinciding",
     "ecdf_figure",
     "greyscale",
     "is_python_agent",
     "normalized_figure",
     "pareto_front",
-    "plain_log_ticks",
     "save_figure",
     "score_figure",
     "time_unit",
@@ -79,11 +77,18 @@ OTHER_PALETTE = (
 #: How a map marks a Python agent's share of a cell (white dots; black stripes mark boundary cells).
 PYTHON_AGENT_HATCH = ".."
 
+#: The patterns of algorithms sharing a map cell (tied), by their place in the map's legend: no
+#: diagonal (a boundary's ``///``) and no dots (a Python agent's).
+_TIE_HATCHES = ("--", "||", "oo", "++", "**", "OO")
+
 #: As many markers as colours plus two, so that (colour, marker) pairs do not repeat for
 #: len(PALETTE) * len(_MARKERS) algorithms.
 _MARKERS = "os^vD<>phX*Pd"
 
 _LINESTYLES = ("-", "--", "-.", ":")
+
+#: Size of a setting's marker in the score figures (points).
+_MARKER_SIZE = 6.0
 
 #: The oracle's level is drawn inside the agents' axes only if it lies within this many spans of
 #: the agents' scores beyond their range (the agents then keep two thirds of the height at least).
@@ -137,28 +142,6 @@ def time_unit(seconds: object) -> tuple[str, float]:
     if values.size == 0:
         return "s", 1.0
     return duration_unit(float(np.median(values)))
-
-
-def plain_log_ticks(axis: object) -> None:
-    """Tick labels of a log axis as plain numbers in the axis's unit (``0.01``, ``5``, ``200``), the
-    way the tables print them, instead of powers of ten typeset one by one (slow to lay out: most of
-    a report's drawing time went to parsing them)."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
-
-    axis.set_major_formatter(FuncFormatter(lambda value, _position: f"{value:g}"))  # type: ignore[attr-defined]
-    axis.set_minor_formatter(NullFormatter())  # type: ignore[attr-defined]
-
-
-def save_figure(fig: object, base: Path) -> dict[str, Path]:
-    import matplotlib.pyplot as plt
-
-    paths = {}
-    for fmt in ("png", "svg"):
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format=fmt, dpi=120, bbox_inches="tight")  # type: ignore[attr-defined]
-        paths[fmt] = write_atomic(base.with_suffix(f".{fmt}"), buffer.getvalue())
-    plt.close(fig)  # type: ignore[arg-type]
-    return paths
 
 
 def pareto_front(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -231,21 +214,36 @@ def _draw_references(axes: list, note_ax: object, references: list[tuple[str, fl
         rows[above] += 1
 
 
-def _settings(panel, x, y, yerr, xerr, stopped, style: dict, hollow: dict, label: str | None) -> str | None:
-    """Draws one algorithm's settings on ``panel``: those that ran every MDP filled (``style``),
-    those a race stopped hollow (``hollow``). The legend's ``label`` goes on the filled markers;
-    returns it if still unused (no filled marker here)."""
+def _settings(panel, x, y, yerr, xerr, stopped, style: dict, hollow: dict, label: str | None, bars: list) -> str | None:
+    """Draws one algorithm's settings on ``panel``: markers (those that ran every MDP filled with
+    ``style``, those a race stopped hollow with ``hollow``), and appends their 95% intervals to
+    ``bars`` (segments and colours, drawn as one collection per panel: an errorbar per algorithm
+    made several artists each, a large part of a report's drawing time). The legend's ``label``
+    goes on the filled markers; returns it if still unused (no filled marker here)."""
+    colour = style["color"]
+    for k in range(len(x)):
+        if np.isfinite(yerr[k]):
+            bars.append((((x[k], y[k] - yerr[k]), (x[k], y[k] + yerr[k])), colour))
+        if xerr is not None and (xerr[0][k] > 0 or xerr[1][k] > 0):
+            bars.append((((x[k] - xerr[0][k], y[k]), (x[k] + xerr[1][k], y[k])), colour))
     for hollowed in (False, True):
         chosen = np.asarray(stopped, dtype=bool) == hollowed
         if not chosen.any():
             continue
-        panel.errorbar(
-            x[chosen], y[chosen], yerr=yerr[chosen], xerr=None if xerr is None else xerr[:, chosen],
-            label=None if hollowed else label, **(hollow if hollowed else style),
+        panel.plot(
+            x[chosen], y[chosen], linestyle="none", label=None if hollowed else label,
+            **(hollow if hollowed else style),
         )  # fmt: skip
         if not hollowed:
             label = None
     return label
+
+
+def _legend_inches(labels: list[str], fontsize: float = 8.0) -> float:
+    """A generous estimate of the width of an outside legend with these labels (inches): the
+    figures reserve it beside their axes, so that the canvas holds the legend."""
+    longest = max((len(line) for label in labels for line in label.split("\n")), default=8)
+    return 0.55 + longest * fontsize * 0.6 / 72.0
 
 
 def score_figure(
@@ -263,66 +261,77 @@ def score_figure(
     measured per trajectory), and each algorithm's Pareto front as its line.
 
     The time axis is logarithmic in one unit chosen from the data (:func:`time_unit`), labelled
-    ``"{quantity} ({unit}{per}, log scale)"``. Times of zero (declared: no offline computation) are
+    ``"{quantity} ({unit}{per}, log scale)"``, with at least three labelled ticks
+    (:func:`~bbrl.analysis.axes.log_ticks`). Times of zero (declared: no offline computation) are
     drawn in a narrow panel of their own on the left, labelled ``zero_label``, each algorithm at
-    its own place. The oracle is a dashed reference level, or a note at the edge when it lies far
-    from the agents' scores (:func:`_draw_references`). A configuration a race stopped early
-    (non-null ``race_stopped_by``) is drawn hollow, its score and interval over the test MDPs it
-    ran; the legend then says so."""
+    its own place. Markers that would hide each other are spread sideways by a marker's width
+    (:func:`~bbrl.analysis.axes.spread_overlaps`; the axis label then says so). The oracle is a
+    dashed reference level, or a note at the edge when it lies far from the agents' scores
+    (:func:`_draw_references`). A configuration a race stopped early (non-null
+    ``race_stopped_by``) is drawn hollow, its score and interval over the test MDPs it ran; the
+    legend then says so."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.collections import LineCollection
     from matplotlib.lines import Line2D
 
     competitors = cells.filter(~pl.col(Col.KIND).is_in(ORACLE_KINDS))
-    seconds = competitors[x_column].cast(pl.Float64).to_numpy()
-    unit, size = time_unit(seconds)
-    zero_algorithms = list(dict.fromkeys(competitors.filter(pl.col(x_column) == 0.0)[Col.ALGORITHM].to_list()))
-    has_positive = bool((seconds > 0.0).any())
-    none_ax = ax = None
-    if zero_algorithms and has_positive:
-        width = min(0.35 * len(zero_algorithms) + 0.4, 2.5)
-        fig, (none_ax, ax) = plt.subplots(
-            1, 2, figsize=(8.5 + width, 4.8), sharey=True, gridspec_kw={"width_ratios": [width, 8.5], "wspace": 0.03}
-        )
-    elif zero_algorithms:
-        fig, none_ax = plt.subplots(figsize=(5.0, 4.8))
-    else:
-        fig, ax = plt.subplots(figsize=(8.5, 4.8))
     stopped_column = (
         competitors[Col.RACE_STOPPED_BY].is_not_null()
         if Col.RACE_STOPPED_BY in competitors.columns
         else pl.Series([False] * competitors.height, dtype=pl.Boolean)
     )
     competitors = competitors.with_columns(stopped_column.alias("_stopped"))
+    seconds = competitors[x_column].cast(pl.Float64).to_numpy()
+    unit, size = time_unit(seconds)
+    order = list(dict.fromkeys(competitors[Col.ALGORITHM].to_list()))
+    zero_algorithms = list(dict.fromkeys(competitors.filter(pl.col(x_column) == 0.0)[Col.ALGORITHM].to_list()))
+    has_positive = bool((seconds > 0.0).any())
+    references = [
+        (row[Col.ALGORITHM], float(row[Col.MEAN]))
+        for row in cells.filter(pl.col(Col.KIND).is_in(ORACLE_KINDS)).iter_rows(named=True)
+    ]
     any_stopped = bool(competitors["_stopped"].any())
-    proxies: dict[str, object] = {}
-    for algorithm in dict.fromkeys(competitors[Col.ALGORITHM].to_list()):
-        sub = competitors.filter(pl.col(Col.ALGORITHM) == algorithm)
+    legend_labels = [*order, *(f"{name}, reference" for name, _ in references)]
+    if any_stopped:
+        legend_labels.append("(settings; score over the")
+    legend = _legend_inches(legend_labels)
+    plot_width, height = 7.0, 4.4
+    none_ax = ax = None
+    if zero_algorithms and has_positive:
+        width = min(0.35 * len(zero_algorithms) + 0.4, 2.5)
+        fig, (none_ax, ax) = plt.subplots(
+            1, 2, figsize=(plot_width + width + legend + 1.0, height), sharey=True,
+            gridspec_kw={"width_ratios": [width, plot_width], "wspace": 0.03},
+        )  # fmt: skip
+    elif zero_algorithms:
+        fig, none_ax = plt.subplots(figsize=(4.0 + legend + 1.0, height))
+    else:
+        fig, ax = plt.subplots(figsize=(plot_width + legend + 1.0, height))
+    fig.subplots_adjust(left=0.9 / fig.get_figwidth(), right=1.0 - (legend + 0.1) / fig.get_figwidth(), bottom=0.2)
+    panels = [a for a in (none_ax, ax) if a is not None]
+    main = ax if ax is not None else none_ax
+    ci = np.nan_to_num(competitors[Col.CI95].cast(pl.Float64).to_numpy())
+    means = competitors[Col.MEAN].cast(pl.Float64).to_numpy()
+    _draw_references(panels, main, references, means - ci, means + ci)
+    # Every point first, in its panel's data coordinates, so that the axes' limits are final before
+    # markers that would overlap are spread apart.
+    points = []  # (algorithm, panel, x, y, yerr, xerr or None, stopped, time)
+    by_algorithm = {key[0]: part for key, part in competitors.partition_by(Col.ALGORITHM, as_dict=True).items()}
+    for algorithm in order:
+        sub = by_algorithm[algorithm]
         t = sub[x_column].cast(pl.Float64).to_numpy()
         y = sub[Col.MEAN].cast(pl.Float64).to_numpy()
         yerr = sub[Col.CI95].cast(pl.Float64).to_numpy()
         stopped = sub["_stopped"].to_numpy()
-        colour, marker = algorithm_colour(algorithm, others), algorithm_marker(algorithm, others)
-        style = {
-            "fmt": marker, "markersize": 6, "color": colour, "markeredgecolor": "0.1", "markeredgewidth": 0.5,
-            "elinewidth": 0.8, "capsize": 2,
-        }  # fmt: skip
-        # A configuration stopped by a race: hollow, its edge in the algorithm's colour.
-        hollow = {**style, "markerfacecolor": "white", "markeredgecolor": colour, "markeredgewidth": 1.3}
-        # The legend's entry of an algorithm whose every setting was stopped: a filled marker all the same.
-        proxies[algorithm] = Line2D(
-            [], [], linestyle="none", marker=marker, markersize=6, color=colour, markeredgecolor="0.1",
-            markeredgewidth=0.5,
-        )  # fmt: skip
-        label: str | None = algorithm
         zero = t == 0.0
         if zero.any() and none_ax is not None:
             # One place per algorithm; its settings side by side around it.
             m = int(zero.sum())
             xs = zero_algorithms.index(algorithm) + (np.arange(m) - (m - 1) / 2) * min(0.6 / m, 0.2)
-            label = _settings(none_ax, xs, y[zero], yerr[zero], None, stopped[zero], style, hollow, label)
+            points.append((algorithm, none_ax, xs, y[zero], yerr[zero], None, stopped[zero], t[zero]))
         positive = t > 0.0
         if positive.any() and ax is not None:
             x = t[positive] / size
@@ -330,43 +339,82 @@ def score_figure(
             if x_halfwidth is not None and x_halfwidth in sub.columns:
                 h = np.nan_to_num(sub[x_halfwidth].cast(pl.Float64).to_numpy()[positive]) / size
                 xerr = np.vstack([np.minimum(h, x * 0.5), h])  # a log axis shows no time <= 0
-            label = _settings(ax, x, y[positive], yerr[positive], xerr, stopped[positive], style, hollow, label)
-            # The front over every setting (a time of 0 beats any positive one); drawn between the
-            # settings with a positive time.
-            front = [i for i in pareto_front(np.nan_to_num(t, nan=np.inf), y) if t[i] > 0.0]
+            points.append((algorithm, ax, x, y[positive], yerr[positive], xerr, stopped[positive], t[positive]))
+    if none_ax is not None:
+        none_ax.set_xlim(-0.6, len(zero_algorithms) - 0.4)
+    if ax is not None:
+        ax.set_xscale("log")
+        xs = np.concatenate([p[2] for p in points if p[1] is ax])
+        low = np.concatenate([p[2] - (0 if p[5] is None else p[5][0]) for p in points if p[1] is ax])
+        high = np.concatenate([p[2] + (0 if p[5] is None else p[5][1]) for p in points if p[1] is ax])
+        lo, hi = float(np.min(low[low > 0], initial=xs.min())), float(high.max())
+        margin = max((hi / lo) ** 0.06, 1.15)
+        apply_log_ticks(ax.xaxis, lo / margin, hi * margin, ax.get_position().width * fig.get_figwidth())
+    spread = False
+    for panel in panels:
+        mine = [k for k, p in enumerate(points) if p[1] is panel]
+        if not mine:
+            continue
+        x_all = np.concatenate([points[k][2] for k in mine])
+        y_all = np.concatenate([points[k][3] for k in mine])
+        moved_x, moved = spread_overlaps(panel, x_all, y_all, width_points=_MARKER_SIZE + 1.0)
+        spread |= moved
+        start = 0
+        for k in mine:
+            n = points[k][2].size
+            points[k] = (*points[k][:2], moved_x[start : start + n], *points[k][3:])
+            start += n
+    proxies: dict[str, object] = {}
+    bars: dict[object, list] = {}
+    labels_left = dict.fromkeys(order, True)
+    for algorithm, panel, x, y, yerr, xerr, stopped, t in points:
+        colour, marker = algorithm_colour(algorithm, others), algorithm_marker(algorithm, others)
+        style = {
+            "marker": marker, "markersize": _MARKER_SIZE, "color": colour, "markeredgecolor": "0.1",
+            "markeredgewidth": 0.5, "zorder": 2.5,
+        }  # fmt: skip
+        # A configuration stopped by a race: hollow, its edge in the algorithm's colour.
+        hollow = {**style, "markerfacecolor": "white", "markeredgecolor": colour, "markeredgewidth": 1.3}
+        # The legend's entry of an algorithm whose every setting was stopped: a filled marker all the same.
+        proxies[algorithm] = Line2D(
+            [], [], linestyle="none", marker=marker, markersize=_MARKER_SIZE, color=colour, markeredgecolor="0.1",
+            markeredgewidth=0.5,
+        )  # fmt: skip
+        label = algorithm if labels_left[algorithm] else None
+        left = _settings(panel, x, y, yerr, xerr, stopped, style, hollow, label, bars.setdefault(panel, []))
+        labels_left[algorithm] = labels_left[algorithm] and left is not None
+        if panel is ax:
+            # The front over every setting of the algorithm (a time of 0 beats any positive one);
+            # drawn between its settings with a positive time, through their drawn places.
+            all_t = by_algorithm[algorithm][x_column].cast(pl.Float64).to_numpy()
+            all_y = by_algorithm[algorithm][Col.MEAN].cast(pl.Float64).to_numpy()
+            front = [i for i in pareto_front(np.nan_to_num(all_t, nan=np.inf), all_y) if all_t[i] > 0.0]
             if len(front) > 1:
+                place = {float(v): float(d) for v, d in zip(t, x, strict=True)}
                 ax.plot(
-                    t[front] / size, y[front], linestyle=algorithm_linestyle(algorithm, others), linewidth=0.9,
-                    color=colour,
+                    [place[float(all_t[i])] for i in front], all_y[front],
+                    linestyle=algorithm_linestyle(algorithm, others), linewidth=0.9, color=colour,
                 )  # fmt: skip
-    panels = [a for a in (none_ax, ax) if a is not None]
-    main = ax if ax is not None else none_ax
-    references = [
-        (row[Col.ALGORITHM], float(row[Col.MEAN]))
-        for row in cells.filter(pl.col(Col.KIND).is_in(ORACLE_KINDS)).iter_rows(named=True)
-    ]
-    ci = np.nan_to_num(competitors[Col.CI95].cast(pl.Float64).to_numpy())
-    means = competitors[Col.MEAN].cast(pl.Float64).to_numpy()
-    _draw_references(panels, main, references, means - ci, means + ci)
+    for panel, segments in bars.items():
+        if segments:
+            lines = LineCollection([s for s, _ in segments], colors=[c for _, c in segments], linewidths=0.8)
+            panel.add_collection(lines, autolim=False)
     if none_ax is not None:
         none_ax.set_facecolor("0.93")
-        none_ax.set_xlim(-0.6, len(zero_algorithms) - 0.4)
         none_ax.set_xticks([])
         none_ax.set_xlabel(zero_label)
         none_ax.grid(True, axis="y", alpha=0.3)
     if ax is not None:
-        ax.set_xscale("log")
-        plain_log_ticks(ax.xaxis)
-        ax.set_xlabel(f"{quantity} ({unit}{per}, log scale)")
+        sideways = "; markers spread sideways where they overlap" if spread else ""
+        ax.set_xlabel(f"{quantity} ({unit}{per}, log scale{sideways})")
         ax.grid(True, which="major", alpha=0.3)
     panels[0].set_ylabel("mean discounted return (95% interval)")
-    main.set_title(title)
+    main.set_title(title, y=1.01)  # a fixed place: placing it automatically measures every tick label
     entries: dict[str, object] = {}
     for panel in panels:
         for handle, text in zip(*panel.get_legend_handles_labels(), strict=True):
             entries.setdefault(text, handle)
     # The algorithms in their order, then the reference levels.
-    order = list(dict.fromkeys(competitors[Col.ALGORITHM].to_list()))
     for algorithm in order:
         entries.setdefault(algorithm, proxies[algorithm])
     labels = sorted(entries, key=lambda text: order.index(text) if text in order else len(order))
@@ -400,82 +448,111 @@ def _last_ratio(bounds: list[float]) -> float:
 
 def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str = "", quantity: str = "time"):
     """The best algorithms for each pair of budgets, each cell drawn over the range of budgets it
-    stands for (edges at the bounds). A bound of 0 offline (agents that learn nothing offline only)
-    is drawn as the band below the first positive bound."""
+    stands for (edges at the bounds), both axes logarithmic with at least three labelled ticks.
+
+    The offline budget 0 (agents that learn nothing offline only) is not a range of budgets: it is
+    a strip of its own below the map, apart from the log scale. A cell shared by algorithms not
+    significantly different is split in stripes, each also hatched with its algorithm's pattern
+    (the legend's), so that tied colours can be told apart; a boundary cell is hatched ``///``."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.collections import PatchCollection
     from matplotlib.patches import Patch, Rectangle
 
-    fig, ax = plt.subplots(figsize=(8.5, 5.2))
     xs = sorted(set(bounds["online_bound_seconds_per_step"].to_list()))
     ys = sorted(set(bounds["offline_bound_seconds"].to_list()))
     positive = [y for y in ys if y > 0.0]
-    zero_band = (positive[0] / BOUND_FACTOR if positive else 1e-3, positive[0] if positive else 1e-2)
     x_range = dict(zip(xs, _edges(xs, _last_ratio(xs)), strict=True))
     y_range = dict(zip(positive, _edges(positive, _last_ratio(positive)), strict=True))
-    y_range[0.0] = zero_band
     x_unit, x_size = time_unit(xs)
     y_unit, y_size = time_unit(positive)
+    algorithms = list(dict.fromkeys(a for row in bounds["algorithms"].to_list() for a in row if a != "none"))
+    hatches = {a: _TIE_HATCHES[k % len(_TIE_HATCHES)] for k, a in enumerate(algorithms)}
+    legend = _legend_inches([*algorithms, "boundary: depends on a cost", "no agent within the bounds"])
+    plot_width, map_height, strip_height, gap = 7.0, 3.6 if positive else 0.0, 0.45, 0.3
+    left, bottom, top = 1.0, 0.75, 0.75 if note else 0.5
+    width = left + plot_width + 0.1 + legend
+    height = bottom + (strip_height + gap if 0.0 in ys else 0.0) + map_height + top
+    fig = plt.figure(figsize=(width, height))
+    strip = main = None
+    if 0.0 in ys:
+        strip = fig.add_axes((left / width, bottom / height, plot_width / width, strip_height / height))
+    if positive:
+        lower = bottom + (strip_height + gap if strip is not None else 0.0)
+        main = fig.add_axes((left / width, lower / height, plot_width / width, map_height / height))
     seen: dict[str, tuple[float, ...]] = {}
+    shared: set[str] = set()
     any_boundary = False
+    # The cells as a few collections (fills, then each hatch in each ink), not a patch each:
+    # adding and drawing hundreds of patches was most of a map's time.
+    layers: dict[tuple[object, str | None, str | None], list] = {}
     for row in bounds.iter_rows(named=True):
         x0, x1 = (v / x_size for v in x_range[row["online_bound_seconds_per_step"]])
-        y0, y1 = (v / y_size for v in y_range[row["offline_bound_seconds"]])
+        offline = row["offline_bound_seconds"]
+        ax, (y0, y1) = (strip, (0.0, 1.0)) if offline == 0.0 else (main, (v / y_size for v in y_range[offline]))
         chosen = row["algorithms"]
         # Several algorithms not significantly different share the cell in horizontal stripes.
-        edges = np.exp(np.linspace(math.log(y0), math.log(y1), len(chosen) + 1))
+        edges = (
+            np.linspace(y0, y1, len(chosen) + 1)
+            if ax is strip
+            else np.exp(np.linspace(math.log(y0), math.log(y1), len(chosen) + 1))
+        )
         for k, algorithm in enumerate(chosen):
             colour = (0.85, 0.85, 0.85, 1.0) if algorithm == "none" else algorithm_colour(algorithm, others)
             seen.setdefault(algorithm, colour)
+            box = (x0, edges[k]), x1 - x0, edges[k + 1] - edges[k]
+            layers.setdefault((ax, None, None), []).append((box, colour))
             hatch = PYTHON_AGENT_HATCH if is_python_agent(algorithm) else None
-            ax.add_patch(
-                Rectangle(
-                    (x0, edges[k]),
-                    x1 - x0,
-                    edges[k + 1] - edges[k],
-                    facecolor=colour,
-                    edgecolor="white",
-                    lw=0.4,
-                    hatch=hatch,
-                )
-            )
-        if row.get("boundary"):
-            # The answer depends on which side of a bound a cost falls within its uncertainty.
-            any_boundary = True
-            ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, hatch="///", edgecolor="black", lw=0.0))
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    plain_log_ticks(ax.xaxis)
-    plain_log_ticks(ax.yaxis)
-    ax.set_xlim(x_range[xs[0]][0] / x_size, x_range[xs[-1]][1] / x_size)
-    low = zero_band[0] if 0.0 in ys else y_range[positive[0]][0]
-    ax.set_ylim(low / y_size, (y_range[positive[-1]][1] if positive else zero_band[1]) / y_size)
-    if 0.0 in ys:
-        # The budget 0 (agents with no offline computation only) is a band of its own, not a time.
-        # White under black: the edge shows on any cell colour, black included.
-        ax.axhline(zero_band[1] / y_size, color="white", linewidth=2.0)
-        ax.axhline(zero_band[1] / y_size, color="black", linewidth=0.8)
-        ax.text(
-            ax.get_xlim()[0],
-            math.sqrt(zero_band[0] * zero_band[1]) / y_size,
-            " none (offline 0)",
-            va="center",
-            ha="left",
-            fontsize=7,
-            bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
-        )
-    ax.set_xlabel(
+            if len(chosen) > 1 and algorithm != "none":
+                shared.add(algorithm)
+                hatch = hatches[algorithm] if hatch is None else hatch
+            ink = _contrast(colour)
+            if hatch:
+                layers.setdefault((ax, hatch, ink), []).append((box, None))
+            if row.get("boundary"):
+                # The answer depends on which side of a bound a cost falls within its uncertainty.
+                any_boundary = True
+                layers.setdefault((ax, "///", ink), []).append((box, None))
+    for (ax, hatch, ink), boxes in layers.items():
+        rectangles = [Rectangle(*box) for box, _ in boxes]
+        if hatch is None:
+            fills = PatchCollection(rectangles, facecolors=[c for _, c in boxes], edgecolors="white", linewidths=0.4)
+            ax.add_collection(fills, autolim=False)
+        else:
+            lines = PatchCollection(rectangles, facecolors="none", edgecolors=ink, linewidths=0.0, hatch=hatch)
+            ax.add_collection(lines, autolim=False)
+    x_lo, x_hi = x_range[xs[0]][0] / x_size, x_range[xs[-1]][1] / x_size
+    for ax in (main, strip):
+        if ax is None:
+            continue
+        ax.set_xscale("log")
+        apply_log_ticks(ax.xaxis, x_lo, x_hi, plot_width, widen=False)
+    if main is not None:
+        main.set_yscale("log")
+        y_lo, y_hi = y_range[positive[0]][0] / y_size, y_range[positive[-1]][1] / y_size
+        apply_log_ticks(main.yaxis, y_lo, y_hi, map_height, widen=False)
+        main.set_ylabel(f"offline {quantity} budget\n({y_unit}, log scale)")
+        if strip is not None:
+            main.tick_params(axis="x", labelbottom=False)
+    if strip is not None:
+        strip.set_ylim(0.0, 1.0)
+        strip.set_yticks([0.5], ["none\n(offline 0)"])
+        if main is None:
+            strip.set_ylabel(f"offline {quantity}\nbudget")
+    bottom_ax = strip if strip is not None else main
+    bottom_ax.set_xlabel(
         f"online {quantity} budget ({x_unit} per decision, log scale; a cell spans the budgets from its left edge)"
     )
-    ax.set_ylabel(f"offline {quantity} budget ({y_unit}, log scale" + ("; bottom band: none)" if 0.0 in ys else ")"))
-    ax.set_title(title + (f"\n{note}" if note else ""), fontsize=10)
+    top_ax = main if main is not None else strip
+    top_ax.set_title(title + (f"\n{note}" if note else ""), fontsize=10)
     handles = [
         Patch(
             facecolor=c,
-            edgecolor="white",
-            hatch=PYTHON_AGENT_HATCH if is_python_agent(a) else None,
+            edgecolor=_contrast(c),
+            lw=0.0,
+            hatch=PYTHON_AGENT_HATCH if is_python_agent(a) else hatches.get(a) if a in shared else None,
             label=("no agent within the bounds" if a == "none" else a),
         )
         for a, c in seen.items()
@@ -489,8 +566,16 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
                 label="boundary: depends on a cost\nwithin its uncertainty",
             )
         )
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="best algorithm(s)")
+    title = "best algorithm(s)" + ("\n(tied: stripes, hatched)" if shared else "")
+    top_ax.legend(
+        handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title=title, title_fontsize=8
+    )
     return fig
+
+
+def _contrast(colour: object) -> str:
+    """Black or white, whichever shows on ``colour`` (hatches and edges drawn over it)."""
+    return "black" if greyscale(colour) > 0.45 else "white"
 
 
 def normalized_figure(summary: NormalizedSummary, others: list[str]):
@@ -502,8 +587,13 @@ def normalized_figure(summary: NormalizedSummary, others: list[str]):
     import matplotlib.pyplot as plt
 
     frame = summary.aggregate
-    fig, axes = plt.subplots(1, 2, figsize=(9.0, 0.45 * max(3, frame.height) + 1.2), sharey=True)
     names = frame[Col.ALGORITHM].to_list()
+    left = _legend_inches(names, fontsize=10.0)
+    height = max(4.5, 0.45 * frame.height + 1.2)  # the report's first figure: most of a screen
+    fig, axes = plt.subplots(1, 2, figsize=(8.0 + left, height), sharey=True, sharex=True)
+    # A fixed layout: the names' room on the left, a gap between the panels wide enough for their
+    # edge labels (tight_layout measured every text, a draw's worth of time).
+    fig.subplots_adjust(left=left / (8.0 + left), right=0.98, wspace=0.25, bottom=0.6 / height, top=1 - 0.5 / height)
     ys = np.arange(len(names))[::-1]
     for ax, what in zip(axes, ("iqm", "mean"), strict=True):
         for y, row in zip(ys, frame.iter_rows(named=True), strict=True):
@@ -521,35 +611,66 @@ def normalized_figure(summary: NormalizedSummary, others: list[str]):
         "95% stratified-bootstrap intervals",
         fontsize=9,
     )
-    fig.tight_layout()
     return fig
 
 
+def coinciding(by_algorithm: dict[str, np.ndarray]) -> list[list[str]]:
+    """The algorithms in groups whose sorted returns are the same within a thousandth of the
+    returns' span (their ECDFs would be drawn on top of each other), in the given order."""
+    sorted_returns = {a: np.sort(np.asarray(r, dtype=np.float64)) for a, r in by_algorithm.items()}
+    finite = [r[np.isfinite(r)] for r in sorted_returns.values() if r.size]
+    values = np.concatenate(finite) if finite else np.empty(0)
+    tolerance = 1e-3 * float(values.max() - values.min()) if values.size else 0.0
+    groups: list[list[str]] = []
+    for algorithm, returns in sorted_returns.items():
+        for group in groups:
+            other = sorted_returns[group[0]]
+            if other.shape == returns.shape and np.allclose(other, returns, rtol=0.0, atol=tolerance, equal_nan=True):
+                group.append(algorithm)
+                break
+        else:
+            groups.append([algorithm])
+    return groups
+
+
 def ecdf_figure(by_algorithm: dict[str, np.ndarray], title: str, others: list[str]):
-    """The distribution over the test MDPs of each algorithm's best setting's return (ECDF). The
-    oracle's distribution is drawn dashed if it lies near the agents' returns, else named with its
-    range at the axis' edge, so that it does not squeeze the agents' curves."""
+    """The distribution over the test MDPs of each algorithm's best setting's return (ECDF).
+    Algorithms whose distributions coincide (:func:`coinciding`) are drawn once, in the first one's
+    style, their names listed in that line's legend entry. The oracle's distribution is drawn
+    dashed if it lies near the agents' returns, else named with its range at the axis' edge, so
+    that it does not squeeze the agents' curves."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8.5, 4.8))
     oracle = agents.Optimal.display
+    groups = coinciding(by_algorithm)
+    names = [
+        " = ".join(group) if len(group) <= 2 else f"{group[0]} and {len(group) - 1} more:\n" + ", ".join(group[1:])
+        for group in groups
+    ]
+    legend = _legend_inches([line for name in names for line in _wrap(name, 34)])
+    fig, ax = plt.subplots(figsize=(7.0 + legend + 1.0, 4.4))
+    fig.subplots_adjust(
+        left=0.9 / fig.get_figwidth(), right=1.0 - (legend + 0.1) / fig.get_figwidth(), bottom=0.15, top=0.86
+    )
     agent_returns = [np.asarray(r, dtype=np.float64) for a, r in by_algorithm.items() if a != oracle]
     values = np.concatenate(agent_returns) if agent_returns else np.empty(0)
     values = values[np.isfinite(values)]
     limits = None
-    for algorithm, returns in by_algorithm.items():
+    for group, name in zip(groups, names, strict=True):
+        algorithm = group[0]
+        returns = by_algorithm[algorithm]
         x = np.sort(returns)
         y = np.arange(1, x.size + 1) / x.size
-        if algorithm == oracle and values.size:
+        if oracle in group and values.size:
             lo, hi, span = _reach(float(values.min()), float(values.max()))
             if not (lo - _REFERENCE_REACH * span <= x[0] and x[-1] <= hi + _REFERENCE_REACH * span):
                 limits = (lo - 0.04 * span, hi + 0.04 * span)
                 side = "right" if x[-1] > hi else "left"
                 ax.annotate(
-                    f"{algorithm}: returns {x[0]:.3g} to {x[-1]:.3g} ({side} of this scale)",
+                    f"{oracle}: returns {x[0]:.3g} to {x[-1]:.3g} ({side} of this scale)",
                     xy=(1.0 if side == "right" else 0.0, 0.5),
                     xycoords="axes fraction",
                     xytext=(0.97 if side == "right" else 0.03, 0.5),
@@ -562,12 +683,25 @@ def ecdf_figure(by_algorithm: dict[str, np.ndarray], title: str, others: list[st
                 )
                 continue
         style = "--" if algorithm == oracle else algorithm_linestyle(algorithm, others)
-        ax.step(x, y, where="post", linestyle=style, color=algorithm_colour(algorithm, others), label=algorithm)
+        width = 1.2 if len(group) == 1 else 2.2
+        label = "\n".join(_wrap(name, 34))
+        ax.step(x, y, where="post", linestyle=style, color=algorithm_colour(algorithm, others), label=label, lw=width)
     if limits is not None:
         ax.set_xlim(*limits)
     ax.set_xlabel("discounted return of one test MDP")
     ax.set_ylabel("fraction of test MDPs with at most this return")
-    ax.set_title(title + "\neach algorithm's best setting", fontsize=10)
+    shared = sum(len(g) > 1 for g in groups)
+    ax.set_title(
+        title + "\neach algorithm's best setting" + ("; coinciding distributions drawn once (thick)" if shared else ""),
+        fontsize=10,
+    )
     ax.grid(True, alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="algorithm", title_fontsize=8)
     return fig
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken at spaces (its own line breaks kept)."""
+    import textwrap
+
+    return [line for part in text.split("\n") for line in (textwrap.wrap(part, width) or [""])]

@@ -60,7 +60,7 @@ import polars as pl
 
 from .. import _core
 from ..fileio import check_kind, json_field
-from ..protocol.results import Results, from_frames
+from ..protocol.results import Results, from_frames, returns_matrix
 from ..protocol.schema import Col, work_array
 from .cost import Calibration, cell_costs
 from .race_defaults import DEFAULT_DELTA, DEFAULT_MARGIN, SEQUENCES
@@ -463,10 +463,8 @@ def paired_means(results: Results, cells: pl.DataFrame) -> np.ndarray:
     reference), plus their paired difference on the MDPs the stopped cell ran:
     ``mean_N(R_ref) + mean_n(R_c - R_ref)``, unbiased for the cell's mean over the N MDPs under
     the paired design. A cell whose chain of stoppers leaves ``cells`` keeps its raw mean."""
-    returns_of = {
-        cell_id: frame.sort(Col.MDP)[Col.RETURN].to_numpy()
-        for (cell_id,), frame in results.returns.partition_by(Col.CELL_ID, as_dict=True).items()
-    }
+    ids = results.returns[Col.CELL_ID].unique(maintain_order=True).to_list()
+    returns_of = dict(zip(ids, returns_matrix(results, ids), strict=True))
     stopped_by: dict[str, str] = {}
     if Col.RACE_STOPPED_BY in cells.columns:
         for row in cells.select(Col.CELL_ID, Col.RACE_STOPPED_BY).iter_rows():

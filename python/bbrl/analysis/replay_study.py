@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import textwrap
 import warnings
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,15 @@ from ..protocol.schema import host_line
 from .figures import save_figure
 from .tables import markdown_table
 
-__all__ = ["StudyConfig", "log_seed", "riverswim_table", "run_study", "six_arms_figure_2a"]
+__all__ = [
+    "StudyConfig",
+    "log_seed",
+    "ranking_note",
+    "riverswim_table",
+    "run_study",
+    "six_arms_figure_2a",
+    "unrankable_episodes",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,8 +91,9 @@ def _first_samples(data: replay.Dataset, n_rows: int) -> replay.Dataset:
     return replay.Dataset(kept, data.n_states, data.n_actions, data.start_state, logging_policy=data.logging_policy)
 
 
-def _episode_table(estimates: list[np.ndarray], truth: np.ndarray, method: str) -> pl.DataFrame:
-    """Per episode: logs reaching it, reach share, mean estimate, truth, bias, variance, MSE."""
+def _episode_table(estimates: list[np.ndarray], truth: np.ndarray, truth_ci95: np.ndarray, method: str) -> pl.DataFrame:
+    """Per episode: logs reaching it, reach share, mean estimate, truth and its 95% half-width, bias,
+    variance, MSE."""
     width = len(truth)
     matrix = np.full((len(estimates), width), np.nan)
     for j, returns in enumerate(estimates):
@@ -101,9 +111,12 @@ def _episode_table(estimates: list[np.ndarray], truth: np.ndarray, method: str) 
             variance = float(np.mean((values - mean) ** 2))
             mse = float(np.mean((values - truth[i]) ** 2))
         rows.append(
-            (method, i, int(reached[i]), reached[i] / len(estimates), mean, float(truth[i]), bias, variance, mse)
-        )
-    columns = ["method", "episode", "runs", "reach", "mean", "truth", "bias", "variance", "mse"]
+            (
+                method, i, int(reached[i]), reached[i] / len(estimates), mean, float(truth[i]), float(truth_ci95[i]),
+                bias, variance, mse,
+            )
+        )  # fmt: skip
+    columns = ["method", "episode", "runs", "reach", "mean", "truth", "truth_ci95", "bias", "variance", "mse"]
     return pl.DataFrame(rows, schema=columns, orient="row")
 
 
@@ -117,6 +130,7 @@ def six_arms_figure_2a(config: StudyConfig, seed: int, threads: int | None = Non
         agent, env, episodes, runs=config.truth_runs, seed=seed, max_steps=config.max_steps, threads=threads
     )
     truth = truth_runs.mean(axis=0)
+    truth_ci95 = 1.96 * truth_runs.std(axis=0, ddof=1) / np.sqrt(config.truth_runs)
     uniform = np.full((env.n_states, env.n_actions), 1.0 / env.n_actions)
     estimates: dict[str, list[np.ndarray]] = {"psrs": [], "queue": [], "model": []}
     samples = []
@@ -131,7 +145,7 @@ def six_arms_figure_2a(config: StudyConfig, seed: int, threads: int | None = Non
             estimates[method].append(replay.evaluate(agent, data, method, **common).returns)
         model = replay.evaluate(agent, data, "model", max_steps=config.max_steps, **common)
         estimates["model"].append(model.returns)
-    table = pl.concat([_episode_table(estimates[m], truth, m) for m in estimates])
+    table = pl.concat([_episode_table(estimates[m], truth, truth_ci95, m) for m in estimates])
     settings = {
         "seed": seed,
         "environment": "SixArms (Strehl & Littman), episodes end on return to state 0",
@@ -145,7 +159,7 @@ def six_arms_figure_2a(config: StudyConfig, seed: int, threads: int | None = Non
         f"within {config.six_arms_samples} transitions; its evaluations use the same seed",
         "episodes": episodes,
         "truth": f"mean of {config.truth_runs} online runs (online_returns seed {seed})",
-        "truth_ci95_half_width_max": float(np.max(1.96 * truth_runs.std(axis=0, ddof=1) / np.sqrt(config.truth_runs))),
+        "truth_ci95_half_width_max": float(np.max(truth_ci95)),
         "max_steps": config.max_steps,
         "model_unvisited_rule": "an untried (state, action) stays in its state with reward 0",
     }
@@ -218,16 +232,60 @@ def riverswim_table(config: StudyConfig, seed: int, threads: int | None = None) 
     return pl.DataFrame(rows), settings
 
 
+def unrankable_episodes(table: pl.DataFrame) -> list[int]:
+    """The episodes where the truth's 95% interval is too wide to rank the evaluators by MSE.
+
+    An evaluator's MSE against the true value is ``variance + (bias + e)^2``, ``e`` the truth's
+    error (within +-``truth_ci95``); for two evaluators the difference of their MSEs is linear in
+    ``e``, so their order is settled when it is the same at both ends of the interval. An episode is
+    listed when some pair reaching it has no settled order."""
+    out = []
+    for episode, rows in table.filter(pl.col("runs") > 0).group_by("episode", maintain_order=True):
+        half = float(rows["truth_ci95"][0])
+        bias, variance = rows["bias"].to_numpy(), rows["variance"].to_numpy()
+        ends = [variance + (bias + e) ** 2 for e in (-half, half)]
+        for i in range(len(bias)):
+            for j in range(i + 1, len(bias)):
+                if np.sign(ends[0][i] - ends[0][j]) != np.sign(ends[1][i] - ends[1][j]):
+                    out.append(int(episode[0]))
+                    break
+            else:
+                continue
+            break
+    return sorted(out)
+
+
+def ranking_note(table: pl.DataFrame) -> str:
+    """One sentence when the truth is too uncertain to rank the evaluators at some episodes ("" otherwise)."""
+    episodes = unrankable_episodes(table)
+    if not episodes:
+        return ""
+    truth = table.filter(pl.col("method") == table["method"][0])
+    n = truth.height
+    half, low, high = float(truth["truth_ci95"].max()), float(truth["truth"].min()), float(truth["truth"].max())
+    return (
+        f"The truth's 95% half-width (up to {half:.3g}; truth {low:.3g} to {high:.3g}) is too wide to rank the "
+        f"evaluators by MSE at {len(episodes)} of {n} episodes (their order changes within it): more truth runs "
+        "(the full study) are needed to rank them there."
+    )
+
+
+#: Figure 2a's evaluators: colour (Okabe and Ito's colour-blind-safe set) and line style.
+_STYLES = {"model": ("#D55E00", "-"), "psrs": ("#0072B2", "--"), "queue": ("#009E73", ":")}
+
+
 def _figure(table: pl.DataFrame, settings: dict) -> Any:
-    """MSE (log scale), bias and standard deviation, and the reach share, per episode and evaluator."""
+    """MSE (log scale), bias and standard deviation, and the reach share, per episode and evaluator;
+    the legends beside the panels (never over the data), and a note when the truth is too uncertain
+    to rank the evaluators (:func:`ranking_note`)."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    fig, (mse_ax, split_ax, reach_ax) = plt.subplots(3, 1, figsize=(7, 8), sharex=True)
-    styles = {"model": ("C3", "-"), "psrs": ("C0", "--"), "queue": ("C2", ":")}
-    for method, (colour, line) in styles.items():
+    fig, (mse_ax, split_ax, reach_ax) = plt.subplots(3, 1, figsize=(9.5, 8), sharex=True)
+    fig.subplots_adjust(left=0.11, right=0.74, top=0.9, hspace=0.15)
+    for method, (colour, line) in _STYLES.items():
         rows = table.filter(pl.col("method") == method)
         x = rows["episode"].to_numpy()
         mse_ax.plot(x, rows["mse"].to_numpy(), color=colour, linestyle=line, marker="o", label=method)
@@ -235,21 +293,26 @@ def _figure(table: pl.DataFrame, settings: dict) -> Any:
         sd = np.sqrt(rows["variance"].to_numpy())
         split_ax.plot(x, sd, color=colour, linestyle=line, marker="x", alpha=0.6, label=f"{method} sd")
         reach_ax.step(x, rows["reach"].to_numpy(), where="mid", color=colour, linestyle=line, label=method)
+    outside = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "fontsize": 8}
     mse_ax.set_yscale("log")
     mse_ax.set_ylabel("MSE against the truth")
-    mse_ax.legend()
-    mse_ax.set_title(
+    mse_ax.legend(title="evaluator", title_fontsize=8, **outside)
+    title = (
         f"SixArms, {settings['agent']}, {settings['logs']} logs of ~{settings['samples_per_log']['target']} "
-        f"uniform samples, seed {settings['seed']}; truth: {settings['truth']}",
-        fontsize=8,
+        f"uniform samples, seed {settings['seed']}; truth: {settings['truth']}"
     )
+    note = ranking_note(table)
+    if note:
+        title += "\n" + "\n".join(textwrap.wrap(note, 110))
+    fig.suptitle(title, fontsize=8, color="black" if not note else "#8B0000")
     split_ax.axhline(0.0, color="0.6", linewidth=0.8)
     split_ax.set_yscale("symlog", linthresh=10.0)
     split_ax.set_ylabel("bias and sd of the estimate")
-    split_ax.legend(fontsize=7, ncol=3)
+    split_ax.legend(**outside)
     reach_ax.set_ylim(0.0, 1.05)
     reach_ax.set_ylabel("share of logs\nreaching the episode")
     reach_ax.set_xlabel("episode (0 = the first)")
+    reach_ax.legend(**outside)
     return fig
 
 
@@ -284,7 +347,10 @@ def run_study(out: Path, config: StudyConfig, seed: int = 0, threads: int | None
         "machine": machine,
     }
     write_atomic(out / "summary.json", (json.dumps(summary, indent=1) + "\n").encode())
-    shown = figure_table.select("method", "episode", "runs", "reach", "mean", "truth", "bias", "variance", "mse")
+    shown = figure_table.select(
+        "method", "episode", "runs", "reach", "mean", "truth", "truth_ci95", "bias", "variance", "mse"
+    )
+    note = ranking_note(figure_table)
     report = f"""# Offline evaluation of an online learner: Mandel et al. (2016), regenerated
 
 Seed {seed}; {machine}.
@@ -300,7 +366,7 @@ evaluator's rule for untried pairs: {figure_settings["model_unvisited_rule"]}.
 
 Per episode, over the logs whose evaluation reached it: `mse` = `bias`^2 + `variance`; `reach` is the
 share of logs reaching it. A small MSE with a small reach is mostly the bias of the runs that survived.
-
+{f"{chr(10)}**Cannot rank:** {note}{chr(10)}" if note else ""}
 ![Figure 2a](figure2a.png)
 
 {_markdown(shown)}

@@ -13,34 +13,38 @@ base64 PNG) that opens without a server. The figures are :mod:`bbrl.analysis.fig
 
 from __future__ import annotations
 
-import base64
 import html
 import math
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
 import polars as pl
 
+from .. import agents
 from ..fileio import read_json_document, write_atomic
 from ..protocol.results import Results, load, returns_matrix
 from ..protocol.schema import Col
 from ..version import __version__
+from .axes import save_figure
 from .cost import REFERENCE, Calibration, CellCosts, cell_costs, fit_calibration, load_calibration
 from .figures import (
     ALGORITHM_ORDER,
     algorithm_colour,
     algorithm_linestyle,
     bounds_figure,
+    coinciding,
     ecdf_figure,
     normalized_figure,
-    save_figure,
     score_figure,
 )
+from .findings import bounds_finding, ecdf_finding, normalized_finding, regret_finding, score_finding
+from .hardness import hardness_section
 from .racing import RaceOptions, default_batch, paired_means, with_paired_means
 from .regret import plot_cumulative_regret
+from .report_page import Details, ReportFigure, Section, markdown, markdown_code, markdown_escape, page
 from .scores import ORACLE_KINDS, NormalizedSummary, normalized_summary, regret_curves
 from .stats import best_per_algorithm, best_under_bounds
 from .tables import (
@@ -56,12 +60,14 @@ from .tables import (
 
 __all__ = [
     "CALIBRATION_FILE",
+    "EXTRA_SECTIONS",
     "FIGURES",
     "MEASURED",
     "OWN",
     "RACE_FILE",
     "REGRET_FIGURE",
     "ExperimentReport",
+    "cost_verdicts",
     "race_settings",
     "resolve_calibration",
     "write_experiment",
@@ -77,19 +83,21 @@ OWN = "own"
 #: ``--machine`` value: no cost model, the measured CPU times (the rule before work was counted).
 MEASURED = "measured"
 
-#: Figure kinds, their file suffix and caption (the original's captions).
+#: Figure kinds (their file suffix) in the order of an experiment's section, and the question each
+#: answers (its caption's first part).
 FIGURES = (
-    ("offline", "Offline computation cost vs. performance"),
-    ("online", "Online computation cost vs. performance"),
-    ("bounds", "Best algorithms w.r.t. offline/online time bounds"),
-    ("ecdf", "Distribution over the test MDPs of the return of the best setting of each algorithm"),
+    ("bounds", "Given an offline and an online time budget, which algorithm should one use?"),
+    ("online", "Which settings score best for the online time they spend per decision?"),
+    ("offline", "What does offline computation buy: which settings score best for their offline time?"),
+    ("ecdf", "How are the returns of each algorithm's best setting spread over the test MDPs?"),
 )
 
 #: The figure drawn only for experiments whose cells recorded per-step rewards.
-REGRET_FIGURE = (
-    "regret",
-    "Mean cumulative regret against Optimal of the best setting of each algorithm, with 95% bands",
-)
+REGRET_FIGURE = ("regret", "How much reward does each algorithm's best setting lose against the oracle, step by step?")
+
+#: The formats of the report's figures: PNG always (embedded in the page), SVG on request.
+PNG_ONLY = ("png",)
+WITH_SVG = ("png", "svg")
 
 
 @dataclass
@@ -109,6 +117,10 @@ class ExperimentReport:
     stops: tuple[RaceStop, ...] = ()
     #: For a raced experiment: that it was raced, with which settings and how many stopped ("" otherwise).
     race_note: str = ""
+    #: Per figure kind, one sentence (Markdown) saying what it shows.
+    findings: dict[str, str] = field(default_factory=dict)
+    #: The experiment's title (test, prior, N, T).
+    title: str = ""
 
 
 def race_settings(results_dir: str | os.PathLike[str]) -> dict | None:
@@ -174,8 +186,10 @@ def write_experiment(
     missing: int = 0,
     calibration: Calibration | None = None,
     race: Mapping | None = None,
+    formats: tuple[str, ...] = PNG_ONLY,
 ) -> ExperimentReport:
-    """Writes the figures and tables of one experiment (the rows of ``cells``) into ``out``.
+    """Writes the figures (``formats``: PNG, and SVG if asked) and tables of one experiment (the
+    rows of ``cells``) into ``out``, with one sentence per figure saying what it shows.
 
     ``missing``: cells of this experiment's configuration without a result (not run, failed or
     damaged); the map then says that it is incomplete. ``calibration``: the map compares each
@@ -196,6 +210,10 @@ def write_experiment(
     per_step = cells.with_columns(
         (pl.col(Col.ONLINE_CPU_CI95_PER_TRAJECTORY) / pl.col(Col.HORIZON)).alias("_online_halfwidth_per_step")
     )
+    findings = {
+        "offline": score_finding(cells, Col.OFFLINE_TIME, ""),
+        "online": score_finding(cells, Col.ONLINE_TIME_PER_STEP, " per decision"),
+    }
     figures = {
         "offline": save_figure(
             score_figure(
@@ -208,6 +226,7 @@ def write_experiment(
                 zero_label="none\n(no offline\ncomputation)",
             ),
             out / f"{slug}-offline",
+            formats,
         ),
         "online": save_figure(
             score_figure(
@@ -221,6 +240,7 @@ def write_experiment(
                 zero_label="0\n(below the\nclock)",
             ),
             out / f"{slug}-online",
+            formats,
         ),
     }
     bounds, costs = experiment_map(results, cells, calibration, one_sided, correction)
@@ -228,13 +248,15 @@ def write_experiment(
     by_algorithm = {
         row[Col.ALGORITHM]: returns_matrix(results, [row[Col.CELL_ID]])[0] for row in best.iter_rows(named=True)
     }
-    figures["ecdf"] = save_figure(ecdf_figure(by_algorithm, title, others), out / f"{slug}-ecdf")
+    figures["ecdf"] = save_figure(ecdf_figure(by_algorithm, title, others), out / f"{slug}-ecdf", formats)
+    findings["ecdf"] = ecdf_finding(by_algorithm, coinciding(by_algorithm), agents.Optimal.display)
     curves = regret_curves(results, cells)
     if curves:
         colours = {c.label: algorithm_colour(algorithm, others) for algorithm, c in curves.items()}
         styles = {c.label: algorithm_linestyle(algorithm, others) for algorithm, c in curves.items()}
         figure = plot_cumulative_regret(list(curves.values()), title=title, colours=colours, linestyles=styles)
-        figures["regret"] = save_figure(figure, out / f"{slug}-regret")
+        figures["regret"] = save_figure(figure, out / f"{slug}-regret", formats)
+        findings["regret"] = regret_finding({c.label: (float(c.mean[-1]), float(c.ci95[-1])) for c in curves.values()})
         frame = pl.concat([c.to_polars().with_columns(pl.lit(a).alias(Col.ALGORITHM)) for a, c in curves.items()])
         frame = frame.select(Col.ALGORITHM, pl.exclude(Col.ALGORITHM))
         write_atomic(out / f"{slug}-regret.csv", frame.write_csv().encode())
@@ -257,7 +279,10 @@ def write_experiment(
         note = "; ".join(filter(None, [note, "measured CPU times; hatched: boundary"]))
     if race_note:
         note += "\n" + _race_note(race, cells, stops, short=True)
-    figures["bounds"] = save_figure(bounds_figure(bounds, title, others, note, quantity), out / f"{slug}-bounds")
+    figures["bounds"] = save_figure(
+        bounds_figure(bounds, title, others, note, quantity), out / f"{slug}-bounds", formats
+    )
+    findings["bounds"] = bounds_finding(bounds, "")
     lists = ("algorithms", "algorithms_if_slower", "algorithms_if_faster")
     write_atomic(
         out / f"{slug}-bounds.csv",
@@ -278,6 +303,8 @@ def write_experiment(
         regret_note=regret_note,
         stops=tuple(stops.values()),
         race_note=race_note,
+        findings=findings,
+        title=title,
     )
 
 
@@ -462,18 +489,59 @@ def _normalized_html(summary: NormalizedSummary) -> str:
     return f"<table><thead>{head}</thead><tbody>{body}</tbody></table>"
 
 
-_CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
-table { border-collapse: collapse; font-size: 0.85em; margin: 1em 0; }
-th, td { border-bottom: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; }
-td:nth-child(n+3) { text-align: right; font-variant-numeric: tabular-nums; }
-tr.best td { font-weight: bold; }
-table.race-stops td:nth-child(n+3) { text-align: left; }
-table.race-stops td:nth-child(3) { text-align: right; }
-.race { background: #e8f1fb; padding: 0.5em; border-left: 4px solid #0072b2; }
-.race-notes { font-size: 0.85em; color: #444; }
-.warn { background: #fff3cd; padding: 0.5em; border-left: 4px solid #e0a800; }
-figure { margin: 1em 0; } figure img { max-width: 100%; } figcaption { font-size: 0.9em; color: #555; }
+#: A cost model this close to the measured times leaves the maps as they are: the error bounds of
+#: the cost model (median relative error at most 10%, largest at most 35%).
+GOOD_RMS, GOOD_MAX = 0.10, 0.35
+
+
+def cost_verdicts(calibration: Calibration | None, algorithms: list[str]) -> list[str]:
+    """One verdict per algorithm on its maps' costs (Markdown): exact up to the fit's error, or
+    approximate (boundary cells hatched), from the fit of the calibration the maps use."""
+    if calibration is None:
+        return ["No cost model: the maps compare measured CPU times, which vary from run to run."]
+    out = []
+    for algorithm in algorithms:
+        stats = calibration.fit.get(algorithm)
+        name = markdown_escape(algorithm)
+        if not stats:
+            out.append(f"**{name}**: not in the calibration: costs from its overall fit; maps approximate.")
+            continue
+        rms, largest = stats.get("rms_relative_error", math.nan), stats.get("max_relative_error", math.nan)
+        error = f"RMS relative error {100 * rms:.0f}%, largest {100 * largest:.0f}%"
+        if rms <= GOOD_RMS and largest <= GOOD_MAX:
+            out.append(f"**{name}**: the cost model fits ({error}): its maps' cells stand.")
+        else:
+            out.append(
+                f"**{name}**: maps are approximate ({error}): cells where its cost lies within that error of a "
+                "bound are hatched as boundaries."
+            )
+    return out
+
+
+def _lead(results_dir: str | os.PathLike[str], cells: pl.DataFrame, n_experiments: int) -> str:
+    return (
+        f"Results of {markdown_code(str(results_dir))}: {cells.height} agent settings on {n_experiments} "
+        f"experiments (bbrl {markdown_escape(__version__)}). Each figure answers the question in bold under it; "
+        "the method, the tables and the data are folded below each section and at the end."
+    )
+
+
+def _method_markdown(test: str, multiplicity: str, interval_n: str) -> str:
+    return f"""
+- **Scores** are mean discounted returns with 95% intervals (1.96 s/√{interval_n}), drawn on every point;
+  lines join each algorithm's Pareto front (its settings no other of its settings beats on both time and score).
+- **Times**: agents with no offline computation (offline time 0 by declaration) are drawn in the offline figure's
+  left panel, marked *none*, not at a time; each time axis states its unit and has at least three labelled ticks;
+  markers that would overlap are spread sideways (the axis says so; the tables give the exact times). The oracle is
+  a dashed level, or a note at the axis' edge when it lies far from the agents' scores.
+- **Tables**: bold rows are each algorithm's best setting.
+- **Maps of the best algorithms**: under each pair of time budgets, the best algorithm and those not significantly
+  different from it (paired Z-test, {test}); grey: no agent within the budgets; algorithms sharing a cell are
+  stripes, each hatched with its own pattern. A cell spans the budgets from its lower edge (the bound) to the next
+  bound; bounds lie on the fixed series 1, 2 and 5 times a power of ten, in seconds. The offline
+  budget 0 (agents with no offline computation only) is the strip below the map. {multiplicity}
+- **Distributions of returns**: algorithms whose best settings have the same returns on every test MDP are drawn
+  as one line, their names listed in its legend entry.
 """
 
 
@@ -484,13 +552,21 @@ def write_report(
     correction: str | None = None,
     missing: Mapping[str, int] | None = None,
     machine: str | os.PathLike[str] = REFERENCE,
+    svg: bool = False,
 ) -> Path:
     """Writes the report of the grid results in ``results_dir`` into ``out``; returns ``report.html``.
+
+    The page reads as a paper's results section: the normalised scores across experiments, then per
+    experiment its figures, each with the question it answers and one sentence saying what it
+    shows (:mod:`bbrl.analysis.findings`), the tables and data folded below; the method, the
+    machine and the cost model with a verdict per algorithm (:func:`cost_verdicts`) at the end,
+    folded. Sections from :data:`EXTRA_SECTIONS` follow the experiments.
 
     ``correction="holm"`` corrects the paired tests of each map cell for their multiplicity
     (:func:`bbrl.analysis.stats.holm`). ``missing``: per experiment key (``name/prior``), the cells
     of the grid without a usable result (:func:`bbrl.grid.missing_by_experiment`); the report then
-    says that the grid is incomplete.
+    says that the grid is incomplete. ``svg``: write each figure as SVG too (PNG only otherwise:
+    drawing SVG doubles the report's time).
 
     ``machine``: the calibration the maps' costs use (:func:`resolve_calibration`): ``"reference"``
     (the shipped reference machine, the default), ``"own"`` (fitted on these results), a calibration
@@ -502,6 +578,7 @@ def write_report(
     race = race_settings(results_dir)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
+    formats = WITH_SVG if svg else PNG_ONLY
     cells = results.cells
     own = _own_calibration(results_dir, cells)
     calibration = resolve_calibration(machine, own)
@@ -515,24 +592,8 @@ def write_report(
         key = f"{sub[Col.EXPERIMENT][0]}/{sub[Col.PRIOR][0]}"
         reports.append(
             write_experiment(
-                results, sub, folder, one_sided, others, correction, missing.get(key, 0), calibration, race
+                results, sub, folder, one_sided, others, correction, missing.get(key, 0), calibration, race, formats
             )
-        )
-    summary = normalized_summary(results, cells)
-    normalized_part = _normalized_html(summary)
-    if summary.aggregate.height:
-        figure = save_figure(normalized_figure(summary, others), folder / "normalized-scores")
-        data = base64.b64encode(figure["png"].read_bytes()).decode()
-        normalized_part = (
-            f'<figure id="normalized"><img alt="normalized-scores.png" src="data:image/png;base64,{data}">'
-            "<figcaption>Normalised scores over the experiments "
-            f'(<a href="{figure["svg"].name}">SVG</a>)</figcaption></figure>{normalized_part}'
-        )
-        write_atomic(folder / "normalized-scores.csv", summary.aggregate.write_csv().encode())
-    if summary.skipped:
-        normalized_part += (
-            "<p>Not normalised (no Random or no Optimal cell, or Optimal not above Random): "
-            f"{html.escape(', '.join(summary.skipped))}.</p>"
         )
     test = "one-sided, z ≥ 1.645" if one_sided else "two-sided, z ≥ 1.96"
     comparisons = sum(int(r.bounds["comparisons"].sum()) for r in reports)
@@ -552,65 +613,120 @@ def write_report(
         if incomplete
         else ""
     )
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8"><title>bbrl report</title>',
-        f"<style>{_CSS}</style></head><body>",
-        "<h1>bbrl report</h1>",
-        warning,
-        race_part,
-        f"<p>Results of <code>{html.escape(str(results_dir))}</code>: {cells.height} agent settings, "
-        f"{len(reports)} experiments; bbrl {html.escape(__version__)}. Scores are mean discounted returns with "
-        f"95% intervals (1.96 s/√{interval_n}), drawn on every point; lines join each algorithm's Pareto front (its "
-        "settings no other of its settings beats on both time and score). Agents with no offline computation "
-        "(offline time 0 by declaration) are drawn in the offline figure's left panel, marked none, not at a time; "
-        "each time axis states its unit; the oracle is a dashed level, or a note at the axis' edge when it lies far "
-        "from the agents' scores. Bold rows: each algorithm's best "
-        "setting. The map of best algorithms keeps, under each pair of time budgets, the best algorithm and those "
-        f"not significantly different from it (paired Z-test, {test}); grey: no agent within the budgets. A cell "
-        "spans the budgets from its lower edge (the bound) to the next bound; bounds lie on the fixed series 1, 2, "
-        f"5 x 10^k seconds. {multiplicity}</p>",
-        f"<p>{_host_summary(cells)}</p>",
-        _calibration_html(calibration, own),
-        "<ul>" + "".join(f'<li><a href="#{r.slug}">{html.escape(r.key)}</a></li>' for r in reports) + "</ul>",
-        "<h2>Across experiments: normalised scores</h2>",
-        "<p>Each algorithm's best setting per experiment, its per-MDP returns normalised as "
+    oracles = set(cells.filter(pl.col(Col.KIND).is_in(ORACLE_KINDS))[Col.ALGORITHM].to_list())
+    sections = [_normalized_section(results, cells, folder, others, formats), hardness_section(cells, folder)]
+    for r in reports:
+        sections.append(_experiment_section(r, cells))
+    for builder in EXTRA_SECTIONS:
+        made = builder(results, folder, formats)
+        if made is not None:
+            sections.append(made)
+    closing = [
+        Section(
+            "method",
+            "Method",
+            details=[Details("How the figures are made", markdown(_method_markdown(test, multiplicity, interval_n)))],
+        ),
+        Section(
+            "machine",
+            "Machine",
+            details=[Details("Where and how the times were measured", f"<p>{_host_summary(cells)}</p>")],
+        ),
+        _cost_section(calibration, own, [a for a in algorithms if a not in oracles]),
+    ]
+    if race_part:
+        closing.insert(0, Section("race", "Race", notes_html=race_part))
+        stopped = sum(len(r.stops) for r in reports)
+        warning += (
+            f'<p class="race"><b>Raced:</b> {stopped} configurations stopped early; their scores and intervals are '
+            'over the test MDPs they ran (drawn hollow; the settings and every stop: <a href="#race">Race</a>).</p>'
+        )
+    text = page("bbrl report", _lead(results_dir, cells, len(reports)), warning, sections, closing)
+    return write_atomic(folder / "report.html", text.encode())
+
+
+#: Builders of further sections, called in order after the experiments' sections with
+#: ``(results, folder, formats)``; each returns a :class:`Section` (or None to add nothing). A
+#: module that adds figures to the report appends its builder here.
+EXTRA_SECTIONS: list[Callable[[Results, Path, tuple[str, ...]], Section | None]] = []
+
+
+def _normalized_section(
+    results: Results, cells: pl.DataFrame, folder: Path, others: list[str], formats: tuple[str, ...]
+) -> Section:
+    summary = normalized_summary(results, cells)
+    section = Section("normalized", "Across experiments: normalised scores", short="Across experiments")
+    method = (
+        "Each algorithm's best setting per experiment, its per-MDP returns normalised as "
         "(return - Random) / (Optimal - Random) with the experiment's mean scores of Random and of the oracle "
         "(0: Random's level, 1: the oracle's). IQM: the mean of the middle 50% of all (experiment, MDP) scores; "
         "intervals: 95% percentile bootstrap resampling the MDPs within each experiment (2000 replicates, seed 0). "
         "P(leader better): the probability that a score of the leader (highest IQM) exceeds one of the algorithm, "
         "ties counting one half, averaged over the experiments. Choosing each algorithm's best setting on the same "
-        "MDPs favours algorithms with many settings slightly.</p>",
-        normalized_part,
-    ]
-    for r in reports:
-        parts.append(f'<section id="{r.slug}"><h2>Experiment {html.escape(r.key)}</h2>')
-        if r.missing:
-            parts.append(f'<p class="warn">Incomplete: {r.missing} cells of this experiment have no result.</p>')
-        if r.regret_note:
-            parts.append(f'<p class="warn">{html.escape(r.regret_note)}</p>')
-        if r.race_note:
-            parts.append(f'<p class="race">{html.escape(r.race_note[0].upper() + r.race_note[1:])}.</p>')
-        if "regret" in r.figures:
-            parts.append(
-                "<p>Cumulative regret: for each test MDP and step t, the sum up to t of the oracle's reward minus "
-                "the agent's on the same MDP; its mean over the MDPs with a 95% band (1.96 sd/√N, paired over the "
-                "MDPs). Every agent's trajectory on an MDP draws its transitions from that MDP's own environment "
-                f'stream, so the pairing is fair. Data: <a href="{html.escape(r.slug)}-regret.csv">CSV</a>.</p>'
+        "MDPs favours algorithms with many settings slightly."
+    )
+    table = _normalized_html(summary)
+    if summary.aggregate.height:
+        paths = save_figure(normalized_figure(summary, others), folder / "normalized-scores", formats)
+        section.figures.append(
+            ReportFigure(
+                "normalized",
+                paths["png"],
+                "Which algorithm scores best over all the experiments?",
+                normalized_finding(summary),
+                paths.get("svg"),
             )
-        for kind, caption in (*FIGURES, REGRET_FIGURE):
-            if kind not in r.figures:  # the regret figure needs recorded rewards
-                continue
-            png = r.figures[kind]["png"]
-            data = base64.b64encode(png.read_bytes()).decode()
-            svg = r.figures[kind]["svg"].name
-            parts.append(
-                f'<figure id="{r.slug}-{kind}"><img alt="{html.escape(png.name)}" src="data:image/png;base64,{data}">'
-                f"<figcaption>{html.escape(caption)} (<code>{html.escape(png.name)}</code>, "
-                f'<a href="{html.escape(svg)}">SVG</a>)</figcaption></figure>'
-            )
-        tables = ", ".join(f'<a href="{html.escape(p.name)}">{k}</a>' for k, p in r.tables.items())
-        sub = cells.filter((pl.col(Col.EXPERIMENT) + "/" + pl.col(Col.PRIOR)) == r.key)
-        parts.append(f"<h3>Results table</h3><p>Also as {tables}.</p>{table_html(sub)}</section>")
-    parts.append("</body></html>")
-    return write_atomic(folder / "report.html", "\n".join(parts).encode())
+        )
+        write_atomic(folder / "normalized-scores.csv", summary.aggregate.write_csv().encode())
+        table += '<p>Data: <a href="normalized-scores.csv">CSV</a>.</p>'
+    if summary.skipped:
+        section.notes_html = (
+            "<p>Not normalised (no Random or no Optimal cell, or Optimal not above Random): "
+            f"{html.escape(', '.join(summary.skipped))}.</p>"
+        )
+    section.details.append(Details("Method and table", markdown(method) + table))
+    return section
+
+
+def _experiment_section(r: ExperimentReport, cells: pl.DataFrame) -> Section:
+    notes = []
+    if r.missing:
+        notes.append(f'<p class="warn">Incomplete: {r.missing} cells of this experiment have no result.</p>')
+    if r.regret_note:
+        notes.append(f'<p class="warn">{html.escape(r.regret_note)}</p>')
+    if r.race_note:
+        notes.append(f'<p class="race">{html.escape(r.race_note[0].upper() + r.race_note[1:])}.</p>')
+    section = Section(r.slug, f"Experiment {r.key}: {r.title}", notes_html="".join(notes), short=r.key)
+    for kind, question in (*FIGURES, REGRET_FIGURE):
+        if kind not in r.figures:  # the regret figure needs recorded rewards
+            continue
+        paths = r.figures[kind]
+        section.figures.append(
+            ReportFigure(f"{r.slug}-{kind}", paths["png"], question, r.findings.get(kind, ""), paths.get("svg"))
+        )
+    tables = ", ".join(f'<a href="{html.escape(p.name)}">{k}</a>' for k, p in r.tables.items())
+    sub = cells.filter((pl.col(Col.EXPERIMENT) + "/" + pl.col(Col.PRIOR)) == r.key)
+    body = f'<p>Also as {tables}; the map\'s cells as <a href="{html.escape(r.slug)}-bounds.csv">CSV</a>.</p>'
+    if "regret" in r.figures:
+        body += markdown(
+            "Cumulative regret: for each test MDP and step t, the sum up to t of the oracle's reward minus the "
+            "agent's on the same MDP; its mean over the MDPs with a 95% band (1.96 sd/√N, paired over the MDPs). "
+            "Every agent's trajectory on an MDP draws its transitions from that MDP's own environment stream, so "
+            f"the pairing is fair. Data: [CSV]({r.slug}-regret.csv)."
+        )
+    section.details.append(Details("Results table and data", body + table_html(sub)))
+    return section
+
+
+def _cost_section(calibration: Calibration | None, own: Calibration | None, competing: list[str]) -> Section:
+    verdicts = cost_verdicts(calibration, competing)
+    approximate = [a for a in competing if calibration is not None and "approximate" in verdicts[competing.index(a)]]
+    summary = (
+        "Cost model: fits every algorithm"
+        if calibration is not None and not approximate
+        else f"Cost model: maps approximate for {', '.join(approximate)} (boundary cells hatched)"
+        if approximate
+        else "Cost model: none (measured times)"
+    )
+    body = markdown("\n".join(f"- {v}" for v in verdicts)) + _calibration_html(calibration, own)
+    return Section("cost-model", "Cost model of the maps", details=[Details(summary, body)])

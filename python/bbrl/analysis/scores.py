@@ -21,7 +21,15 @@ from .stats import (
     stratified_bootstrap_ci,
 )
 
-__all__ = ["ORACLE_KINDS", "NormalizedSummary", "best_settings", "normalized_summary", "regret_curves"]
+__all__ = [
+    "ORACLE_KINDS",
+    "NormalizedScores",
+    "NormalizedSummary",
+    "best_settings",
+    "normalized_by_experiment",
+    "normalized_summary",
+    "regret_curves",
+]
 
 #: Agents that see the true MDP: drawn as reference levels, left out of the best-algorithm map.
 ORACLE_KINDS = ("optimal",)
@@ -79,12 +87,25 @@ class NormalizedSummary:
     skipped: list[str]
 
 
-def normalized_summary(results: Results, cells: pl.DataFrame, seed: int = 0) -> NormalizedSummary:
-    """Normalised scores ``(score - Random) / (Optimal - Random)`` per experiment, with Random and
-    Optimal the experiment's mean scores of those agents, and their aggregates over experiments."""
+@dataclass
+class NormalizedScores:
+    """Each experiment's normalised scores ``(return - R_random) / (R_optimal - R_random)`` per test
+    MDP, by experiment key (``name/prior``) and algorithm (its best setting; the oracle left out),
+    with ``levels``, each experiment's ``(R_random, R_optimal)``: the mean scores of its Random and
+    Optimal cells. ``skipped`` names the experiments without both cells, or where Optimal does not
+    score above Random (nothing to normalise by)."""
+
+    scores: dict[str, dict[str, np.ndarray]]
+    levels: dict[str, tuple[float, float]]
+    skipped: list[str]
+
+
+def normalized_by_experiment(results: Results, cells: pl.DataFrame) -> NormalizedScores:
+    """The normalised scores of every experiment of ``cells``: the one place the normalisation's
+    reference levels are taken (the report and ``bbrl export`` read them here)."""
     scores: dict[str, dict[str, np.ndarray]] = {}
+    levels: dict[str, tuple[float, float]] = {}
     skipped: list[str] = []
-    rows = []
     random_name, optimal_name = agents.Random.display, agents.Optimal.display
     for key, by_algorithm in best_settings(results, cells).items():
         if random_name not in by_algorithm or optimal_name not in by_algorithm:
@@ -94,13 +115,24 @@ def normalized_summary(results: Results, cells: pl.DataFrame, seed: int = 0) -> 
         if not high > low:
             skipped.append(key)
             continue
-        scores[key] = {}
-        for algorithm, returns in by_algorithm.items():
-            if algorithm == optimal_name:
-                continue
-            normalized = normalized_scores(returns, low, high)
-            scores[key][algorithm] = normalized
-            mean, half = mean_ci95(normalized)
+        levels[key] = (low, high)
+        scores[key] = {
+            algorithm: normalized_scores(returns, low, high)
+            for algorithm, returns in by_algorithm.items()
+            if algorithm != optimal_name
+        }
+    return NormalizedScores(scores, levels, skipped)
+
+
+def normalized_summary(results: Results, cells: pl.DataFrame, seed: int = 0) -> NormalizedSummary:
+    """Normalised scores ``(score - Random) / (Optimal - Random)`` per experiment, with Random and
+    Optimal the experiment's mean scores of those agents, and their aggregates over experiments."""
+    normalized = normalized_by_experiment(results, cells)
+    scores, skipped = normalized.scores, normalized.skipped
+    rows = []
+    for key, by_algorithm in scores.items():
+        for algorithm, values in by_algorithm.items():
+            mean, half = mean_ci95(values)
             rows.append({Col.EXPERIMENT: key, Col.ALGORITHM: algorithm, Col.MEAN: mean, Col.CI95: half})
     per_experiment = pl.DataFrame(
         rows, schema={Col.EXPERIMENT: pl.String, Col.ALGORITHM: pl.String, Col.MEAN: pl.Float64, Col.CI95: pl.Float64}

@@ -18,7 +18,20 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import stopping
-from . import formulas, grid, listings, paper, quick, regret_study, replay, replay_study, report, run, value_error
+from . import (
+    export,
+    formulas,
+    grid,
+    listings,
+    paper,
+    quick,
+    regret_study,
+    replay,
+    replay_study,
+    report,
+    run,
+    value_error,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -26,7 +39,20 @@ if TYPE_CHECKING:
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
 #: The subcommand modules, in the order of ``bbrl --help``.
-SUBCOMMANDS = (run, quick, grid, report, paper, formulas, listings, value_error, replay, replay_study, regret_study)
+SUBCOMMANDS = (
+    run,
+    quick,
+    grid,
+    report,
+    export,
+    paper,
+    formulas,
+    listings,
+    value_error,
+    replay,
+    replay_study,
+    regret_study,
+)
 
 EXAMPLES = """\
 examples:
@@ -41,6 +67,7 @@ examples:
   bbrl grid plan paper-accurate --target-hours 12 --out results
   bbrl grid submit paper-accurate --out results --partition cpu --time 04:00:00 --watch   # SLURM
   bbrl report results --out report
+  bbrl export results --format rliable    # results/export/rliable.npz for rliable (also adastop, csv)
   bbrl quick --out bbrl-quick
   bbrl formulas --max-size 6 --seed 0 --out formulas
   bbrl value-error references --env mountain-car --states 100 --out refs

@@ -38,11 +38,8 @@ def quick_agents() -> tuple[agents.AgentSpec, ...]:
     example setting, or its :data:`QUICK_SETTINGS` override."""
     from .. import agents
 
-    left_out = not_in_quick()
     chosen = []
-    for kind in agents.kinds():
-        if kind in left_out:
-            continue
+    for kind in agents.registry.quick_kinds():
         override = QUICK_SETTINGS.get(kind)
         chosen.append(agents.create(kind, override) if override is not None else agents.examples(kind)[0])
     return tuple(chosen)

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace, console: Any) -> int:
 
     out = args.out or Path("bbrl-regret-study-quick" if args.quick else "bbrl-regret-study")
     output_dir(out)
-    config = StudyConfig.quick() if args.quick else StudyConfig()
+    config = (StudyConfig.quick() if args.quick else StudyConfig()).smoke_sized()
     report = run_study(out, config, seed=args.seed, threads=args.threads, say=console.print)
     console.print(f"regret study ({'quick' if args.quick else 'full'}, seed {args.seed}): report in {report}")
     return 0

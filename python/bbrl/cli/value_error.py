@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import smoke
@@ -118,7 +119,11 @@ def register(commands: Any) -> None:
     _add_budget(study)
     add_seed(study, "seed of the states and rollouts (default 0)")
     add_threads(study)
-    add_out(study, "report folder: rows.parquet, summary.csv, figure1.png/svg, report.md", required=True)
+    add_out(
+        study,
+        "report folder: rows.parquet, summary.csv, figure1.png/svg, report.md (default bbrl-value-error-study or "
+        "bbrl-value-error-study-quick)",
+    )
     study.set_defaults(handler=_command_study)
 
 
@@ -323,7 +328,7 @@ def _command_study(args: argparse.Namespace, console: Console) -> int:
     from ..value_error import study
     from ..value_error.study_report import markdown_table, write_report
 
-    out = output_dir(args.out)
+    out = output_dir(args.out or Path("bbrl-value-error-study-quick" if args.quick else "bbrl-value-error-study"))
     settings = study.StudySettings(
         domains=study.domain_names(args.domains),
         states=args.states,
@@ -360,7 +365,7 @@ def _command_study(args: argparse.Namespace, console: Console) -> int:
     rows = study.run(settings, progress)
     table = study.summary(rows)
     header = [
-        f"Machine: {host_line()}.",
+        f"Machine: {host_line().removeprefix('machine: ')}.",  # host_line names itself
         f"States per domain: {settings.states}, drawn uniformly (seed {settings.seed}); tau = {settings.tau:g}; "
         f"V_max {', '.join(f'{d} {v:g}' for d, v in study.PAPER_V_MAX.items())}; discount 0.99; Mountain Car "
         "under energy pumping with 60% random actions, Puddle World under the uniform policy.",

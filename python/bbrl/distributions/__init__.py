@@ -70,9 +70,12 @@ class FDM:
             positive entry per (s, a) row.
         rewards: deterministic rewards R[s, a, s'], shape (S, A, S), finite.
         initial_state: the state every trajectory starts in, or ``None`` for a uniformly random
-            state at each reset.
+            state at each reset (or one drawn from ``start_law``).
         name: a short name (used in tables and file names), e.g. ``"GC"``.
         long_name: a descriptive name; defaults to ``name``.
+        start_law: for a start that is neither one state nor uniform (a classic problem's, such as
+            Taxi's), the probability of starting in each state, shape (S,), summing to 1; every
+            trajectory then starts in a state drawn from it, and ``initial_state`` must be ``None``.
     """
 
     def __init__(
@@ -82,6 +85,7 @@ class FDM:
         initial_state: int | None = 0,
         name: str = "custom",
         long_name: str | None = None,
+        start_law: Any = None,
     ) -> None:
         theta_array = _as_table(theta, "theta")
         rewards_array = _as_table(rewards, "rewards")
@@ -90,13 +94,17 @@ class FDM:
         if not isinstance(name, str) or not name:
             raise TypeError("name must be a non-empty string")
         start = _check_initial_state(initial_state, theta_array.shape[0])
-        # The core validates values (finite, >= 0, no all-zero row) and names the offending entry.
-        self._core = _core.Distribution(theta_array, rewards_array, -1 if start is None else start)
+        law = None if start_law is None else _start_law(start_law, start, theta_array.shape[0])
+        # The core validates values (finite, >= 0, no all-zero row; the start law's) and names the offending entry.
+        self._core = _core.Distribution(theta_array, rewards_array, -1 if start is None else start, law)
         theta_array.setflags(write=False)
         rewards_array.setflags(write=False)
+        if law is not None:
+            law.setflags(write=False)
         self._theta = theta_array
         self._rewards = rewards_array
         self._initial_state = start
+        self._start_law = law
         self._name = name
         self._long_name = long_name or name
 
@@ -112,8 +120,15 @@ class FDM:
 
     @property
     def initial_state(self) -> int | None:
-        """The start state of every trajectory (``None``: uniform at random)."""
+        """The start state of every trajectory (``None``: uniform at random, or drawn from
+        :attr:`start_law` when there is one)."""
         return self._initial_state
+
+    @property
+    def start_law(self) -> np.ndarray | None:
+        """The probability of starting in each state, read-only shape (S,), for a start that is
+        neither one state nor uniform; ``None`` otherwise."""
+        return self._start_law
 
     @property
     def name(self) -> str:
@@ -137,9 +152,9 @@ class FDM:
         return float(self._rewards.max())
 
     def uniform(self) -> FDM:
-        """The inaccurate prior of the paper: theta = 1 everywhere, same rewards and initial state,
-        named by the problem registry's rule (``UGC``, "Uniform GChain distribution")."""
-        return _from_tables(_core.uniform_prior(self._core, self._name, self._long_name))
+        """The inaccurate prior of the paper: theta = 1 everywhere, same rewards and initial state
+        (or start law), named by the problem registry's rule (``UGC``, "Uniform GChain distribution")."""
+        return _from_tables(_core.uniform_prior(self._core, self._name, self._long_name), self._start_law)
 
     def default_horizon(self, gamma: float = 0.95, epsilon: float = 0.01) -> int:
         """The paper's horizon T = floor(log(epsilon (1 - gamma) / Rmax) / log(gamma)), in steps.
@@ -174,6 +189,8 @@ class FDM:
             "initial_state": self._initial_state,
             "theta": self._theta.tolist(),
             "rewards": self._rewards.tolist(),
+            # Only where there is one: files of distributions without a start law are unchanged.
+            **({} if self._start_law is None else {"start_law": self._start_law.tolist()}),
         }
 
     def __eq__(self, other: object) -> bool:
@@ -181,6 +198,8 @@ class FDM:
             return NotImplemented
         return (
             self._initial_state == other._initial_state
+            and (self._start_law is None) == (other._start_law is None)
+            and (self._start_law is None or np.array_equal(self._start_law, other._start_law))
             and np.array_equal(self._theta, other._theta)
             and np.array_equal(self._rewards, other._rewards)
         )
@@ -196,10 +215,22 @@ class FDM:
         return self
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (FDM, (self._theta, self._rewards, self._initial_state, self._name, self._long_name))
+        return (FDM, (self._theta, self._rewards, self._initial_state, self._name, self._long_name, self._start_law))
 
     def __repr__(self) -> str:
         return f"FDM(name={self._name!r}, S={self.n_states}, A={self.n_actions}, initial_state={self._initial_state})"
+
+
+def _start_law(value: Any, initial_state: int | None, n_states: int) -> np.ndarray:
+    if initial_state is not None:
+        raise ValueError("a distribution with a start law has no initial state: give initial_state=None")
+    try:
+        law = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"start_law must be an array of numbers: {exc}") from None
+    if law.shape != (n_states,):
+        raise ValueError(f"start_law must have shape ({n_states},), got {law.shape}")
+    return law
 
 
 def _check_seed(seed: Any) -> int:
@@ -214,9 +245,9 @@ def _check_seed(seed: Any) -> int:
 # Built-in problems (SPEC 1.3), constructed in code; a test checks them against the original files.
 
 
-def _from_tables(tables: tuple[Any, Any, int, str, str]) -> FDM:
+def _from_tables(tables: tuple[Any, Any, int, str, str], start_law: Any = None) -> FDM:
     theta, rewards, initial_state, name, long_name = tables
-    return FDM(theta, rewards, None if initial_state < 0 else initial_state, name, long_name)
+    return FDM(theta, rewards, None if initial_state < 0 else initial_state, name, long_name, start_law)
 
 
 def _builtin(name: str) -> FDM:
@@ -305,6 +336,7 @@ def from_document(document: Any, source: str) -> FDM:
             document["initial_state"],
             document["name"],
             document.get("long_name"),
+            document.get("start_law"),
         )
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{source}: {exc}") from None

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from . import registry
-    from .as_distribution import distribution_of
+    from .as_distribution import distribution_named, distribution_of, environment_named
     from .finite import (
         NAMES,
         FiniteEnv,
@@ -59,7 +59,9 @@ else:
             "FiniteEnv": ".finite",
             "chain": ".finite",
             "deep_sea_mapping": ".finite",
+            "distribution_named": ".as_distribution",
             "distribution_of": ".as_distribution",
+            "environment_named": ".as_distribution",
             "from_distribution": ".finite",
             "from_gymnasium": ".finite",
             "make": ".finite",
@@ -73,7 +75,9 @@ __all__ = [
     "FiniteEnv",
     "chain",
     "deep_sea_mapping",
+    "distribution_named",
     "distribution_of",
+    "environment_named",
     "from_distribution",
     "from_gymnasium",
     "make",

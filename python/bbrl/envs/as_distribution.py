@@ -13,8 +13,10 @@ with N(s) the states some action reaches from s in one step. A draw is Dirichlet
 whose mean is ``mean`` and whose spread shrinks as ``concentration`` grows. Rewards are the
 environment's where it has a transition; an entry that the spread adds takes the row's expected
 reward, so no (s, a) pays more or less on average for the new mass. Reward noise plays no part (the
-BBRL agent knows the rewards). The accurate prior is the distribution itself; the uniform prior is
-:meth:`bbrl.distributions.FDM.uniform`.
+BBRL agent knows the rewards). The start is the environment's: one state, uniform, or its start law
+(Taxi's: uniform over the states where the passenger waits elsewhere than the destination), which
+the FDM then carries (:attr:`bbrl.distributions.FDM.start_law`). The accurate prior is the
+distribution itself; the uniform prior is :meth:`bbrl.distributions.FDM.uniform`.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import numpy as np
 from ..checks import number
 from ..distributions import FDM
 
-__all__ = ["DEFAULT_CONCENTRATION", "DEFAULT_SPREAD", "distribution_of"]
+__all__ = ["DEFAULT_CONCENTRATION", "DEFAULT_SPREAD", "distribution_named", "distribution_of", "environment_named"]
 
 #: Dirichlet mass per row: a row of the drawn MDP is within about 1/sqrt(1 + concentration) of the mean.
 DEFAULT_CONCENTRATION = 20.0
@@ -40,8 +42,7 @@ def distribution_of(
     """The FDM of a finite environment (a :class:`bbrl.envs.FiniteEnv`), as the module says.
 
     Raises:
-        ValueError: a concentration not > 0, a spread outside (0, 1], or a start law an FDM cannot
-            hold (one start state or a uniform one; Taxi's start law is neither).
+        ValueError: a concentration not > 0 or a spread outside (0, 1].
     """
     c = number(concentration, "concentration")
     if not c > 0:
@@ -55,14 +56,40 @@ def distribution_of(
     mean = (1 - eps) * P + eps * uniform[:, None, :]
     expected = np.einsum("say,say->sa", P, R)
     rewards = np.where(P > 0, R, expected[:, :, None])
-    start = np.asarray(env.start_law)
+    start = np.asarray(env.start_law, dtype=np.float64)
+    # One start state or a uniform start as an FDM always said them (the same draws as before);
+    # any other law (Taxi's) as the FDM's start law.
+    law = None
     if np.count_nonzero(start) == 1:
         initial: int | None = int(np.flatnonzero(start)[0])
     elif np.all(start == start[0]):
         initial = None
     else:
-        raise ValueError(
-            f"{env.name}'s start law is neither one state nor uniform, which is all an FDM's initial state can say"
-        )
+        initial, law = None, start
     label = name or f"{env.name}-FDM"
-    return FDM(c * mean, rewards, initial, label, f"{env.name} as a distribution (concentration {c:g}, spread {eps:g})")
+    long_name = f"{env.name} as a distribution (concentration {c:g}, spread {eps:g})"
+    return FDM(c * mean, rewards, initial, label, long_name, start_law=law)
+
+
+def environment_named(value: str) -> str | None:
+    """The registry's name of the finite environment ``value`` names (:mod:`bbrl.names`), when it
+    names no built-in distribution: where a distribution is asked for by name (a grid's ``test``
+    and ``prior``, the report), such a name stands for the environment as a distribution."""
+    from .. import distributions
+    from .. import names as name_rule
+    from . import registry
+
+    if distributions.builtin_name(value) is not None:
+        return None
+    return name_rule.find(registry.names("finite"), value)
+
+
+def distribution_named(value: str) -> FDM:
+    """:func:`distribution_of` the finite environment ``value`` names (:func:`environment_named`),
+    at its default options, concentration and spread, named by the registry's name."""
+    from .finite import make
+
+    name = environment_named(value)
+    if name is None:
+        raise ValueError(f"{value!r} names no finite environment of the registry")
+    return distribution_of(make(name), name=name)

@@ -285,10 +285,10 @@ def chain(discount: float = 0.99) -> FiniteEnv:
 def from_distribution(distribution: Any, seed: int, index: int = 0, discount: float = 0.95) -> FiniteEnv:
     """MDP ``index`` drawn from an FDM distribution (or a name such as ``"GC"``) with the seed rule's
     stream ``(seed, test_mdp, index)``: test MDP ``index`` of a :class:`bbrl.Experiment` with that
-    seed. Its start law is the distribution's initial state (uniform when it has none)."""
+    seed. Its start law is the distribution's (its initial state, its start law, or uniform)."""
     fdm = get(distribution) if isinstance(distribution, str) else distribution
     P = fdm._core.sample_test_mdp(int(seed), int(index))
-    start = np.full(fdm.n_states, 1.0 / fdm.n_states)
+    start = np.full(fdm.n_states, 1.0 / fdm.n_states) if fdm.start_law is None else fdm.start_law.copy()
     if fdm.initial_state is not None:
         start = np.zeros(fdm.n_states)
         start[fdm.initial_state] = 1.0

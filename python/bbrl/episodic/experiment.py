@@ -28,6 +28,7 @@ from ..checks import integer as _integer
 from ..checks import seed as _seed
 from ..distributions import FDM
 from .results import EpisodicRun
+from .workers import Recipe, run_python_agent
 
 __all__ = ["EpisodicExperiment"]
 
@@ -77,6 +78,20 @@ class EpisodicExperiment:
         self.n_runs = _integer(n_runs, "n_runs", 1)
         self.gamma = _discount(gamma)
         self.seed = _seed(seed)
+        # What a worker process builds the same experiment from (episodic/workers.py).
+        self._recipe: Recipe = (
+            EpisodicExperiment,
+            (problem,),
+            {
+                "episodes": episodes,
+                "n_runs": n_runs,
+                "horizon": horizon,
+                "gamma": gamma,
+                "seed": seed,
+                "name": name,
+                "env_options": env_options,
+            },
+        )
         if isinstance(problem, FDM):
             if env_options:
                 raise ValueError("a distribution takes no env_options")
@@ -153,6 +168,11 @@ class EpisodicExperiment:
         if mu.ndim != 1:
             raise ValueError(f"start must have shape ({P.shape[0]},), got {mu.shape}")
         flags = [] if terminal is None else [bool(x) for x in np.asarray(terminal).ravel()]
+        self._recipe = (
+            EpisodicExperiment.from_tables,
+            (P, R, mu, horizon),
+            {"terminal": terminal, "episodes": episodes, "n_runs": n_runs, "gamma": gamma, "seed": seed, "name": name},
+        )
         self._core = _core.EpisodicExperiment(
             P, R, mu, flags, [], self.horizon, self.n_runs, self.episodes, self.gamma, self.seed
         )
@@ -200,8 +220,10 @@ class EpisodicExperiment:
             raise TypeError(f"prior_concentration must be a number, got {concentration!r}")
         theta, rewards, initial = self._core.prior_tables(float(concentration))
         initial_state = None if initial < 0 else int(initial)
+        law = self.test.start_law if self.test is not None else None
         label = f"Dir({float(concentration):g})"
-        return FDM(theta, rewards, initial_state, label, f"Dirichlet prior of concentration {float(concentration):g}")
+        long_name = f"Dirichlet prior of concentration {float(concentration):g}"
+        return FDM(theta, rewards, initial_state, label, long_name, start_law=law)
 
     def run(
         self,
@@ -214,17 +236,19 @@ class EpisodicExperiment:
 
         Args:
             agent: a built-in agent of :mod:`bbrl.agents`, or a Python agent (a
-                :class:`bbrl.agents.Agent` subclass), which runs in this process, run after run.
+                :class:`bbrl.agents.Agent` subclass).
             prior_concentration: see :meth:`prior`.
-            threads: worker threads for a built-in agent (``None``: every core); results do not
-                depend on it.
+            threads: worker threads for a built-in agent; for a Python agent, worker processes
+                (1: run after run in this process; more need a picklable agent whose class a new
+                process can import, as in :meth:`bbrl.Experiment.run`). ``None``: every core.
+                Results do not depend on it.
         """
         prior = self.prior(prior_concentration)
         if threads is not None:
             threads = _integer(threads, "threads", 1)
         if isinstance(agent, Agent):
             trained = agent.train(prior, self.gamma, self.horizon, self.seed)
-            arrays = self._core.run_python(trained.agent, trained.label)
+            arrays = run_python_agent(self, self._recipe, trained.agent, trained.label, threads)
             offline = (trained.offline_seconds, trained.offline_cpu_seconds)
         elif isinstance(agent, AgentSpec):
             core_agent = agent.build_core()

@@ -73,6 +73,24 @@ class StudyConfig:
     deep_sea_episodes: int = 1000
     deep_sea_runs: int = 5
 
+    def smoke_sized(self) -> StudyConfig:
+        """These sizes, or under ``BBRL_SMOKE`` (:mod:`bbrl.smoke`) a few runs of a few episodes
+        and the smallest DeepSea only: the whole study, its files and figures in seconds."""
+        from .. import smoke
+
+        if not smoke.active():
+            return self
+        runs, episodes = smoke.episodic_size(self.runs, self.episodes)
+        deep_runs, deep_episodes = smoke.episodic_size(self.deep_sea_runs, self.deep_sea_episodes)
+        return dataclasses.replace(
+            self,
+            runs=runs,
+            episodes=episodes,
+            deep_sea_sizes=self.deep_sea_sizes[:1],
+            deep_sea_runs=deep_runs,
+            deep_sea_episodes=deep_episodes,
+        )
+
     @classmethod
     def quick(cls) -> StudyConfig:
         """Minutes become seconds: fewer episodes, runs and sizes."""
@@ -82,10 +100,11 @@ class StudyConfig:
 
 
 def baseline_kinds() -> tuple[str, ...]:
-    """The registry's kinds that declare themselves episodic baselines, in its order."""
+    """The registry's kinds that declare themselves episodic baselines, in its order
+    (:func:`bbrl.agents.registry.baseline_kinds`)."""
     from ..agents import registry
 
-    return tuple(e["kind"] for e in registry.REGISTRY if e.get("episodic_baseline"))
+    return registry.baseline_kinds()
 
 
 def study_agents(kinds: tuple[str, ...], horizon: int) -> list[Any]:

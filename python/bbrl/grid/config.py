@@ -12,7 +12,8 @@ A configuration::
 
     [[experiment]]
     name = "GC"             # experiments are identified by (name, prior)
-    test = "GC"             # a built-in distribution name or a file (relative to the config)
+    test = "GC"             # a built-in distribution name, a finite environment of the registry
+                            # (as a distribution: docs/problems.md) or a file (relative to the config)
     prior = "UGC"           # default: the test distribution (the accurate case)
 
     [[agent]]
@@ -22,6 +23,12 @@ A configuration::
     # kind = "python" with class = "my_agent.py:MyPSRL" (relative to this file) or "module:Class"
     # runs a Python agent (a subclass of bbrl.agents.Agent) like the built-ins
     epsilon = [0.0, 0.5, 1.0]   # a list is a grid; a scalar a single value
+
+    [[agent]]
+    kind = "baselines"      # every exploration baseline of the agent registry (episodic_baseline)
+                            # that no other block names, each at its first example setting;
+                            # kind = "quick": every kind `bbrl quick` runs, the same way
+
 
 Every agent block is the Cartesian product of its parameter lists, the last parameter varying
 fastest (as the original's Lua scripts). An OPPS-DS formula set is a shipped set number
@@ -67,10 +74,26 @@ from .model import (
     RecordedAgent,
 )
 
-__all__ = ["AGENT_RESERVED", "ConfigError", "load_config", "parse_config", "python_record"]
+__all__ = [
+    "AGENT_RESERVED",
+    "BASELINES",
+    "QUICK",
+    "ConfigError",
+    "baseline_blocks",
+    "load_config",
+    "parse_config",
+    "python_record",
+    "registry_blocks",
+]
 
 #: Keys of an [[agent]] table that are not parameters of the agent.
 AGENT_RESERVED = ("kind", "block", "optional", "class")
+#: The ``kind`` of an ``[[agent]]`` table that stands for the registry's exploration baselines
+#: (:func:`registry_blocks`), in the form :mod:`bbrl.names` compares names in.
+BASELINES = "baselines"
+#: The ``kind`` of an ``[[agent]]`` table that stands for every kind ``bbrl quick`` runs.
+QUICK = "quick"
+GROUPS = (BASELINES, QUICK)
 
 
 class ConfigError(ValueError):
@@ -140,9 +163,30 @@ def _check_int(checker: _Checker, section: tuple[Any, ...], key: str, value: Any
     return value
 
 
+def environment_name(value: str, base: Path | None) -> str | None:
+    """The registry's name of the finite environment ``value`` names when it names no built-in
+    distribution and no file (relative to ``base``): the grid then uses the environment as a
+    distribution (:func:`bbrl.envs.distribution_named`, docs/problems.md)."""
+    from ..envs import environment_named
+
+    if Path(value).suffix or os.path.sep in value or (base is not None and (base / value).exists()):
+        return None
+    return environment_named(value)
+
+
 def _distribution(checker: _Checker, section: tuple[Any, ...], key: str, value: Any, base: Path | None) -> FDM:
     if not isinstance(value, str) or not value:
-        raise checker.error(section, key, f"must be a distribution name such as 'GC' or a file, got {value!r}")
+        raise checker.error(
+            section, key, f"must be a distribution name such as 'GC', a finite environment or a file, got {value!r}"
+        )
+    environment = environment_name(value, base)
+    if environment is not None:
+        from ..envs import distribution_named
+
+        try:
+            return distribution_named(environment)
+        except (ValueError, TypeError) as exc:
+            raise checker.error(section, key, str(exc)) from None
     name = value
     if distributions.builtin_name(value) is None and base is not None and not Path(value).is_absolute():
         name = str(base / value)
@@ -247,7 +291,10 @@ def parse_config(
         if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0.0 <= gamma < 1.0:
             raise checker.error(where["gamma"], "gamma", f"must be a number in [0, 1), got {gamma!r}")
         # A file's stem names it in cell ids (``priors/my-prior.json`` -> ``my-prior``).
-        prior_name = Path(prior).stem if distributions.builtin_name(prior) is None else prior
+        # An environment as a distribution is named by the registry's spelling of its name.
+        prior_name = environment_name(prior, base) or (
+            Path(prior).stem if distributions.builtin_name(prior) is None else prior
+        )
         experiment = ExperimentConfig(
             name=name,
             test=raw["test"],
@@ -273,7 +320,7 @@ def parse_config(
     skipped: list[str] = []
     records: list[dict[str, Any]] = []  # the Python agents' settings, as data (GridConfig.python_agents)
     ids: dict[tuple[str, str], int] = {}
-    for i, raw in enumerate(raw_agents):
+    for i, raw in _expand_groups(checker, raw_agents, known):
         section = ("agent", i)
         kind = raw.get("kind")
         if not isinstance(kind, str):
@@ -378,6 +425,52 @@ def parse_config(
         base=base,
         python_agents=tuple(records) if python_agents is None else tuple(python_agents),
     )
+
+
+def registry_blocks(group: str, named: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The ``[[agent]]`` tables a ``kind = "baselines"`` or ``kind = "quick"`` block (``group``)
+    stands for: one per kind of the agent registry in the group and not in ``named`` (kinds other
+    blocks of the configuration name), in the registry's order, each at its first example setting
+    (the one that runs in seconds), its block the kind's display name. ``baselines``: the kinds that
+    declare themselves exploration baselines (``episodic_baseline``, docs/baselines.md); ``quick``:
+    every kind ``bbrl quick`` runs (the built-ins and the baselines). A kind registered later joins
+    every configuration with such a block."""
+    from ..agents import registry
+
+    kinds = registry.baseline_kinds() if group == BASELINES else registry.quick_kinds()
+    return [
+        {"kind": kind, "block": registry.spec(kind)["display"], **registry.example_params(kind)}
+        for kind in kinds
+        if kind not in named
+    ]
+
+
+def baseline_blocks(named: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """:func:`registry_blocks` of the exploration baselines."""
+    return registry_blocks(BASELINES, named)
+
+
+def _expand_groups(checker: _Checker, raw_agents: list[Any], known: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """The ``[[agent]]`` tables with their index (errors name the table of the file), a
+    ``kind = "baselines"`` or ``"quick"`` table replaced by :func:`registry_blocks` (the kinds named
+    by the other tables left out, so that a grid can give such a kind settings of its own)."""
+    named = [name_rule.find(known, r["kind"]) for r in raw_agents if isinstance(r, dict) and "kind" in r]
+    expanded: list[tuple[int, dict[str, Any]]] = []
+    for i, raw in enumerate(raw_agents):
+        group = name_rule.key(raw["kind"]) if isinstance(raw, dict) and isinstance(raw.get("kind"), str) else None
+        if group not in GROUPS:
+            expanded.append((i, raw))
+            continue
+        extra = [k for k in raw if k != "kind"]
+        if extra:
+            raise checker.error(
+                ("agent", i),
+                extra[0],
+                f'a kind = "{group}" block takes no other key (each of its kinds runs its first '
+                "example setting; give a kind a block of its own for other settings)",
+            )
+        expanded += [(i, block) for block in registry_blocks(group, [n for n in named if n is not None])]
+    return expanded
 
 
 def python_record(reference: str, kind: str, params: dict[str, Any], spec: Any) -> dict[str, Any]:

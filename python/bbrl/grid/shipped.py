@@ -8,11 +8,11 @@ from pathlib import Path
 __all__ = ["SHIPPED_CONFIGS", "config_path", "shipped_config"]
 
 #: The configurations shipped with the package.
-SHIPPED_CONFIGS = ("quick", "paper-accurate", "paper-inaccurate")
+SHIPPED_CONFIGS = ("quick", "paper-accurate", "paper-inaccurate", "problems")
 
 
 def shipped_config(name: str) -> Path | None:
-    """The installed copy of a shipped configuration (``quick``, ``paper-accurate``,
+    """The installed copy of a shipped configuration (``quick``, ``paper-accurate``, ``problems``,
     ``paper-inaccurate``, with or without ``.toml``), or ``None``."""
     stem = name[:-5] if name.endswith(".toml") else name
     if stem not in SHIPPED_CONFIGS:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -357,10 +358,24 @@ def _mean_work(returns: pl.DataFrame) -> pl.Expr:
     return pl.when(complete).then(pl.struct(means)).otherwise(None).alias(Col.ONLINE_WORK_PER_TRAJECTORY)
 
 
+#: The per-MDP returns of each cell of the last returns table asked for (a weak reference to it
+#: and its arrays): a report asks for a few cells at a time, hundreds of times, and splitting the
+#: whole table each time was a large share of its time.
+_RETURNS_BY_CELL: dict[int, tuple[weakref.ref, dict[str, np.ndarray]]] = {}
+
+
 def returns_matrix(results: Results, cell_ids: list[str]) -> list[np.ndarray]:
-    """The per-MDP returns of the given cells, in MDP order (for paired tests)."""
-    by_cell = results.returns.partition_by(Col.CELL_ID, as_dict=True, maintain_order=True)
-    return [by_cell[(cid,)].sort(Col.MDP)[Col.RETURN].to_numpy() for cid in cell_ids]
+    """The per-MDP returns of the given cells, in MDP order (for paired tests); each a new array."""
+    returns = results.returns
+    kept = _RETURNS_BY_CELL.get(id(returns))
+    if kept is None or kept[0]() is not returns:
+        parts = returns.partition_by(Col.CELL_ID, as_dict=True, maintain_order=True)
+        by_cell = {key[0]: part.sort(Col.MDP)[Col.RETURN].to_numpy() for key, part in parts.items()}
+        _RETURNS_BY_CELL.clear()
+        _RETURNS_BY_CELL[id(returns)] = (weakref.ref(returns), by_cell)
+    else:
+        by_cell = kept[1]
+    return [by_cell[cid].copy() for cid in cell_ids]
 
 
 def rewards_matrix(results: Results, cell_id: str) -> np.ndarray:

@@ -22,7 +22,15 @@ from ..agents import TrainedPythonAgent
 from ..distributions import from_document
 from ..pools import stop_pool, worker_pool
 
-__all__ = ["n_workers", "run_trajectories"]
+__all__ = [
+    "contiguous_chunks",
+    "die_with_parent",
+    "gather_chunks",
+    "n_workers",
+    "pickled_agent",
+    "run_trajectories",
+    "unpickled_agent",
+]
 
 
 def n_workers(threads: int | None, n_mdps: int) -> int:
@@ -43,7 +51,7 @@ def n_workers(threads: int | None, n_mdps: int) -> int:
     return max(1, min(int(threads), n_mdps))
 
 
-def _chunks(mdps: range, n_chunks: int) -> list[list[int]]:
+def contiguous_chunks(mdps: range, n_chunks: int) -> list[list[int]]:
     """Contiguous chunks of ``mdps``, as even as possible."""
     n = len(mdps)
     n_chunks = max(1, min(n_chunks, n))
@@ -111,60 +119,85 @@ def _dispatch(
 ) -> None:
     n = len(mdps)
     if workers == 1:
-        for chunk in _chunks(mdps, max(1, min(n, 50))):
+        for chunk in contiguous_chunks(mdps, max(1, min(n, 50))):
             store(chunk, *_core.run_python_agent(experiment._core, trained.agent, trained.label, chunk, record_rewards))
         return
+    payload = pickled_agent(trained.agent, workers)
+    setup = (experiment.test.to_document(), experiment.n_mdps, experiment.gamma, experiment.horizon, experiment.seed)
+    with worker_pool(workers, _worker_init, (setup, payload, trained.label, os.getpid())) as pool:
+        parts = contiguous_chunks(mdps, 4 * workers)
+        gather_chunks(pool, parts, lambda chunk: pool.submit(_worker_run, chunk, record_rewards), store, trained.label)
+
+
+def gather_chunks(
+    pool: Any, chunks: list[list[int]], submit: Callable[[list[int]], Any], store: Callable[..., None], label: str
+) -> None:
+    """Submits every chunk to ``pool`` (``submit(chunk)`` returns its future) and stores each result
+    (``store(chunk, *result)``) as it comes. On a failure, chunks after the failing one are
+    cancelled and earlier ones finish, so the error raised is the one of the lowest failing chunk
+    whatever the worker count; a Ctrl-C ends the workers at once."""
     from concurrent.futures import FIRST_EXCEPTION, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    _check_importable(type(trained.agent), workers)
     try:
-        payload = pickle.dumps(trained.agent, protocol=pickle.HIGHEST_PROTOCOL)
+        futures = [submit(chunk) for chunk in chunks]
+        failed: int | None = None
+        pending = set(range(len(futures)))
+        while pending:
+            # A short timeout: a wait without one is woken by a finished chunk only, so a Ctrl-C in
+            # a script would wait seconds for it.
+            finished, _ = wait([futures[k] for k in pending], timeout=0.1, return_when=FIRST_EXCEPTION)
+            for future in finished:
+                k = futures.index(future)
+                pending.discard(k)
+                if future.cancelled():
+                    continue
+                if future.exception() is not None:
+                    failed = k if failed is None else min(failed, k)
+                    for later in [j for j in pending if j > failed]:
+                        futures[later].cancel()
+                        pending.discard(later)
+                elif failed is None:
+                    store(chunks[k], *future.result())
+        if failed is not None:
+            error = futures[failed].exception()
+            if isinstance(error, BrokenProcessPool):
+                raise RuntimeError(
+                    f"a worker process running agent '{label}' died ({error}); in a script, run the "
+                    'experiment under `if __name__ == "__main__":` (each worker imports the script, and without '
+                    "the guard runs it again); a class a new process cannot import belongs in a module; or "
+                    "pass threads=1"
+                ) from None
+            raise error  # type: ignore[misc]
+    except KeyboardInterrupt:
+        # Ctrl-C in a script (the CLI stops through `stopping` instead): the workers ignore SIGINT
+        # and would finish their chunks first; end them now, which also frees the semaphores.
+        stop_pool(pool)
+        raise
+
+
+def pickled_agent(agent: Any, workers: int) -> bytes:
+    """The agent as worker processes receive it, after checking that they can import its class."""
+    _check_importable(type(agent), workers)
+    try:
+        return pickle.dumps(agent, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as exc:
         raise TypeError(
-            f"agent {type(trained.agent).__name__} cannot run on {workers} worker processes: it is not "
+            f"agent {type(agent).__name__} cannot run on {workers} worker processes: it is not "
             f"picklable ({exc}); define the class at module level, or pass threads=1"
         ) from exc
-    setup = (experiment.test.to_document(), experiment.n_mdps, experiment.gamma, experiment.horizon, experiment.seed)
-    with worker_pool(workers, _worker_init, (setup, payload, trained.label, os.getpid())) as pool:
-        try:
-            chunks = _chunks(mdps, 4 * workers)
-            futures = [pool.submit(_worker_run, chunk, record_rewards) for chunk in chunks]
-            # On a failure, chunks after the failing one are cancelled and earlier ones finish, so the
-            # error reported is the one of the lowest failing MDP index whatever the worker count.
-            failed: int | None = None
-            pending = set(range(len(futures)))
-            while pending:
-                # A short timeout: a wait without one is woken by a finished chunk only, so a Ctrl-C in
-                # a script would wait seconds for it.
-                finished, _ = wait([futures[k] for k in pending], timeout=0.1, return_when=FIRST_EXCEPTION)
-                for future in finished:
-                    k = futures.index(future)
-                    pending.discard(k)
-                    if future.cancelled():
-                        continue
-                    if future.exception() is not None:
-                        failed = k if failed is None else min(failed, k)
-                        for later in [j for j in pending if j > failed]:
-                            futures[later].cancel()
-                            pending.discard(later)
-                    elif failed is None:
-                        store(chunks[k], *future.result())
-            if failed is not None:
-                error = futures[failed].exception()
-                if isinstance(error, BrokenProcessPool):
-                    raise RuntimeError(
-                        f"a worker process running agent '{trained.label}' died ({error}); in a script, run the "
-                        'experiment under `if __name__ == "__main__":` (each worker imports the script, and without '
-                        "the guard runs it again); a class a new process cannot import belongs in a module; or "
-                        "pass threads=1"
-                    ) from None
-                raise error  # type: ignore[misc]
-        except KeyboardInterrupt:
-            # Ctrl-C in a script (the CLI stops through `stopping` instead): the workers ignore SIGINT
-            # and would finish their chunks first; end them now, which also frees the semaphores.
-            stop_pool(pool)
-            raise
+
+
+def unpickled_agent(payload: bytes, label: str) -> Any:
+    """A worker's copy of the agent, or a ``TypeError`` saying how to make its class importable."""
+    try:
+        return pickle.loads(payload)
+    except Exception as exc:
+        raise TypeError(
+            f"agent '{label}' cannot be loaded in a worker process ({type(exc).__name__}: {exc}); "
+            "define its class in an importable module (or a script guarded by if __name__ == '__main__'), "
+            "or pass threads=1"
+        ) from None
 
 
 def _check_importable(cls: type, workers: int) -> None:
@@ -187,7 +220,7 @@ def _check_importable(cls: type, workers: int) -> None:
 _WORKER: dict[str, Any] = {}
 
 
-def _die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int) -> None:
     """Ends this worker when the process that started it ends, even by ``kill -9`` (which gives it
     no chance to stop its workers): the kernel's parent-death signal on Linux, and a watch on the
     parent's id elsewhere."""
@@ -216,7 +249,7 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _worker_init(setup: tuple[Any, ...], payload: bytes, label: str, parent: int) -> None:
-    _die_with_parent(parent)
+    die_with_parent(parent)
     _WORKER.update(setup=setup, payload=payload, label=label)
 
 
@@ -228,12 +261,5 @@ def _worker_run(
         test = from_document(document, "the experiment's test distribution")
         _WORKER["experiment"] = _core.Experiment(test._core, n, gamma, horizon, seed)
     if "agent" not in _WORKER:
-        try:
-            _WORKER["agent"] = pickle.loads(_WORKER["payload"])
-        except Exception as exc:
-            raise TypeError(
-                f"agent '{_WORKER['label']}' cannot be loaded in a worker process ({type(exc).__name__}: {exc}); "
-                "define its class in an importable module (or a script guarded by if __name__ == '__main__'), "
-                "or pass threads=1"
-            ) from None
+        _WORKER["agent"] = unpickled_agent(_WORKER["payload"], _WORKER["label"])
     return _core.run_python_agent(_WORKER["experiment"], _WORKER["agent"], _WORKER["label"], indices, record_rewards)

@@ -3,6 +3,7 @@ and collecting a log from a named or given finite environment."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import tokenize
@@ -16,6 +17,7 @@ from .. import _core, envs
 from ..checks import count as _count
 from ..distributions import FDM
 from ..fileio import check_suffix, read_file_bytes, read_table, write_atomic
+from ..protocol.fingerprint import document_fingerprint
 
 __all__ = [
     "REQUIRED_COLUMNS",
@@ -200,24 +202,26 @@ class Dataset:
         terminal = None
         if "terminal" in frame.columns:
             terminal = frame["terminal"].cast(pl.Boolean).to_numpy().astype(bool)
+        columns = {
+            "episode": integer_column(frame, "episode"),
+            "t": integer_column(frame, "t"),
+            "state": integer_column(frame, "state"),
+            "action": integer_column(frame, "action"),
+            "reward": reward.cast(pl.Float64).to_numpy(),
+            "next_state": integer_column(frame, "next_state"),
+            "terminal": terminal,
+        }
         self._core = _core.ReplayDataset(
             int(n_states),
             int(n_actions),
             None if start_state is None else int(start_state),
-            {
-                "episode": integer_column(frame, "episode"),
-                "t": integer_column(frame, "t"),
-                "state": integer_column(frame, "state"),
-                "action": integer_column(frame, "action"),
-                "reward": reward.cast(pl.Float64).to_numpy(),
-                "next_state": integer_column(frame, "next_state"),
-                "terminal": terminal,
-                "logging_table": table,
-                "logging_rows": rows,
-                "stationary": bool(stationary),
-            },
+            {**columns, "logging_table": table, "logging_rows": rows, "stationary": bool(stationary)},
         )
         self._frame = frame
+        # Per row, the logging probabilities of every action (as write_parquet stores them), so that
+        # a log and its Parquet copy have one fingerprint.
+        per_row = rows if table is None else table[columns["state"]]
+        self._fingerprint = _log_fingerprint(int(n_states), int(n_actions), start_state, columns, per_row)
 
     @classmethod
     def collect(
@@ -330,6 +334,16 @@ class Dataset:
         theta = np.full((S, A, S), float(concentration))
         return FDM(theta=theta, rewards=rewards, initial_state=self.start_state, name=name)
 
+    @property
+    def fingerprint(self) -> str:
+        """The log's fingerprint (16 hex digits, :mod:`bbrl.protocol.fingerprint`'s rule): of the
+        sizes, the fixed start state and every row (episode, t, state, action, reward, next state,
+        terminal flag and logging probabilities, in (episode, t) order). A log and its Parquet copy
+        (:meth:`write_parquet`) share it; any changed value changes it. It keys every evaluation's
+        random streams (:func:`bbrl.seeds.keyed_seed`), so two logs evaluated with one seed get
+        independent draws."""
+        return self._fingerprint
+
     def to_polars(self) -> pl.DataFrame:
         """The log, sorted by (episode, t)."""
         return self._frame
@@ -351,6 +365,31 @@ class Dataset:
             f"Dataset({self.n_rows} transitions, {self.n_episodes} episodes, S={self.n_states}, A={self.n_actions}, "
             f"start={'logged' if self.start_state is None else self.start_state}, logging={self._core.logging_kind})"
         )
+
+
+def _log_fingerprint(
+    n_states: int, n_actions: int, start_state: int | None, columns: dict[str, Any], probabilities: Any
+) -> str:
+    """The fingerprint of a log's document: its sizes and start state, and each column as the
+    SHA-256 of its values' little-endian bytes (int64, float64, or one byte per flag; a column the
+    log lacks is null): a document of fixed size whatever the log's length."""
+
+    def digest(values: Any, dtype: str) -> str | None:
+        if values is None:
+            return None
+        return hashlib.sha256(np.ascontiguousarray(values, dtype=dtype).tobytes()).hexdigest()
+
+    dtypes = {"reward": "<f8", "terminal": "u1"}
+    document = {
+        "log": "bbrl-replay",
+        "n_states": n_states,
+        "n_actions": n_actions,
+        "start_state": None if start_state is None else int(start_state),
+        "rows": len(columns["state"]),
+        "columns": {name: digest(values, dtypes.get(name, "<i8")) for name, values in columns.items()},
+        "logging_probabilities": digest(probabilities, "<f8"),
+    }
+    return document_fingerprint(document)
 
 
 def environment_core(env: Any, discount: float | None) -> Any:

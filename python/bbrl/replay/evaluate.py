@@ -14,6 +14,7 @@ from .. import _core
 from ..agents import Agent, AgentSpec, Stepper, TrainedAgent, TrainedPythonAgent
 from ..checks import count as _count
 from ..envs import FiniteEnv
+from ..seeds import keyed_seed
 from .dataset import Dataset, environment_core, episode_end_rule
 from .results import ReplayResult, ReplayRuns, describe_m
 from .workers import run_blocks
@@ -63,6 +64,9 @@ def evaluate(
     baseline: :meth:`Dataset.mle_model`, ``max_episodes`` episodes per run, never stopping).
 
     Args:
+        seed: with the log's :attr:`~Dataset.fingerprint`, the seed of every random stream of the
+            evaluation (:func:`bbrl.seeds.keyed_seed`): the same log and seed give bit-identical
+            results, and two logs evaluated with one seed get independent draws.
         episode_end: ``"start"`` (an episode ends when the walk returns to the start state),
             ``"terminal"`` (the log's ``terminal`` column) or an int horizon in steps.
         gamma: discount of the reported returns; default the agent's training discount, with a
@@ -129,7 +133,8 @@ def evaluate(
         "method": str(method),
         "episode_end": kind if kind != "horizon" else horizon,
         "gamma": None if gamma is None else float(gamma),
-        "seed": _count(seed, "seed", 0),
+        # The log keys the streams: the same log and seed reproduce, two logs with one seed draw independently.
+        "seed": keyed_seed(_count(seed, "seed", 0), data.fingerprint),
         "runs": n_runs,
         "threads": _count(threads, "threads", 1, optional=True),
         "m_rule": m_rule,
@@ -157,6 +162,7 @@ def evaluate(
     settings = {
         "method": str(method),
         "seed": int(seed),
+        "log_fingerprint": data.fingerprint,
         "runs": runs,
         "episode_end": episode_end if kind != "horizon" else horizon,
         "gamma": agent_gamma if gamma is None else float(gamma),

@@ -43,6 +43,10 @@ pub mod purpose {
     pub const REPLAY_COLLECT_POLICY: u64 = 53;
     /// The environment of online run i (the truth a replay estimates).
     pub const REPLAY_ONLINE_ENV: u64 = 54;
+    /// Keying a replay evaluation by its log (index: the log's 64-bit fingerprint): the first draw
+    /// of this stream is the seed of every stream of the evaluation, so two logs evaluated with
+    /// one seed draw independently.
+    pub const REPLAY_LOG: u64 = 55;
     /// The start states of the K episodes of run i of the episodic protocol (index i), drawn
     /// once per run so that every agent starts its episodes in the same states.
     pub const EPISODE_STARTS: u64 = 60;
@@ -55,6 +59,7 @@ pub mod purpose {
         ("agent_online", AGENT_ONLINE),
         ("agent_offline", AGENT_OFFLINE),
         ("kernel", KERNEL),
+        ("replay_log", REPLAY_LOG),
     ];
 }
 

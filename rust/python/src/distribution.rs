@@ -1,6 +1,6 @@
 //! Converts a core `Fdm` from and to NumPy tables (`Distribution`).
 
-use numpy::{PyArray3, PyReadonlyArray3};
+use numpy::{PyArray3, PyReadonlyArray1, PyReadonlyArray3};
 use pyo3::prelude::*;
 
 use super::{flat, table, table_pair_dims, to_py};
@@ -15,11 +15,27 @@ pub(super) struct PyFdm {
 
 #[pymethods]
 impl PyFdm {
+    /// `start_law`: one probability per state, in place of the initial state (which must then be -1).
     #[new]
-    fn new(theta: PyReadonlyArray3<'_, f64>, rewards: PyReadonlyArray3<'_, f64>, initial_state: i64) -> PyResult<Self> {
+    #[pyo3(signature = (theta, rewards, initial_state, start_law=None))]
+    fn new(
+        theta: PyReadonlyArray3<'_, f64>,
+        rewards: PyReadonlyArray3<'_, f64>,
+        initial_state: i64,
+        start_law: Option<PyReadonlyArray1<'_, f64>>,
+    ) -> PyResult<Self> {
         let (s, a) = table_pair_dims(&theta, "theta", &rewards)?;
         let inner =
             Fdm::new(s, a, flat(&theta), flat(&rewards), initial(initial_state, s).map_err(to_py)?).map_err(to_py)?;
+        let inner = match start_law {
+            None => inner,
+            Some(_) if initial_state != -1 => {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "a distribution with a start law has no initial state: give initial_state=None",
+                ))
+            }
+            Some(law) => inner.with_start_law(law.as_array().to_vec()).map_err(to_py)?,
+        };
         Ok(Self { inner })
     }
 

@@ -37,7 +37,7 @@ pub(super) struct PyEpisodicExperiment {
 
 impl PyEpisodicExperiment {
     fn arrays<'py>(&self, py: Python<'py>, out: EpisodicOutcome) -> PyResult<EpisodicArrays<'py>> {
-        let shape = [self.inner.n_runs(), self.inner.episodes()];
+        let shape = [out.run_seconds.len(), self.inner.episodes()];
         Ok((
             out.returns.into_pyarray(py).reshape(shape)?,
             out.regret.into_pyarray(py).reshape(shape)?,
@@ -187,16 +187,19 @@ impl PyEpisodicExperiment {
 
     /// Runs the trained Python `agent` in every run, in order on this thread, a fresh
     /// `copy.deepcopy` of it per run.
+    #[pyo3(signature = (agent, name, runs=None))]
     fn run_python<'py>(
         &self,
         py: Python<'py>,
         agent: &Bound<'py, PyAny>,
         name: String,
+        runs: Option<Vec<usize>>,
     ) -> PyResult<EpisodicArrays<'py>> {
         let n_actions = self.inner.n_actions();
         let deepcopy = py.import("copy")?.getattr("deepcopy")?;
         let (mut slot, mut copy_error): (Option<ErrorSlot>, Option<PyErr>) = (None, None);
-        let outcome = self.inner.run_each(|_| {
+        let runs = runs.unwrap_or_else(|| (0..self.inner.n_runs()).collect());
+        let outcome = self.inner.run_each_of(&runs, |_| {
             let made = deepcopy.call1((agent,)).and_then(|local| PyCallbackAgent::new(&local, name.clone(), n_actions));
             match made {
                 Ok(callback) => {

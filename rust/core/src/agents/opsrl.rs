@@ -12,6 +12,10 @@
 //! continuation. `k = 1` is PSRL with per-block resampling. `alpha0 = 1` is TabulaRL's prior;
 //! its `PSRLunif` uses `1 / S`.
 //!
+//! `reference = "tabularl"` (with learned rewards) follows TabulaRL's `PSRL`/`OptimisticPSRL`
+//! in its one remaining difference: the transition of an episode's (a block's) last step is not
+//! counted in the Dirichlet posterior; its reward is counted in the reward posterior.
+//!
 //! The draws come from a private stream seeded from the agent's stream at every task start, so a
 //! block's plan drawn by `action_probabilities` is the plan `act` would draw.
 
@@ -21,7 +25,8 @@ use rand_distr::StandardNormal;
 use super::common::{argmax_random_tie, greedy_probabilities};
 use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
 use super::tabular::{
-    block_length, count_sweep, planning_stream, Blocks, Experience, RewardModel, PLAN_HORIZON, REWARDS,
+    block_length, count_sweep, planning_stream, Blocks, Experience, RewardModel, TabularlReference, PLAN_HORIZON,
+    REWARDS, TABULARL_REFERENCE,
 };
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
@@ -51,6 +56,7 @@ pub const SPEC: KindSpec = KindSpec {
         },
         PLAN_HORIZON,
         REWARDS,
+        TABULARL_REFERENCE,
     ],
     online_units: &[("k", 1.0)],
     offline_units: &[],
@@ -65,17 +71,22 @@ pub const SPEC: KindSpec = KindSpec {
                 ("rewards", ParamDefault::Text("learned")),
             ],
         },
+        Example {
+            doc: "TabulaRL's PSRL: one sample, its last-step rule",
+            params: &[
+                ("k", ParamDefault::Int(1)),
+                ("rewards", ParamDefault::Text("learned")),
+                ("reference", ParamDefault::Text("tabularl")),
+            ],
+        },
     ],
     not_in_quick: None,
     // An exploration baseline of the regret study (bbrl regret-study).
     episodic_baseline: true,
     build: |r| {
-        Ok(Box::new(OptimisticPsrl::new(
-            r.count("k")?,
-            r.float("alpha0")?,
-            r.count("plan_horizon")?,
-            RewardModel::read(r)?,
-        )?))
+        let rewards = RewardModel::read(r)?;
+        let agent = OptimisticPsrl::new(r.count("k")?, r.float("alpha0")?, r.count("plan_horizon")?, rewards)?;
+        Ok(Box::new(agent.with_reference(TabularlReference::read(r, rewards)?)))
     },
 };
 
@@ -87,6 +98,7 @@ pub struct OptimisticPsrl {
     alpha0: f64,
     plan_horizon: usize,
     rewards: RewardModel,
+    reference: TabularlReference,
     state: Option<OpsrlState>,
 }
 
@@ -115,7 +127,13 @@ impl OptimisticPsrl {
         if !(alpha0.is_finite() && alpha0 > 0.0) {
             return Err(invalid!("alpha0 must be a finite number > 0, got {alpha0}"));
         }
-        Ok(Self { k, alpha0, plan_horizon, rewards, state: None })
+        Ok(Self { k, alpha0, plan_horizon, rewards, reference: TabularlReference::Paper, state: None })
+    }
+
+    /// The same agent following `reference`'s choices (module doc).
+    pub fn with_reference(mut self, reference: TabularlReference) -> Self {
+        self.reference = reference;
+        self
     }
 
     fn state(&mut self) -> Result<&mut OpsrlState> {
@@ -194,7 +212,13 @@ impl OpsrlState {
 impl Agent for OptimisticPsrl {
     fn name(&self) -> String {
         let h = if self.plan_horizon == 0 { "auto".to_string() } else { self.plan_horizon.to_string() };
-        format!("Optimistic PSRL (k = {}, alpha0 = {}, H = {h}{})", self.k, self.alpha0, self.rewards.label())
+        format!(
+            "Optimistic PSRL (k = {}, alpha0 = {}, H = {h}{}{})",
+            self.k,
+            self.alpha0,
+            self.rewards.label(),
+            self.reference.label()
+        )
     }
 
     fn learn_offline(&mut self, prior: &Fdm, setting: Setting, rng: &mut Rng) -> Result<()> {
@@ -242,8 +266,13 @@ impl Agent for OptimisticPsrl {
     }
 
     fn observe(&mut self, t: Transition, _rng: &mut Rng) -> Result<()> {
+        let reference = self.reference;
         let st = self.state()?;
-        st.exp.observe(&t);
+        if reference == TabularlReference::Tabularl && st.blocks.stage + 1 == st.blocks.length {
+            st.exp.observe_reward_only(&t);
+        } else {
+            st.exp.observe(&t);
+        }
         st.blocks.advance();
         Ok(())
     }
@@ -301,6 +330,43 @@ mod tests {
         };
         let (one, five) = (plan(1), plan(5));
         assert!(one.iter().zip(&five).all(|(a, b)| a <= b));
+    }
+
+    #[test]
+    fn tabularl_counts_the_last_step_reward_only_and_learns_in_episodes() {
+        let (mdp, prior) = deterministic_chain();
+        let (h, episodes) = (10, 200);
+        let setting = Setting { gamma: 0.99, horizon: h };
+        let mut agent =
+            OptimisticPsrl::new(1, 1.0, h, RewardModel::Learned).unwrap().with_reference(TabularlReference::Tabularl);
+        let (mut rng, mut env) = (crate::rng::stream(4, 0, 0), crate::rng::stream(4, 1, 0));
+        agent.learn_offline(&prior, setting, &mut rng).unwrap();
+        agent.start_task(&TaskContext { setting, true_mdp: None }, &mut rng).unwrap();
+        let mut late = 0.0;
+        for k in 0..episodes {
+            agent.start_episode(0, &mut rng).unwrap();
+            let mut s = 0;
+            for _ in 0..h {
+                let a = agent.act(s, &mut rng).unwrap();
+                let (y, reward) = mdp.step(s, a, &mut env);
+                agent.observe(Transition { state: s, action: a, reward, next_state: y }, &mut rng).unwrap();
+                if k >= episodes - 20 {
+                    late += reward;
+                }
+                s = y;
+            }
+        }
+        let exp = &agent.state.as_ref().unwrap().exp;
+        let rows = exp.n_states * exp.n_actions;
+        let rewards: f64 = (0..rows).map(|row| exp.reward_visits(row)).sum();
+        let transitions: f64 = (0..rows).map(|row| exp.visits(row)).sum();
+        assert_eq!((rewards, transitions), ((h * episodes) as f64, ((h - 1) * episodes) as f64));
+        // Right all the way pays 6 per episode; the last 20 episodes earn nearly all of it.
+        assert!(late >= 0.9 * 6.0 * 20.0, "{late}");
+        let mut default = OptimisticPsrl::new(1, 1.0, h, RewardModel::Learned).unwrap();
+        assert!(!default.name().contains("TabulaRL"));
+        default.reference = TabularlReference::Tabularl;
+        assert!(default.name().contains("TabulaRL's settings"));
     }
 
     #[test]

@@ -13,10 +13,16 @@
 //!
 //! `rewards`: as for [`super::qlearning`], the table's reward of the observed transition or the
 //! reward observed, the same in the BBRL protocol.
+//!
+//! `reference = "rlberry"` is rlberry's `OptQLAgent` (docs/baselines.md, "Reference settings"):
+//! the tables start at `(H - h) scale` (undiscounted), and the bonus is
+//! `b_t = min(c scale / sqrt(t) + v_max(h) / t, v_max(h))`; the update and the cap on V are the same.
 
 use super::common::{argmax_random_tie, greedy_probabilities};
 use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
-use super::tabular::{block_length, discounted_steps, Blocks, RewardModel, PLAN_HORIZON, REWARDS};
+use super::tabular::{
+    block_length, discounted_steps, rlberry_bonus, Blocks, Reference, RewardModel, PLAN_HORIZON, REWARDS,
+};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
@@ -42,6 +48,14 @@ pub const SPEC: KindSpec = KindSpec {
             range: "[1e-9, 0.5]",
             doc: "failure probability p of the bound, in iota = ln(S A T / p)",
         },
+        ParamSpec {
+            name: "reference",
+            ty: ParamType::Text,
+            default: Some(ParamDefault::Text("paper")),
+            range: "\"paper\" or \"rlberry\"",
+            doc: "paper: Jin et al.'s bonus and initial values; rlberry: rlberry's OptQLAgent (bonus \
+                  min(c / sqrt(t) + v_max(h) / t, v_max(h)), tables starting at H - h; delta is unused)",
+        },
         PLAN_HORIZON,
         REWARDS,
     ],
@@ -58,12 +72,19 @@ pub const SPEC: KindSpec = KindSpec {
                 ("rewards", ParamDefault::Text("learned")),
             ],
         },
+        Example {
+            doc: "rlberry's OptQLAgent (its default bonus scale)",
+            params: &[("reference", ParamDefault::Text("rlberry"))],
+        },
     ],
     not_in_quick: None,
     // An exploration baseline of the regret study (bbrl regret-study).
     episodic_baseline: true,
     build: |r| {
-        Ok(Box::new(OptQl::new(r.float("c")?, r.float("delta")?, r.count("plan_horizon")?, RewardModel::read(r)?)?))
+        Ok(Box::new(
+            OptQl::new(r.float("c")?, r.float("delta")?, r.count("plan_horizon")?, RewardModel::read(r)?)?
+                .with_reference(Reference::read(r.text("reference")?)?),
+        ))
     },
 };
 
@@ -71,6 +92,7 @@ pub const SPEC: KindSpec = KindSpec {
 #[derive(Clone, Debug)]
 pub struct OptQl {
     c: f64,
+    reference: Reference,
     delta: f64,
     plan_horizon: usize,
     rewards: RewardModel,
@@ -103,18 +125,42 @@ impl OptQl {
         if !(1e-9..=0.5).contains(&delta) {
             return Err(invalid!("delta must be in [1e-9, 0.5], got {delta}"));
         }
-        Ok(Self { c, delta, plan_horizon, rewards, state: None })
+        Ok(Self { c, reference: Reference::Paper, delta, plan_horizon, rewards, state: None })
+    }
+
+    /// The same agent running `reference`'s algorithm.
+    pub fn with_reference(mut self, reference: Reference) -> Self {
+        self.reference = reference;
+        self
+    }
+
+    /// The value the stage-`h` tables start from (index `h <= H`; 0 at `H`).
+    fn initial_value(reference: Reference, st: &OptQlState, h: usize) -> f64 {
+        match reference {
+            Reference::Paper => st.v_max[h],
+            Reference::Rlberry => st.scale * (st.blocks.length - h) as f64,
+        }
+    }
+
+    /// The bonus of the `t`-th update of a pair at stage `h`.
+    fn bonus_at(c: f64, reference: Reference, st: &OptQlState, h: usize, t: f64) -> f64 {
+        match reference {
+            Reference::Paper => {
+                let len = st.blocks.length as f64;
+                c * st.scale * (len * len * len * st.iota / t).sqrt()
+            }
+            Reference::Rlberry => rlberry_bonus(c, t, st.v_max[h], st.scale),
+        }
     }
 
     fn state(&mut self) -> Result<&mut OptQlState> {
         self.state.as_mut().ok_or_else(|| not_trained("UCB Q-learning"))
     }
 
-    /// The bonus of a pair's `t`-th update.
-    pub fn bonus(&self, t: f64) -> Option<f64> {
+    /// The bonus of a pair's `t`-th update at stage `h`.
+    pub fn bonus(&self, h: usize, t: f64) -> Option<f64> {
         let st = self.state.as_ref()?;
-        let h = st.blocks.length as f64;
-        Some(self.c * st.scale * (h * h * h * st.iota / t).sqrt())
+        Some(Self::bonus_at(self.c, self.reference, st, h, t))
     }
 
     fn reset_tables(&mut self, setting: Setting) -> Result<()> {
@@ -128,17 +174,32 @@ impl OptQl {
         st.iota = ((ns * na) as f64 * setting.horizon as f64 / delta).ln();
         let r_hi = st.known.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         st.v_max = (0..=h).map(|stage| r_hi * discounted_steps(setting.gamma, h - stage)).collect();
-        st.q = (0..h * ns * na).map(|i| st.v_max[i / (ns * na)]).collect();
-        st.v = (0..(h + 1) * ns).map(|i| st.v_max[i / ns]).collect();
+        st.q = vec![0.0; h * ns * na];
+        st.v = vec![0.0; (h + 1) * ns];
         st.counts = vec![0.0; h * ns * na];
+        self.fill_tables();
         Ok(())
+    }
+
+    /// The Q and V tables at their initial values.
+    fn fill_tables(&mut self) {
+        let reference = self.reference;
+        if let Some(st) = self.state.as_mut() {
+            let (ns, na) = (st.n_states, st.n_actions);
+            for i in 0..st.q.len() {
+                st.q[i] = Self::initial_value(reference, st, i / (ns * na));
+            }
+            for i in 0..st.v.len() {
+                st.v[i] = Self::initial_value(reference, st, i / ns);
+            }
+        }
     }
 }
 
 impl Agent for OptQl {
     fn name(&self) -> String {
         let h = if self.plan_horizon == 0 { "auto".to_string() } else { self.plan_horizon.to_string() };
-        format!("UCB Q-learning (c = {}, H = {h}{})", self.c, self.rewards.label())
+        format!("UCB Q-learning (c = {}, H = {h}{}{})", self.c, self.rewards.label(), self.reference.label())
     }
 
     fn learn_offline(&mut self, prior: &Fdm, setting: Setting, _rng: &mut Rng) -> Result<()> {
@@ -170,14 +231,9 @@ impl Agent for OptQl {
             // Refill in place (no allocation between tasks of the same setting).
             let (ns, na) = (st.n_states, st.n_actions);
             st.blocks.restart();
-            for (i, q) in st.q.iter_mut().enumerate() {
-                *q = st.v_max[i / (ns * na)];
-            }
-            for (i, v) in st.v.iter_mut().enumerate() {
-                *v = st.v_max[i / ns];
-            }
             st.counts.fill(0.0);
             st.iota = ((ns * na) as f64 * setting.horizon as f64 / delta).ln();
+            self.fill_tables();
             Ok(())
         } else {
             self.reset_tables(setting)
@@ -197,7 +253,7 @@ impl Agent for OptQl {
     }
 
     fn observe(&mut self, t: Transition, _rng: &mut Rng) -> Result<()> {
-        let (c, rewards) = (self.c, self.rewards);
+        let (c, rewards, reference) = (self.c, self.rewards, self.reference);
         let st = self.state()?;
         let (ns, na) = (st.n_states, st.n_actions);
         let (h, len) = (st.blocks.stage, st.blocks.length);
@@ -210,7 +266,7 @@ impl Agent for OptQl {
         let n = st.counts[i];
         let big_h = len as f64;
         let alpha = (big_h + 1.0) / (big_h + n);
-        let bonus = c * st.scale * (big_h * big_h * big_h * st.iota / n).sqrt();
+        let bonus = Self::bonus_at(c, reference, st, h, n);
         let next = st.v[(h + 1) * ns + t.next_state];
         st.q[i] = (1.0 - alpha) * st.q[i] + alpha * (reward + st.gamma * next + bonus);
         let row = (h * ns + t.state) * na;
@@ -258,20 +314,45 @@ mod tests {
         agent.start_task(&TaskContext { setting, true_mdp: None }, &mut rng).unwrap();
         let iota = (10.0f64 * 100.0 / 0.1).ln();
         // Rewards span [0, 1]: scale 1.
-        assert!((agent.bonus(3.0).unwrap() - 0.5 * (64.0 * iota / 3.0).sqrt()).abs() < 1e-12);
+        assert!((agent.bonus(0, 3.0).unwrap() - 0.5 * (64.0 * iota / 3.0).sqrt()).abs() < 1e-12);
         let v_max0 = 1.0 + 0.9 + 0.81 + 0.729;
         assert!((agent.state.as_ref().unwrap().q[0] - v_max0).abs() < 1e-12);
         // One update at stage 0 of (0, 1): alpha_1 = 1, so Q = r + gamma V_1(1) + b_1.
         agent.observe(Transition { state: 0, action: 1, reward: 0.0, next_state: 1 }, &mut rng).unwrap();
         let v1 = 1.0 + 0.9 + 0.81;
         let q = agent.state.as_ref().unwrap().q[1];
-        assert!((q - (0.9 * v1 + agent.bonus(1.0).unwrap())).abs() < 1e-12, "{q}");
+        assert!((q - (0.9 * v1 + agent.bonus(0, 1.0).unwrap())).abs() < 1e-12, "{q}");
         assert_eq!(agent.state.as_ref().unwrap().blocks.stage, 1);
         let _ = mdp;
     }
 
     #[test]
+    fn rlberry_reference_starts_at_h_minus_h_and_has_rlberry_s_bonus() {
+        let mut agent = OptQl::new(0.5, 0.1, 4, RewardModel::Known).unwrap().with_reference(Reference::Rlberry);
+        let (_, prior) = crate::agents::baseline_test_support::deterministic_chain();
+        let setting = Setting { gamma: 0.9, horizon: 100 };
+        let mut rng = crate::rng::stream(0, 0, 0);
+        agent.learn_offline(&prior, setting, &mut rng).unwrap();
+        agent.start_task(&TaskContext { setting, true_mdp: None }, &mut rng).unwrap();
+        let st = agent.state.as_ref().unwrap();
+        // Undiscounted H - h (rewards span [0, 1]), whatever gamma; V_H = 0.
+        assert_eq!((st.q[0], st.q[3 * 10], st.v[2 * 5], st.v[4 * 5]), (4.0, 1.0, 2.0, 0.0));
+        let v_max2 = 1.0 + 0.9;
+        // min(c / sqrt(t) + v_max(h) / t, v_max(h)): capped at t = 1, not at t = 4.
+        assert_eq!(agent.bonus(2, 1.0).unwrap(), v_max2);
+        assert!((agent.bonus(2, 4.0).unwrap() - (0.25 + v_max2 / 4.0)).abs() < 1e-15);
+        // One update at stage 0 of (0, 1): alpha_1 = 1, Q = r + gamma V_1(1) + b_1 with V_1 = 3.
+        agent.observe(Transition { state: 0, action: 1, reward: 0.0, next_state: 1 }, &mut rng).unwrap();
+        let q = agent.state.as_ref().unwrap().q[1];
+        assert!((q - (0.9 * 3.0 + agent.bonus(0, 1.0).unwrap())).abs() < 1e-12, "{q}");
+    }
+
+    #[test]
     fn learns_the_chain() {
         learns_chain(&mut OptQl::new(0.002, 0.1, 0, RewardModel::Known).unwrap(), 4000);
+        learns_chain(
+            &mut OptQl::new(0.1, 0.1, 0, RewardModel::Known).unwrap().with_reference(Reference::Rlberry),
+            4000,
+        );
     }
 }

@@ -11,6 +11,14 @@
 //! The sum of targets is `sum_i r_i + gamma sum_y n(s, a, y) max_b Q̃_{h+1}(y, b)`, with `sum_i r_i`
 //! the observed rewards (learned) or `sum_y n(s, a, y) R(s, a, y)` (known). The draws come from a
 //! private stream seeded from the agent's stream at every task start.
+//!
+//! `reference = "rlberry"` is rlberry's `RLSVIAgent` instead (docs/baselines.md, "Reference
+//! settings"), which perturbs the rewards of a smoothed model rather than regressing the targets:
+//! with `n' = n(s, a) + 1` (a pseudo-count), `r̂ = sum_i r_i / n'` and
+//! `P̂(y) = (1 / S + n(s, a, y)) / n'`, it draws per stage `r̃_h = 2 r̂ + sd_h xi`,
+//! `sd_h = sigma scale / sqrt(n') + v_max(h) / n'`, `xi ~ N(0, 1)` (the doubled mean is rlberry's:
+//! it adds a normal draw centred on `r̂` to `r̂`), then `Q̃_h = r̃_h + gamma P̂ V_{h+1}` and
+//! `V_h = min(max_a Q̃_h, v_max(0))`. `prior_precision` is unused there.
 
 use rand::Rng as _;
 use rand_distr::StandardNormal;
@@ -18,7 +26,8 @@ use rand_distr::StandardNormal;
 use super::common::{argmax_random_tie, greedy_probabilities};
 use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
 use super::tabular::{
-    block_length, count_sweep, planning_stream, Blocks, Experience, RewardModel, PLAN_HORIZON, REWARDS,
+    block_length, count_sweep, discounted_steps, planning_stream, Blocks, Experience, Reference, RewardModel,
+    PLAN_HORIZON, REWARDS,
 };
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
@@ -45,6 +54,15 @@ pub const SPEC: KindSpec = KindSpec {
             range: "> 0",
             doc: "precision of the zero-mean prior on each Q-value, in units of 1 / (reward range)^2",
         },
+        ParamSpec {
+            name: "reference",
+            ty: ParamType::Text,
+            default: Some(ParamDefault::Text("paper")),
+            range: "\"paper\" or \"rlberry\"",
+            doc: "paper: the Bayesian regression of the targets; rlberry: rlberry's RLSVIAgent (rewards of a \
+                  pseudo-count model perturbed with sd sigma / sqrt(n + 1) + v_max(h) / (n + 1), its doubled mean \
+                  kept; prior_precision is unused)",
+        },
         PLAN_HORIZON,
         REWARDS,
     ],
@@ -61,17 +79,24 @@ pub const SPEC: KindSpec = KindSpec {
                 ("rewards", ParamDefault::Text("learned")),
             ],
         },
+        Example {
+            doc: "rlberry's RLSVIAgent (its default noise scale), learned rewards",
+            params: &[("reference", ParamDefault::Text("rlberry")), ("rewards", ParamDefault::Text("learned"))],
+        },
     ],
     not_in_quick: None,
     // An exploration baseline of the regret study (bbrl regret-study).
     episodic_baseline: true,
     build: |r| {
-        Ok(Box::new(Rlsvi::new(
-            r.float("sigma")?,
-            r.float("prior_precision")?,
-            r.count("plan_horizon")?,
-            RewardModel::read(r)?,
-        )?))
+        Ok(Box::new(
+            Rlsvi::new(
+                r.float("sigma")?,
+                r.float("prior_precision")?,
+                r.count("plan_horizon")?,
+                RewardModel::read(r)?,
+            )?
+            .with_reference(Reference::read(r.text("reference")?)?),
+        ))
     },
 };
 
@@ -79,6 +104,7 @@ pub const SPEC: KindSpec = KindSpec {
 #[derive(Clone, Debug)]
 pub struct Rlsvi {
     sigma: f64,
+    reference: Reference,
     lambda: f64,
     plan_horizon: usize,
     rewards: RewardModel,
@@ -105,7 +131,13 @@ impl Rlsvi {
         if !(lambda.is_finite() && lambda > 0.0) {
             return Err(invalid!("prior_precision must be a finite number > 0, got {lambda}"));
         }
-        Ok(Self { sigma, lambda, plan_horizon, rewards, state: None })
+        Ok(Self { sigma, reference: Reference::Paper, lambda, plan_horizon, rewards, state: None })
+    }
+
+    /// The same agent running `reference`'s algorithm.
+    pub fn with_reference(mut self, reference: Reference) -> Self {
+        self.reference = reference;
+        self
     }
 
     fn state(&mut self) -> Result<&mut RlsviState> {
@@ -113,10 +145,13 @@ impl Rlsvi {
     }
 
     fn ensure_planned(&mut self) -> Result<&RlsviState> {
-        let (sigma, lambda, rewards) = (self.sigma, self.lambda, self.rewards);
+        let (sigma, lambda, rewards, reference) = (self.sigma, self.lambda, self.rewards, self.reference);
         let st = self.state()?;
         if st.blocks.due {
-            st.plan(sigma, lambda, rewards);
+            match reference {
+                Reference::Paper => st.plan(sigma, lambda, rewards),
+                Reference::Rlberry => st.plan_rlberry(sigma, rewards),
+            }
         }
         Ok(st)
     }
@@ -164,6 +199,49 @@ impl RlsviState {
         self.blocks.due = false;
     }
 
+    /// rlberry's perturbed-reward backward induction (module doc).
+    fn plan_rlberry(&mut self, sigma: f64, rewards: RewardModel) {
+        let (ns, na, len) = (self.exp.n_states, self.exp.n_actions, self.blocks.length);
+        let (scale, r_hi) = (self.exp.scale(), self.exp.r_hi);
+        let cap = r_hi * discounted_steps(self.gamma, len);
+        self.v_next.fill(0.0);
+        for h in (0..len).rev() {
+            let v_max = r_hi * discounted_steps(self.gamma, len - h);
+            let prior_next = self.v_next.iter().sum::<f64>() / ns as f64;
+            let mut entries = 0;
+            for s in 0..ns {
+                let mut best = f64::NEG_INFINITY;
+                for a in 0..na {
+                    let row = s * na + a;
+                    let n = self.exp.visits(row) + 1.0;
+                    let counts = self.exp.counts_row(row);
+                    let mut reward_sum = match rewards {
+                        RewardModel::Learned => self.exp.reward_sum(row),
+                        RewardModel::Known => 0.0,
+                    };
+                    let mut next = prior_next;
+                    for &y in self.exp.seen(row) {
+                        let (count, y) = (counts[y as usize], y as usize);
+                        next += count * self.v_next[y];
+                        if rewards == RewardModel::Known {
+                            reward_sum += count * self.exp.known_row(row)[y];
+                        }
+                    }
+                    entries += ns;
+                    let sd = sigma * scale / n.sqrt() + v_max / n;
+                    let perturbed = 2.0 * reward_sum / n + sd * self.rng.sample::<f64, _>(StandardNormal);
+                    let value = perturbed + self.gamma * next / n;
+                    self.q[h * ns * na + row] = value;
+                    best = best.max(value);
+                }
+                self.v[s] = best.min(cap);
+            }
+            std::mem::swap(&mut self.v, &mut self.v_next);
+            count_sweep(ns * na, entries);
+        }
+        self.blocks.due = false;
+    }
+
     fn q_row(&self, state: usize) -> &[f64] {
         let (ns, na) = (self.exp.n_states, self.exp.n_actions);
         let start = (self.blocks.stage * ns + state) * na;
@@ -174,7 +252,13 @@ impl RlsviState {
 impl Agent for Rlsvi {
     fn name(&self) -> String {
         let h = if self.plan_horizon == 0 { "auto".to_string() } else { self.plan_horizon.to_string() };
-        format!("RLSVI (sigma = {}, prior precision = {}, H = {h}{})", self.sigma, self.lambda, self.rewards.label())
+        format!(
+            "RLSVI (sigma = {}, prior precision = {}, H = {h}{}{})",
+            self.sigma,
+            self.lambda,
+            self.rewards.label(),
+            self.reference.label()
+        )
     }
 
     fn learn_offline(&mut self, prior: &Fdm, setting: Setting, rng: &mut Rng) -> Result<()> {
@@ -273,7 +357,45 @@ mod tests {
     }
 
     #[test]
+    fn rlberry_reference_perturbs_the_doubled_mean_reward_of_a_pseudo_count_model() {
+        let mut agent = Rlsvi::new(0.5, 1.0, 2, RewardModel::Learned).unwrap().with_reference(Reference::Rlberry);
+        let (_, prior) = deterministic_chain();
+        let setting = Setting { gamma: 0.9, horizon: 30 };
+        let mut rng = crate::rng::stream(0, 0, 0);
+        agent.learn_offline(&prior, setting, &mut rng).unwrap();
+        agent.start_task(&TaskContext { setting, true_mdp: None }, &mut rng).unwrap();
+        for (r, y) in [(1.0, 1), (0.0, 2), (1.0, 1)] {
+            agent.observe(Transition { state: 0, action: 1, reward: r, next_state: y }, &mut rng).unwrap();
+        }
+        agent.state.as_mut().unwrap().blocks.restart();
+        // Replay the plan's normal draws from a copy of its stream.
+        let mut draws = agent.state.as_ref().unwrap().rng.clone();
+        agent.act(0, &mut rng).unwrap();
+        let st = agent.state.as_ref().unwrap();
+        let xi: Vec<f64> = (0..20).map(|_| draws.sample::<f64, _>(StandardNormal)).collect();
+        let (ns, na) = (5, 2);
+        // Stage 1 (the last): Q = 2 r̂ + sd xi with r̂ = sum r / (n + 1), sd = sigma / sqrt(n') + v_max(1) / n'.
+        let sd1 = |n: f64| 0.5 / n.sqrt() + 1.0 / n;
+        let q1: Vec<f64> = (0..ns * na).map(|row| if row == 1 { 2.0 * 2.0 / 4.0 } else { 0.0 }).collect();
+        let q1: Vec<f64> =
+            q1.iter().enumerate().map(|(row, m)| m + sd1(if row == 1 { 4.0 } else { 1.0 }) * xi[row]).collect();
+        for row in 0..ns * na {
+            assert!((st.q[ns * na + row] - q1[row]).abs() < 1e-12);
+        }
+        let v1: Vec<f64> = (0..ns).map(|s| q1[s * na].max(q1[s * na + 1]).min(1.9)).collect();
+        // Stage 0, pair (0, 1): P̂ = (1/S + n(y)) / n' over every state.
+        let next = (v1.iter().sum::<f64>() / 5.0 + 2.0 * v1[1] + v1[2]) / 4.0;
+        let sd0 = 0.5 / 2.0 + 1.9 / 4.0;
+        let expected = 2.0 * 2.0 / 4.0 + sd0 * xi[ns * na + 1] + 0.9 * next;
+        assert!((st.q[1] - expected).abs() < 1e-12, "{} {expected}", st.q[1]);
+    }
+
+    #[test]
     fn learns_the_chain() {
+        learns_chain(
+            &mut Rlsvi::new(0.1, 1.0, 0, RewardModel::Learned).unwrap().with_reference(Reference::Rlberry),
+            2000,
+        );
         learns_chain(&mut Rlsvi::new(0.1, 1.0, 0, RewardModel::Known).unwrap(), 2000);
         learns_chain(&mut Rlsvi::new(0.1, 1.0, 0, RewardModel::Learned).unwrap(), 2000);
     }

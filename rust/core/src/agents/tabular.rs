@@ -68,6 +68,83 @@ impl RewardModel {
     }
 }
 
+/// Whose algorithm a baseline runs (its `reference` parameter): the paper's, or a reference
+/// implementation's with its departures from the paper (docs/baselines.md, "Reference settings").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reference {
+    Paper,
+    Rlberry,
+}
+
+impl Reference {
+    /// Reads a `reference` parameter.
+    pub fn read(text: &str) -> Result<Self> {
+        match text {
+            "paper" => Ok(Self::Paper),
+            "rlberry" => Ok(Self::Rlberry),
+            other => Err(invalid!("reference must be \"paper\" or \"rlberry\", got {other:?}")),
+        }
+    }
+
+    /// `", rlberry"` for names (nothing for the paper's).
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Paper => "",
+            Self::Rlberry => ", rlberry",
+        }
+    }
+}
+
+/// The `reference` parameter of the baselines that offer TabulaRL's settings (UCRL2, Optimistic PSRL).
+pub const TABULARL_REFERENCE: ParamSpec = ParamSpec {
+    name: "reference",
+    ty: ParamType::Text,
+    default: Some(ParamDefault::Text("paper")),
+    range: "\"paper\" or \"tabularl\"",
+    doc: "paper: the algorithm as docs/baselines.md states it; tabularl: the choices of TabulaRL's code \
+          (docs/baselines.md, Reference settings), for side-by-side checks against it",
+};
+
+/// Whose choices UCRL2 and Optimistic PSRL follow (their `reference` parameter; the rlberry
+/// baselines read [`Reference`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TabularlReference {
+    /// The algorithm as docs/baselines.md states it.
+    Paper,
+    /// TabulaRL's code: among others, the transition of an episode's (a block's) last step is not
+    /// counted in the transition statistics (its reward is).
+    Tabularl,
+}
+
+impl TabularlReference {
+    /// Reads the `reference` parameter; `tabularl` learns rewards as TabulaRL does, so it needs
+    /// `rewards = "learned"`.
+    pub fn read(r: &Reader<'_>, rewards: RewardModel) -> Result<Self> {
+        match r.text("reference")? {
+            "paper" => Ok(Self::Paper),
+            "tabularl" if rewards == RewardModel::Learned => Ok(Self::Tabularl),
+            "tabularl" => Err(invalid!(
+                "reference = \"tabularl\" learns the rewards as TabulaRL does: it needs rewards = \"learned\""
+            )),
+            other => Err(invalid!("reference must be \"paper\" or \"tabularl\", got {other:?}")),
+        }
+    }
+
+    /// `", TabulaRL's settings"` for names (nothing for the default).
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Paper => "",
+            Self::Tabularl => ", TabulaRL's settings",
+        }
+    }
+}
+
+/// rlberry's "simplified Bernstein" bonus (its UCBVI and OptQL) of a pair seen `n > 0` times at a
+/// stage whose largest value is `v_max`, with the constant `c` in units of the reward range `scale`.
+pub fn rlberry_bonus(c: f64, n: f64, v_max: f64, scale: f64) -> f64 {
+    (c * scale / n.sqrt() + v_max / n).min(v_max)
+}
+
 /// The block length `H` for a requested `plan_horizon` (0: `ceil(1 / (1 - gamma))`, with a guard
 /// against the rounding of `1 / (1 - 0.95) = 20.000000000000018`).
 pub fn block_length(requested: usize, gamma: f64) -> usize {
@@ -100,6 +177,8 @@ pub struct Experience {
     visits: Vec<f64>,
     counts: Vec<f64>,
     reward_sums: Vec<f64>,
+    /// Rewards observed without their transition ([`Experience::observe_reward_only`]).
+    reward_only: Vec<f64>,
     /// Next states seen from each pair (grows, never shrinks within a task).
     seen: RowSupports,
     /// `seen` of a new task (copied back without allocating).
@@ -122,6 +201,7 @@ impl Experience {
             visits: vec![0.0; ns * na],
             counts: vec![0.0; ns * na * ns],
             reward_sums: vec![0.0; ns * na],
+            reward_only: vec![0.0; ns * na],
             seen: RowSupports::from_table(ns, na, &vec![0.0; ns * na * ns]),
             none_seen: RowSupports::from_table(ns, na, &vec![0.0; ns * na * ns]),
             known: rewards,
@@ -135,6 +215,7 @@ impl Experience {
         self.visits.fill(0.0);
         self.counts.fill(0.0);
         self.reward_sums.fill(0.0);
+        self.reward_only.fill(0.0);
         self.seen.clone_from(&self.none_seen);
     }
 
@@ -148,6 +229,21 @@ impl Experience {
         self.visits[row] += 1.0;
         self.counts[row * self.n_states + t.next_state] += 1.0;
         self.reward_sums[row] += t.reward;
+    }
+
+    /// Adds the reward of one transition but not its next state: TabulaRL counts the transition
+    /// of an episode's last step in the reward statistics only.
+    #[inline]
+    pub fn observe_reward_only(&mut self, t: &Transition) {
+        let row = t.state * self.n_actions + t.action;
+        self.reward_only[row] += 1.0;
+        self.reward_sums[row] += t.reward;
+    }
+
+    /// The rewards observed from `row` (its transitions, plus the rewards observed alone).
+    #[inline]
+    pub fn reward_visits(&self, row: usize) -> f64 {
+        self.visits[row] + self.reward_only[row]
     }
 
     /// The width of the reward range (1 when the table has a single value), the unit in which
@@ -193,7 +289,7 @@ impl Experience {
     /// The mean observed reward of `row` (0 if unvisited).
     #[inline]
     pub fn observed_mean(&self, row: usize) -> f64 {
-        let n = self.visits[row];
+        let n = self.reward_visits(row);
         if n > 0.0 {
             self.reward_sums[row] / n
         } else {
@@ -223,7 +319,7 @@ impl Experience {
     /// `tau0 = tau = 1`), on the original scale, and its standard deviation there.
     #[inline]
     pub fn reward_posterior(&self, row: usize) -> (f64, f64) {
-        let n = self.visits[row];
+        let n = self.reward_visits(row);
         let scale = self.scale();
         let shifted = (self.reward_sums[row] - n * self.r_lo) / scale;
         (self.r_lo + scale * shifted / (1.0 + n), scale / (1.0 + n).sqrt())

@@ -16,11 +16,20 @@
 //!
 //! Under known rewards `r̂ = sum_y P̂(y) R(s, a, y)`; under learned rewards the observed mean,
 //! with the same bonus (its transition term already exceeds a reward confidence width).
+//!
+//! `reference = "rlberry"` is rlberry's `UCBVIAgent` instead (docs/baselines.md, "Reference
+//! settings"): the bonus `b = min(c scale / sqrt(N) + v_max(h) / N, v_max(h))`, stored per stage
+//! and refreshed only at the stage where the pair was just visited (the others keep the bonus they
+//! had, `v_max(h)` until the first visit at that stage); an unvisited pair plans on a uniform
+//! `P̂` and the reward that goes with it (0 under learned rewards); `Q_h = r̂ + b_h + gamma P̂ V_{h+1}`
+//! without the paper's `min` with the previous plan or with `v_max(h)`, and `V_h = min(max_a Q_h,
+//! v_max(0))`; before the first observation Q is 0 (rlberry plans after each episode).
 
 use super::common::{argmax_random_tie, greedy_probabilities};
 use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
 use super::tabular::{
-    block_length, count_sweep, discounted_steps, Blocks, Experience, RewardModel, PLAN_HORIZON, REWARDS,
+    block_length, count_sweep, discounted_steps, rlberry_bonus, Blocks, Experience, Reference, RewardModel,
+    PLAN_HORIZON, REWARDS,
 };
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
@@ -54,6 +63,14 @@ pub const SPEC: KindSpec = KindSpec {
             range: "[1e-9, 0.5]",
             doc: "confidence parameter, in L = ln(5 S A T / delta)",
         },
+        ParamSpec {
+            name: "reference",
+            ty: ParamType::Text,
+            default: Some(ParamDefault::Text("paper")),
+            range: "\"paper\" or \"rlberry\"",
+            doc: "paper: Azar et al.'s algorithm; rlberry: rlberry's UCBVIAgent (its bonus c / sqrt(N) + v_max(h) / N \
+                  refreshed at the visited stage only, no clipping of Q; bonus must stay hoeffding, delta is unused)",
+        },
         PLAN_HORIZON,
         REWARDS,
     ],
@@ -71,6 +88,10 @@ pub const SPEC: KindSpec = KindSpec {
                 ("rewards", ParamDefault::Text("learned")),
             ],
         },
+        Example {
+            doc: "rlberry's UCBVIAgent (its default bonus scale), learned rewards",
+            params: &[("reference", ParamDefault::Text("rlberry")), ("rewards", ParamDefault::Text("learned"))],
+        },
     ],
     not_in_quick: None,
     // An exploration baseline of the regret study (bbrl regret-study).
@@ -81,13 +102,16 @@ pub const SPEC: KindSpec = KindSpec {
             "bernstein" => Bonus::Bernstein,
             other => return Err(invalid!("bonus must be \"hoeffding\" or \"bernstein\", got {other:?}")),
         };
-        Ok(Box::new(Ucbvi::new(
-            bonus,
-            r.float("c")?,
-            r.float("delta")?,
-            r.count("plan_horizon")?,
-            RewardModel::read(r)?,
-        )?))
+        let reference = Reference::read(r.text("reference")?)?;
+        if reference == Reference::Rlberry && bonus == Bonus::Bernstein {
+            return Err(invalid!(
+                "bonus = \"bernstein\" does not apply with reference = \"rlberry\" (rlberry's UCBVI has its own bonus)"
+            ));
+        }
+        Ok(Box::new(
+            Ucbvi::new(bonus, r.float("c")?, r.float("delta")?, r.count("plan_horizon")?, RewardModel::read(r)?)?
+                .with_reference(reference),
+        ))
     },
 };
 
@@ -102,6 +126,7 @@ pub enum Bonus {
 #[derive(Clone, Debug)]
 pub struct Ucbvi {
     bonus: Bonus,
+    reference: Reference,
     c: f64,
     delta: f64,
     plan_horizon: usize,
@@ -123,6 +148,8 @@ struct UcbviState {
     /// `N'_h(s)`: visits of s at stage h.
     stage_visits: Vec<f64>,
     v_max: Vec<f64>,
+    /// rlberry's per-stage bonus table `B_h(s, a)` (reference = rlberry only), `(h * S + s) * A + a`.
+    stage_bonus: Vec<f64>,
     plans: u64,
 }
 
@@ -134,7 +161,13 @@ impl Ucbvi {
         if !(1e-9..=0.5).contains(&delta) {
             return Err(invalid!("delta must be in [1e-9, 0.5], got {delta}"));
         }
-        Ok(Self { bonus, c, delta, plan_horizon, rewards, state: None })
+        Ok(Self { bonus, reference: Reference::Paper, c, delta, plan_horizon, rewards, state: None })
+    }
+
+    /// The same agent running `reference`'s algorithm.
+    pub fn with_reference(mut self, reference: Reference) -> Self {
+        self.reference = reference;
+        self
     }
 
     fn state(&mut self) -> Result<&mut UcbviState> {
@@ -180,8 +213,65 @@ impl Ucbvi {
         }
     }
 
+    /// rlberry's backward induction (module doc): no clipping of Q, V clipped at `v_max(0)`, an
+    /// unvisited pair planned on a uniform `P̂`.
+    fn plan_rlberry(&mut self) -> Result<()> {
+        let rewards = self.rewards;
+        let mut st = self.state.take().ok_or_else(|| not_trained("UCBVI"))?;
+        let (ns, na, len) = (st.exp.n_states, st.exp.n_actions, st.blocks.length);
+        if st.plans == 0 && (0..ns * na).all(|row| st.exp.visits(row) == 0.0) {
+            // rlberry plans after each episode: its first episode acts on Q = 0.
+            st.q.fill(0.0);
+        } else {
+            st.v[len * ns..].fill(0.0);
+            let cap = st.v_max[0];
+            for h in (0..len).rev() {
+                let mut entries = 0;
+                let (head, tail) = st.v.split_at_mut((h + 1) * ns);
+                let (v_h, v_next) = (&mut head[h * ns..], &tail[..ns]);
+                let uniform_next = v_next.iter().sum::<f64>() / ns as f64;
+                for s in 0..ns {
+                    let mut best = f64::NEG_INFINITY;
+                    for a in 0..na {
+                        let row = s * na + a;
+                        let i = h * ns * na + row;
+                        let n = st.exp.visits(row);
+                        let (reward, next) = if n == 0.0 {
+                            entries += ns;
+                            let reward = match rewards {
+                                RewardModel::Known => st.exp.known_row(row).iter().sum::<f64>() / ns as f64,
+                                RewardModel::Learned => 0.0,
+                            };
+                            (reward, uniform_next)
+                        } else {
+                            let counts = st.exp.counts_row(row);
+                            let mut next = 0.0;
+                            for &y in st.exp.seen(row) {
+                                next += counts[y as usize] / n * v_next[y as usize];
+                            }
+                            entries += st.exp.seen(row).len();
+                            (st.exp.empirical_reward(row, rewards), next)
+                        };
+                        let value = reward + st.stage_bonus[i] + st.gamma * next;
+                        st.q[i] = value;
+                        best = best.max(value);
+                    }
+                    v_h[s] = best.min(cap);
+                }
+                count_sweep(ns * na, entries);
+            }
+        }
+        st.blocks.due = false;
+        st.plans += 1;
+        self.state = Some(st);
+        Ok(())
+    }
+
     /// The backward induction of a block start.
     fn plan(&mut self) -> Result<()> {
+        if self.reference == Reference::Rlberry {
+            return self.plan_rlberry();
+        }
         let rewards = self.rewards;
         let mut st = self.state.take().ok_or_else(|| not_trained("UCBVI"))?;
         let (ns, na, len) = (st.exp.n_states, st.exp.n_actions, st.blocks.length);
@@ -251,6 +341,7 @@ impl Ucbvi {
         st.q_previous = (0..h * ns * na).map(|i| st.v_max[i / (ns * na)]).collect();
         st.v = vec![0.0; (h + 1) * ns];
         st.stage_visits = vec![0.0; h * ns];
+        st.stage_bonus = (0..h * ns * na).map(|i| st.v_max[i / (ns * na)]).collect();
         st.exp.clear();
         st.plans = 0;
         Ok(())
@@ -264,7 +355,8 @@ impl Agent for Ucbvi {
             Bonus::Hoeffding => "Hoeffding",
             Bonus::Bernstein => "Bernstein",
         };
-        format!("UCBVI ({bonus}, c = {}, H = {h}{})", self.c, self.rewards.label())
+        let bonus = if self.reference == Reference::Rlberry { "rlberry's bonus" } else { bonus };
+        format!("UCBVI ({bonus}, c = {}, H = {h}{}{})", self.c, self.rewards.label(), self.reference.label())
     }
 
     fn learn_offline(&mut self, prior: &Fdm, setting: Setting, _rng: &mut Rng) -> Result<()> {
@@ -278,6 +370,7 @@ impl Agent for Ucbvi {
             v: Vec::new(),
             stage_visits: Vec::new(),
             v_max: Vec::new(),
+            stage_bonus: Vec::new(),
             plans: 0,
         });
         self.size(setting)
@@ -296,6 +389,9 @@ impl Agent for Ucbvi {
                 *q = st.v_max[i / per_stage];
             }
             st.stage_visits.fill(0.0);
+            for (i, b) in st.stage_bonus.iter_mut().enumerate() {
+                *b = st.v_max[i / per_stage];
+            }
             st.exp.clear();
             st.plans = 0;
             Ok(())
@@ -315,10 +411,16 @@ impl Agent for Ucbvi {
     }
 
     fn observe(&mut self, t: Transition, _rng: &mut Rng) -> Result<()> {
+        let (reference, c) = (self.reference, self.c);
         let st = self.state()?;
-        let ns = st.exp.n_states;
-        st.stage_visits[st.blocks.stage * ns + t.state] += 1.0;
+        let (ns, na, h) = (st.exp.n_states, st.exp.n_actions, st.blocks.stage);
+        st.stage_visits[h * ns + t.state] += 1.0;
         st.exp.observe(&t);
+        if reference == Reference::Rlberry {
+            // rlberry refreshes the bonus at the stage of the visit only.
+            let row = t.state * na + t.action;
+            st.stage_bonus[h * ns * na + row] = rlberry_bonus(c, st.exp.visits(row), st.v_max[h], st.exp.scale());
+        }
         st.blocks.advance();
         Ok(())
     }
@@ -422,7 +524,79 @@ mod tests {
     }
 
     #[test]
+    fn rlberry_bonus_at_known_counts_refreshed_at_the_visited_stage_only() {
+        let mut agent = trained(Bonus::Hoeffding, 0.5).with_reference(Reference::Rlberry);
+        let mut rng = crate::rng::stream(0, 0, 0);
+        let (ns, na) = (5, 2);
+        let v_max = |h: usize| discounted_steps(0.9, 3 - h);
+        // Q is 0 before the first observation (rlberry plans after its first episode).
+        assert!(agent.act(0, &mut rng).is_ok());
+        assert!(agent.state.as_ref().unwrap().q.iter().all(|&q| q == 0.0));
+        // (0, 1) seen 4 times, each time at stage 0.
+        for _ in 0..4 {
+            agent.state.as_mut().unwrap().blocks.stage = 0;
+            agent.observe(Transition { state: 0, action: 1, reward: 0.0, next_state: 1 }, &mut rng).unwrap();
+        }
+        let st = agent.state.as_ref().unwrap();
+        let row = 1;
+        let expected = (0.5 / 2.0 + v_max(0) / 4.0).min(v_max(0));
+        assert!((st.stage_bonus[row] - expected).abs() < 1e-12, "{}", st.stage_bonus[row]);
+        assert!((rlberry_bonus(0.5, 4.0, v_max(0), 1.0) - expected).abs() < 1e-15);
+        // Capped at v_max(h) while c / sqrt(n) + v_max / n exceeds it (n = 1).
+        assert_eq!(rlberry_bonus(0.5, 1.0, v_max(0), 1.0), v_max(0));
+        // The same pair keeps the bonus it started with at the stages it was not visited at.
+        for h in 1..3 {
+            assert_eq!(st.stage_bonus[h * ns * na + row], v_max(h));
+        }
+    }
+
+    #[test]
+    fn rlberry_plan_is_unclipped_backward_induction_on_a_uniform_model_for_unvisited_pairs() {
+        let mut agent =
+            Ucbvi::new(Bonus::Hoeffding, 1.0, 0.1, 3, RewardModel::Learned).unwrap().with_reference(Reference::Rlberry);
+        let (_, prior) = deterministic_chain();
+        let setting = Setting { gamma: 0.9, horizon: 30 };
+        let mut rng = crate::rng::stream(0, 0, 0);
+        agent.learn_offline(&prior, setting, &mut rng).unwrap();
+        agent.start_task(&TaskContext { setting, true_mdp: None }, &mut rng).unwrap();
+        agent.observe(Transition { state: 0, action: 1, reward: 0.5, next_state: 1 }, &mut rng).unwrap();
+        agent.state.as_mut().unwrap().blocks.restart();
+        agent.act(0, &mut rng).unwrap();
+        let st = agent.state.as_ref().unwrap();
+        let v_max = |h: usize| discounted_steps(0.9, 3 - h);
+        // Every pair but (0, 1) is unvisited (reward 0, uniform P̂). Last stage: Q_2 = bonus v_max(2) = 1,
+        // (0, 1): 0.5 + 1 (its stage-2 bonus was never refreshed); so V_2 = (1.5, 1, 1, 1, 1).
+        assert!((st.q[2 * 10] - 1.0).abs() < 1e-12 && (st.q[2 * 10 + 1] - 1.5).abs() < 1e-12);
+        let mean_v2 = (1.5 + 4.0) / 5.0;
+        // Stage 1, unvisited: v_max(1) + 0.9 mean V_2, above v_max(1) (Q is not clipped).
+        let q1 = v_max(1) + 0.9 * mean_v2;
+        assert!((st.q[10] - q1).abs() < 1e-12 && q1 > v_max(1));
+        // V_1(1) is clipped at v_max(0) (rlberry's cap on V, the same at every stage).
+        let v1_1 = q1.min(v_max(0));
+        assert_eq!(v1_1, v_max(0));
+        // (0, 1) at stage 0: reward 0.5, its stage-0 bonus at n = 1 (capped: v_max(0)), next state 1.
+        let expected = 0.5 + v_max(0) + 0.9 * v1_1;
+        assert!((st.q[1] - expected).abs() < 1e-12, "{} {expected}", st.q[1]);
+    }
+
+    #[test]
+    fn bernstein_is_refused_with_the_rlberry_reference() {
+        let example = Example {
+            doc: "",
+            params: &[("bonus", ParamDefault::Text("bernstein")), ("reference", ParamDefault::Text("rlberry"))],
+        };
+        let e = crate::agents::build("ucbvi", &example.params()).err().expect("refused");
+        assert!(e.to_string().contains("does not apply"), "{e}");
+    }
+
+    #[test]
     fn learns_the_chain() {
+        learns_chain(
+            &mut Ucbvi::new(Bonus::Hoeffding, 1.0, 0.1, 0, RewardModel::Learned)
+                .unwrap()
+                .with_reference(Reference::Rlberry),
+            4000,
+        );
         for bonus in [Bonus::Hoeffding, Bonus::Bernstein] {
             learns_chain(&mut Ucbvi::new(bonus, 0.01, 0.1, 0, RewardModel::Known).unwrap(), 4000);
             learns_chain(&mut Ucbvi::new(bonus, 0.01, 0.1, 0, RewardModel::Learned).unwrap(), 4000);

@@ -8,7 +8,7 @@ use rand_distr::StandardNormal;
 use super::{Env, Step};
 use crate::error::Result;
 use crate::invalid;
-use crate::model::mdp::Mdp;
+use crate::model::mdp::{draw_from_law, Mdp};
 use crate::rng::Rng;
 
 /// A finite MDP as an [`Env`].
@@ -234,19 +234,7 @@ impl Env for FiniteEnv {
         if let Some(s) = self.start.iter().position(|&p| p == 1.0) {
             return s;
         }
-        let u: f64 = rng.random();
-        let mut cumul = 0.0;
-        let mut last = 0;
-        for (s, &p) in self.start.iter().enumerate() {
-            if p > 0.0 {
-                cumul += p;
-                last = s;
-                if u < cumul {
-                    return s;
-                }
-            }
-        }
-        last
+        draw_from_law(&self.start, rng)
     }
 
     #[inline]

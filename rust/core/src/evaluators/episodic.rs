@@ -259,14 +259,10 @@ impl EpisodicExperiment {
 
     /// `n_runs` runs, run `i` on the MDP drawn from `test` with stream `(seed, TEST_MDP, i)` (the
     /// protocol's test MDP `i`), with episodes of `horizon` steps starting in the distribution's
-    /// initial state (uniform when it has none).
+    /// initial state (uniform when it has none) or from its start law.
     pub fn drawn(test: Fdm, horizon: usize, n_runs: usize, episodes: usize, gamma: f64, seed: u64) -> Result<Self> {
         check_counts(n_runs, episodes)?;
-        let s = test.n_states();
-        let start = match test.initial_state() {
-            Some(x) => (0..s).map(|y| if y == x { 1.0 } else { 0.0 }).collect(),
-            None => vec![1.0 / s as f64; s],
-        };
+        let start = test.start_probabilities();
         let problems = (0..n_runs)
             .map(|i| EpisodicProblem::new(test.test_mdp(seed, i as u64), start.clone(), Vec::new(), horizon))
             .collect::<Result<Vec<_>>>()?;
@@ -382,21 +378,34 @@ impl EpisodicExperiment {
     /// Runs a fresh agent `make(i)` in each run `i` in order, on the calling thread: for agents the
     /// core cannot clone or share across threads (Python agents). Entry for entry what
     /// [`EpisodicExperiment::run`] gives a built-in agent.
-    pub fn run_each(&self, mut make: impl FnMut(usize) -> Result<Box<dyn Agent>>) -> Result<EpisodicOutcome> {
-        let records = (0..self.n_runs).map(|i| self.run_record(make(i)?, i)).collect::<Result<Vec<_>>>()?;
+    pub fn run_each(&self, make: impl FnMut(usize) -> Result<Box<dyn Agent>>) -> Result<EpisodicOutcome> {
+        self.run_each_of(&(0..self.n_runs).collect::<Vec<_>>(), make)
+    }
+
+    /// [`EpisodicExperiment::run_each`] for the runs `runs` only, in that order (a worker process's
+    /// share): run `i` gives the same entries whatever else runs, each run owning its streams.
+    pub fn run_each_of(
+        &self,
+        runs: &[usize],
+        mut make: impl FnMut(usize) -> Result<Box<dyn Agent>>,
+    ) -> Result<EpisodicOutcome> {
+        for &i in runs {
+            self.check_run(i)?;
+        }
+        let records = runs.iter().map(|&i| self.run_record(make(i)?, i)).collect::<Result<Vec<_>>>()?;
         Ok(self.gather(records))
     }
 
     fn gather(&self, records: Vec<RunRecord>) -> EpisodicOutcome {
-        let n = self.n_runs * self.episodes;
+        let n = records.len() * self.episodes;
         let mut out = EpisodicOutcome {
             returns: Vec::with_capacity(n),
             regret: Vec::with_capacity(n),
             expected_regret: Vec::with_capacity(n),
             steps: Vec::with_capacity(n),
             cpu_seconds: Vec::with_capacity(n),
-            run_seconds: Vec::with_capacity(self.n_runs),
-            run_work: Vec::with_capacity(self.n_runs),
+            run_seconds: Vec::with_capacity(records.len()),
+            run_work: Vec::with_capacity(records.len()),
         };
         for r in records {
             out.returns.extend(r.returns);

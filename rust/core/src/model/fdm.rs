@@ -5,14 +5,14 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::invalid;
 use crate::model::dirichlet;
-use crate::model::mdp::Mdp;
+use crate::model::mdp::{check_start_law, Mdp};
 use crate::model::sparse::RowSupports;
 use crate::model::tables::check_tables;
 use crate::rng::{purpose, stream, Rng};
 
 /// A distribution over MDPs with `S` states and `A` actions: one independent Dirichlet with
 /// concentration `theta[s, a, ·]` per state-action pair; rewards `R[s, a, s']` and the initial
-/// state are fixed. Tables are row-major: `index(s, a, y) = (s * A + a) * S + y`.
+/// state (or start law) are fixed. Tables are row-major: `index(s, a, y) = (s * A + a) * S + y`.
 #[derive(Clone, Debug)]
 pub struct Fdm {
     n_states: usize,
@@ -20,6 +20,9 @@ pub struct Fdm {
     theta: Vec<f64>,
     rewards: Arc<[f64]>,
     initial_state: Option<usize>,
+    /// A start law that is neither one state nor uniform (a classic problem's, such as Taxi's, as a
+    /// distribution); `initial_state` is then `None`. Every drawn MDP starts from it.
+    start_law: Option<Arc<[f64]>>,
     support: RowSupports,
 }
 
@@ -35,7 +38,16 @@ impl Fdm {
     ) -> Result<Self> {
         check_tables(n_states, n_actions, &theta, "theta", &rewards, initial_state)?;
         let support = RowSupports::from_table(n_states, n_actions, &theta);
-        Ok(Self { n_states, n_actions, theta, rewards: rewards.into(), initial_state, support })
+        Ok(Self { n_states, n_actions, theta, rewards: rewards.into(), initial_state, start_law: None, support })
+    }
+
+    /// This distribution with every trajectory starting from a state drawn from `law` (one
+    /// probability per state, summing to 1) in place of its initial state.
+    pub fn with_start_law(mut self, law: Vec<f64>) -> Result<Self> {
+        check_start_law(&law, self.n_states)?;
+        self.initial_state = None;
+        self.start_law = Some(law.into());
+        Ok(self)
     }
 
     pub fn n_states(&self) -> usize {
@@ -56,8 +68,22 @@ impl Fdm {
     pub fn rewards_arc(&self) -> Arc<[f64]> {
         Arc::clone(&self.rewards)
     }
+    /// The fixed initial state; `None` for a uniform start or a start law ([`Fdm::start_law`]).
     pub fn initial_state(&self) -> Option<usize> {
         self.initial_state
+    }
+    /// The start law when it is neither one state nor uniform.
+    pub fn start_law(&self) -> Option<&[f64]> {
+        self.start_law.as_deref()
+    }
+    /// The probability of starting in each state, whatever form the start takes.
+    pub fn start_probabilities(&self) -> Vec<f64> {
+        let s = self.n_states;
+        match (self.initial_state, &self.start_law) {
+            (Some(x), _) => (0..s).map(|y| if y == x { 1.0 } else { 0.0 }).collect(),
+            (None, Some(law)) => law.to_vec(),
+            (None, None) => vec![1.0 / s as f64; s],
+        }
     }
     /// The support (theta > 0) of each (s, a) row.
     pub fn support(&self) -> &RowSupports {
@@ -77,6 +103,7 @@ impl Fdm {
             dirichlet::sample_row(&self.theta[range.clone()], self.support.row(row), &mut transitions[range], rng);
         }
         Mdp::from_parts(s, self.n_actions, transitions, self.rewards_arc(), self.initial_state)
+            .with_start_law(self.start_law.clone())
     }
 
     /// Test MDP `index` of an experiment with `seed`: drawn from stream `(seed, TEST_MDP, index)`.
@@ -114,6 +141,24 @@ mod tests {
         let theta = vec![1.0, 2.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 3.0];
         let rewards = vec![0.0, 1.0, 0.0, 0.0, 0.0, 5.0, 0.0, 0.0, 0.0];
         Fdm::new(3, 1, theta, rewards, Some(0)).unwrap()
+    }
+
+    #[test]
+    fn a_start_law_is_checked_and_every_drawn_mdp_starts_from_it() {
+        let fdm = chain().with_start_law(vec![0.25, 0.75, 0.0]).unwrap();
+        assert_eq!(fdm.initial_state(), None);
+        assert_eq!(fdm.start_probabilities(), vec![0.25, 0.75, 0.0]);
+        let mut rng = stream(1, purpose::KERNEL, 0);
+        let mdp = fdm.sample_mdp(&mut rng);
+        let mut counts = [0usize; 3];
+        for _ in 0..4000 {
+            counts[mdp.initial_state(&mut rng)] += 1;
+        }
+        assert_eq!(counts[2], 0);
+        assert!((counts[1] as f64 - 3000.0).abs() < 5.0 * (4000.0f64 * 0.75 * 0.25).sqrt(), "{counts:?}");
+        assert!(chain().with_start_law(vec![0.5, 0.6, 0.0]).unwrap_err().to_string().contains("sums to"));
+        assert!(chain().with_start_law(vec![1.0]).unwrap_err().to_string().contains("for 3 states"));
+        assert_eq!(chain().start_probabilities(), vec![1.0, 0.0, 0.0]);
     }
 
     #[test]

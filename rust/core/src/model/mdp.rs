@@ -12,7 +12,7 @@ use crate::model::tables::TabularView;
 use crate::rng::Rng;
 
 /// A test MDP: `P[s, a, y]` and `R[s, a, y]` row-major, and an initial state
-/// (`None`: uniform at every reset).
+/// (`None`: uniform at every reset, or drawn from a start law when the MDP has one).
 #[derive(Clone, Debug)]
 pub struct Mdp {
     n_states: usize,
@@ -20,6 +20,9 @@ pub struct Mdp {
     transitions: Vec<f64>,
     rewards: Arc<[f64]>,
     initial_state: Option<usize>,
+    /// A start law that is neither one state nor uniform (Taxi's), one probability per state;
+    /// `initial_state` is then `None`.
+    start_law: Option<Arc<[f64]>>,
     support: RowSupports,
     /// The transition sampler, one record per row. A row with one or two next states (every row
     /// of GC, GDL and Grid) is sampled from its record alone, without a branch on the draw.
@@ -29,6 +32,40 @@ pub struct Mdp {
     /// starting at `sampler_start[row]`.
     sampler: Vec<(f64, u32, f64)>,
     sampler_start: Vec<u32>,
+}
+
+/// Checks a start law over `n_states` states: one finite, non-negative probability per state,
+/// summing to 1 within 1e-9.
+pub fn check_start_law(law: &[f64], n_states: usize) -> Result<()> {
+    if law.len() != n_states {
+        return Err(invalid!("the start law has {} entries for {n_states} states", law.len()));
+    }
+    if let Some(s) = law.iter().position(|p| !(p.is_finite() && *p >= 0.0)) {
+        return Err(invalid!("the start law's probability of state {s} is {}, not a probability", law[s]));
+    }
+    let total: f64 = law.iter().sum();
+    if (total - 1.0).abs() > 1e-9 {
+        return Err(invalid!("the start law sums to {total}, not 1"));
+    }
+    Ok(())
+}
+
+/// A state drawn from `law` with one uniform `u` of `rng`: the first state whose cumulative
+/// probability exceeds `u`; rounding falls back to the last state with positive probability.
+pub(crate) fn draw_from_law(law: &[f64], rng: &mut Rng) -> usize {
+    let u: f64 = rng.random();
+    let mut cumul = 0.0;
+    let mut last = 0;
+    for (s, &p) in law.iter().enumerate() {
+        if p > 0.0 {
+            cumul += p;
+            last = s;
+            if u < cumul {
+                return s;
+            }
+        }
+    }
+    last
 }
 
 /// `NarrowRow::states[1]` of a row with more than two next states.
@@ -119,7 +156,27 @@ impl Mdp {
             }
         }
         sampler_start.push(sampler.len() as u32);
-        Self { n_states, n_actions, transitions, rewards, initial_state, support, narrow, sampler, sampler_start }
+        Self {
+            n_states,
+            n_actions,
+            transitions,
+            rewards,
+            initial_state,
+            start_law: None,
+            support,
+            narrow,
+            sampler,
+            sampler_start,
+        }
+    }
+
+    /// This MDP starting from `law` (checked by [`check_start_law`]) instead of its initial state.
+    pub(crate) fn with_start_law(mut self, law: Option<Arc<[f64]>>) -> Self {
+        if law.is_some() {
+            self.initial_state = None;
+        }
+        self.start_law = law;
+        self
     }
 
     pub fn n_states(&self) -> usize {
@@ -138,11 +195,17 @@ impl Mdp {
         self.initial_state
     }
 
+    /// The start law when it is neither one state nor uniform.
+    pub fn start_law(&self) -> Option<&[f64]> {
+        self.start_law.as_deref()
+    }
+
     /// The state a trajectory starts in.
     pub fn initial_state(&self, rng: &mut Rng) -> usize {
-        match self.initial_state {
-            Some(s) => s,
-            None => rng.random_range(0..self.n_states),
+        match (self.initial_state, &self.start_law) {
+            (Some(s), _) => s,
+            (None, Some(law)) => draw_from_law(law, rng),
+            (None, None) => rng.random_range(0..self.n_states),
         }
     }
 

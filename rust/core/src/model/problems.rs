@@ -73,8 +73,18 @@ pub fn grid() -> Fdm {
 
 /// The uniform (inaccurate) prior of a distribution: theta = 1 everywhere, same rewards and start.
 pub fn uniform_prior(fdm: &Fdm) -> Fdm {
-    Fdm::new(fdm.n_states(), fdm.n_actions(), vec![1.0; fdm.theta().len()], fdm.rewards().to_vec(), fdm.initial_state())
-        .expect("a uniform prior over a valid distribution is valid")
+    let prior = Fdm::new(
+        fdm.n_states(),
+        fdm.n_actions(),
+        vec![1.0; fdm.theta().len()],
+        fdm.rewards().to_vec(),
+        fdm.initial_state(),
+    )
+    .expect("a uniform prior over a valid distribution is valid");
+    match fdm.start_law() {
+        Some(law) => prior.with_start_law(law.to_vec()).expect("the distribution's start law is valid"),
+        None => prior,
+    }
 }
 
 #[cfg(test)]

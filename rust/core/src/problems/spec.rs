@@ -71,7 +71,11 @@ pub struct Facts {
 }
 
 fn start_of_fdm(fdm: &Fdm) -> StartLaw {
-    fdm.initial_state().map_or(StartLaw::Uniform, StartLaw::State)
+    match (fdm.initial_state(), fdm.start_law()) {
+        (Some(s), _) => StartLaw::State(s),
+        (None, Some(law)) => StartLaw::Law(law.to_vec()),
+        (None, None) => StartLaw::Uniform,
+    }
 }
 
 fn start_of_law(law: &[f64]) -> StartLaw {

@@ -1,6 +1,8 @@
 //! Repeated evaluations with different streams, in parallel: run `i` uses the evaluator stream
 //! `(seed, REPLAY_EVALUATOR, i)` and a fork of the agent's handle with the stream `(seed,
-//! REPLAY_AGENT, i)`, so the results do not depend on the thread count. The model-based evaluator
+//! REPLAY_AGENT, i)`, so the results do not depend on the thread count. The front end passes as
+//! `seed` the evaluation's seed keyed by the log (`REPLAY_LOG`, python/bbrl/seeds.py), so two logs
+//! evaluated with one seed do not share these streams. The model-based evaluator
 //! is an online run on the log's model: its environment stream is the online truth's, `(seed,
 //! REPLAY_ONLINE_ENV, i)`, so where the model equals the environment it gives the online returns
 //! exactly, and otherwise the two differ by the model's error only (common random numbers).
