@@ -454,7 +454,10 @@ def _expand_groups(checker: _Checker, raw_agents: list[Any], known: dict[str, An
     """The ``[[agent]]`` tables with their index (errors name the table of the file), a
     ``kind = "baselines"`` or ``"quick"`` table replaced by :func:`registry_blocks` (the kinds named
     by the other tables left out, so that a grid can give such a kind settings of its own)."""
-    named = [name_rule.find(known, r["kind"]) for r in raw_agents if isinstance(r, dict) and "kind" in r]
+    # Only string kinds can name one; any other value is refused, naming its table, further on.
+    named = [
+        name_rule.find(known, r["kind"]) for r in raw_agents if isinstance(r, dict) and isinstance(r.get("kind"), str)
+    ]
     expanded: list[tuple[int, dict[str, Any]]] = []
     for i, raw in enumerate(raw_agents):
         group = name_rule.key(raw["kind"]) if isinstance(raw, dict) and isinstance(raw.get("kind"), str) else None
