@@ -16,13 +16,13 @@ test MDP ``i``, and its start states come from stream ``(seed, EPISODE_STARTS, i
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
 
 from .. import _core, distributions, problems
 from ..agents import Agent, AgentSpec
+from ..cancellable import run_cancellable
 from ..checks import discount as _discount
 from ..checks import integer as _integer
 from ..checks import seed as _seed
@@ -283,29 +283,8 @@ class EpisodicExperiment:
         )
 
     def _run_threaded(self, core_agent: Any, threads: int | None) -> Any:
-        # As bbrl.Experiment does: the core runs with the GIL released in a worker thread, so this
-        # thread still sees Ctrl-C and turns it into a cancellation the core honours between runs.
-        counter = _core.Progress()
-        outcome: dict[str, Any] = {}
-
-        def work() -> None:
-            try:
-                outcome["value"] = self._core.run(core_agent, threads, counter)
-            except BaseException as exc:
-                outcome["error"] = exc
-
-        worker = threading.Thread(target=work, name="bbrl-episodic", daemon=True)
-        worker.start()
-        try:
-            while worker.is_alive():
-                worker.join(timeout=0.1)
-        except BaseException:
-            counter.cancel()
-            worker.join()
-            raise
-        if "error" in outcome:
-            raise outcome["error"]
-        return outcome["value"]
+        # As bbrl.Experiment does: the core runs in a worker thread, so Ctrl-C cancels it between runs.
+        return run_cancellable(lambda progress: self._core.run(core_agent, threads, progress), "bbrl-episodic")
 
     def __repr__(self) -> str:
         return (

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,6 +11,7 @@ import polars as pl
 
 from .. import _core, distributions
 from ..agents import Agent, AgentSpec, TrainedAgent, TrainedPythonAgent
+from ..cancellable import run_cancellable
 from ..checks import discount
 from ..checks import integer as _integer
 from ..checks import seed as checked_seed
@@ -383,40 +383,23 @@ class Experiment:
         on_progress: Callable[[int], None] | None,
         selected: range,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
-        # The core runs with the GIL released in a worker thread, with or without a bar: this
-        # thread stays free to see Ctrl-C (Python handles signals in the main thread only, between
-        # bytecodes) and turns it into a cancellation the core honours between trajectories.
+        # The core runs in a worker thread, with or without a bar (bbrl.cancellable): Ctrl-C, or a
+        # failing on_progress, cancels it between trajectories.
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-        counter = _core.Progress()
-        outcome: dict[str, Any] = {}
+        def call(counter: _core.Progress) -> Any:
+            return self._core.run(core_agent, threads, counter, record_rewards, selected.start, selected.stop)
 
-        def work() -> None:
-            try:
-                outcome["value"] = self._core.run(
-                    core_agent, threads, counter, record_rewards, selected.start, selected.stop
-                )
-            except BaseException as exc:
-                outcome["error"] = exc
-
-        worker = threading.Thread(target=work, name="bbrl-run", daemon=True)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
         with Progress(*columns, transient=True, disable=not progress) as bar:
             task = bar.add_task(f"{label} on {self.name}", total=len(selected))
-            worker.start()
-            try:
-                while worker.is_alive():
-                    worker.join(timeout=0.1)
-                    bar.update(task, completed=counter.done())
-                    if on_progress is not None:
-                        on_progress(counter.done())
-            except BaseException:  # Ctrl-C, or a failing on_progress: the core stops between trajectories
-                counter.cancel()
-                worker.join()
-                raise
-        if "error" in outcome:
-            raise outcome["error"]
-        return outcome["value"]
+
+            def on_poll(done: int) -> None:
+                bar.update(task, completed=done)
+                if on_progress is not None:
+                    on_progress(done)
+
+            return run_cancellable(call, "bbrl-run", on_poll)
 
     def __repr__(self) -> str:
         return (
