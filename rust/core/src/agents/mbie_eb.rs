@@ -11,9 +11,8 @@
 //! rewards `R̂` is the table's `R(s, a, y)` weighted by `T̂`, and the bonus remains (it covers the
 //! transitions' uncertainty).
 
-use super::common::{argmax_random_tie, greedy_probabilities};
 use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
-use super::tabular::{AbsorbingModel, Experience, RewardModel, REWARDS};
+use super::tabular::{AbsorbingPlanner, GreedyOnPlan, RewardModel, REWARDS};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
@@ -66,15 +65,7 @@ pub struct MbieEb {
     beta: f64,
     m: usize,
     rewards: RewardModel,
-    state: Option<MbieState>,
-}
-
-#[derive(Clone, Debug)]
-struct MbieState {
-    exp: Experience,
-    model: AbsorbingModel,
-    gamma: f64,
-    stale: bool,
+    state: Option<AbsorbingPlanner>,
 }
 
 impl MbieEb {
@@ -85,21 +76,14 @@ impl MbieEb {
         Ok(Self { beta, m, rewards, state: None })
     }
 
-    fn state(&mut self) -> Result<&mut MbieState> {
+    fn state(&mut self) -> Result<&mut AbsorbingPlanner> {
         self.state.as_mut().ok_or_else(|| not_trained("MBIE-EB"))
     }
+}
 
-    fn ensure_solved(&mut self) -> Result<&MbieState> {
-        let st = self.state()?;
-        if st.stale {
-            st.model.solve(st.gamma);
-            st.stale = false;
-        }
-        Ok(st)
-    }
-
-    fn bonus(&self, exp: &Experience, row: usize) -> f64 {
-        self.beta * exp.scale() / exp.visits(row).sqrt()
+impl GreedyOnPlan for MbieEb {
+    fn planned_q_row(&mut self, state: usize) -> Result<&[f64]> {
+        Ok(self.state()?.q_row(state))
     }
 }
 
@@ -110,46 +94,34 @@ impl Agent for MbieEb {
     }
 
     fn learn_offline(&mut self, prior: &Fdm, setting: Setting, _rng: &mut Rng) -> Result<()> {
-        let exp = Experience::new(prior);
-        let model = AbsorbingModel::new(exp.n_states, exp.n_actions);
-        self.state = Some(MbieState { exp, model, gamma: setting.gamma, stale: true });
+        self.state = Some(AbsorbingPlanner::new(prior, setting.gamma));
         Ok(())
     }
 
     fn start_task(&mut self, context: &TaskContext<'_>, _rng: &mut Rng) -> Result<()> {
-        let st = self.state()?;
-        st.gamma = context.setting.gamma;
-        st.exp.clear();
-        let r_hi = st.exp.r_hi;
-        st.model.set_top_reward(r_hi);
-        for row in 0..st.exp.n_states * st.exp.n_actions {
-            st.model.set_unknown(row, r_hi);
-        }
-        st.stale = true;
+        self.state()?.start_task(context.setting.gamma);
         Ok(())
     }
 
     fn act(&mut self, state: usize, rng: &mut Rng) -> Result<usize> {
-        Ok(argmax_random_tie(self.ensure_solved()?.model.q_row(state), rng))
+        self.act_greedily(state, rng)
     }
 
     fn observe(&mut self, t: Transition, _rng: &mut Rng) -> Result<()> {
-        let (m, rewards) = (self.m, self.rewards);
-        let mut st = self.state.take().ok_or_else(|| not_trained("MBIE-EB"))?;
+        let (beta, m, rewards) = (self.beta, self.m, self.rewards);
+        let st = self.state()?;
         let row = t.state * st.exp.n_actions + t.action;
         if m == 0 || st.exp.visits(row) < m as f64 {
             st.exp.observe(&t);
-            let bonus = self.bonus(&st.exp, row);
-            st.model.set_known(row, &st.exp, rewards, bonus);
-            st.stale = true;
+            // beta / sqrt(n(s, a)) in units of the reward range.
+            let bonus = beta * st.exp.scale() / st.exp.visits(row).sqrt();
+            st.set_known(row, rewards, bonus);
         }
-        self.state = Some(st);
         Ok(())
     }
 
     fn action_probabilities(&mut self, state: usize, out: &mut [f64]) -> Result<()> {
-        greedy_probabilities(self.ensure_solved()?.model.q_row(state), out);
-        Ok(())
+        self.greedy_policy(state, out)
     }
 
     /// Nothing learned offline: learn_offline only sizes the model.
@@ -181,13 +153,13 @@ mod tests {
         agent.learn_offline(&prior, setting, &mut rng).unwrap();
         agent.start_task(&TaskContext { setting, true_mdp: None }, &mut rng).unwrap();
         // Rewards span [0, 1]: an unvisited pair is worth 1 / (1 - 0.5) = 2.
-        let q = agent.ensure_solved().unwrap().model.q_row(0).to_vec();
+        let q = agent.planned_q_row(0).unwrap().to_vec();
         assert!(q.iter().all(|&v| (v - 2.0).abs() < 1e-3), "{q:?}");
         for _ in 0..4 {
             agent.observe(Transition { state: 0, action: 0, reward: 0.05, next_state: 0 }, &mut rng).unwrap();
         }
         // Q(0, 0) = 0.05 + 0.5 / 2 + 0.5 max(Q(0, 0), Q(0, 1) = 2) = 0.3 + 1.
-        let q = agent.ensure_solved().unwrap().model.q_row(0).to_vec();
+        let q = agent.planned_q_row(0).unwrap().to_vec();
         assert!((q[0] - 1.3).abs() < 1e-3, "{q:?}");
     }
 

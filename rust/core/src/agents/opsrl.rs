@@ -22,11 +22,9 @@
 use rand::Rng as _;
 use rand_distr::StandardNormal;
 
-use super::common::{argmax_random_tie, greedy_probabilities};
 use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
 use super::tabular::{
-    block_length, count_sweep, planning_stream, Blocks, Experience, RewardModel, TabularlReference, PLAN_HORIZON,
-    REWARDS, TABULARL_REFERENCE,
+    count_sweep, BlockPlanner, GreedyOnPlan, RewardModel, TabularlReference, PLAN_HORIZON, REWARDS, TABULARL_REFERENCE,
 };
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
@@ -104,19 +102,13 @@ pub struct OptimisticPsrl {
 
 #[derive(Clone, Debug)]
 struct OpsrlState {
-    exp: Experience,
-    gamma: f64,
-    blocks: Blocks,
-    rng: Rng,
-    /// `max_j Q^j_h(s, a)`, `(h * S + s) * A + a`.
-    q: Vec<f64>,
+    /// The plan: `max_j Q^j_h(s, a)`.
+    base: BlockPlanner,
     /// One sampled model: transitions (S * A * S) and mean rewards (S * A).
     p: Vec<f64>,
     r: Vec<f64>,
     alpha: Vec<f64>,
     all_states: Vec<u32>,
-    v_next: Vec<f64>,
-    v: Vec<f64>,
 }
 
 impl OptimisticPsrl {
@@ -143,37 +135,45 @@ impl OptimisticPsrl {
     fn ensure_planned(&mut self) -> Result<&OpsrlState> {
         let (k, alpha0, rewards) = (self.k, self.alpha0, self.rewards);
         let st = self.state()?;
-        if st.blocks.due {
+        if st.base.due() {
             st.plan(k, alpha0, rewards);
         }
         Ok(st)
     }
 }
 
+impl GreedyOnPlan for OptimisticPsrl {
+    fn planned_q_row(&mut self, state: usize) -> Result<&[f64]> {
+        Ok(self.ensure_planned()?.base.staged.q_row(state))
+    }
+}
+
 impl OpsrlState {
     fn sample(&mut self, alpha0: f64, rewards: RewardModel) {
-        let (ns, na) = (self.exp.n_states, self.exp.n_actions);
+        let base = &mut self.base;
+        let (ns, na) = (base.exp.n_states, base.exp.n_actions);
         for row in 0..ns * na {
-            for (a, &c) in self.alpha.iter_mut().zip(self.exp.counts_row(row)) {
+            for (a, &c) in self.alpha.iter_mut().zip(base.exp.counts_row(row)) {
                 *a = alpha0 + c;
             }
-            sample_row(&self.alpha, &self.all_states, &mut self.p[row * ns..(row + 1) * ns], &mut self.rng);
+            sample_row(&self.alpha, &self.all_states, &mut self.p[row * ns..(row + 1) * ns], &mut base.rng);
             self.r[row] = match rewards {
                 RewardModel::Known => 0.0,
                 RewardModel::Learned => {
-                    let (mean, sd) = self.exp.reward_posterior(row);
-                    mean + sd * self.rng.sample::<f64, _>(StandardNormal)
+                    let (mean, sd) = base.exp.reward_posterior(row);
+                    mean + sd * base.rng.sample::<f64, _>(StandardNormal)
                 }
             };
         }
     }
 
     fn plan(&mut self, k: usize, alpha0: f64, rewards: RewardModel) {
-        let (ns, na, len) = (self.exp.n_states, self.exp.n_actions, self.blocks.length);
-        self.q.fill(f64::NEG_INFINITY);
+        let (ns, na, len) = (self.base.exp.n_states, self.base.exp.n_actions, self.base.staged.blocks.length);
+        self.base.staged.q.fill(f64::NEG_INFINITY);
         for _ in 0..k {
             self.sample(alpha0, rewards);
-            self.v_next.fill(0.0);
+            let base = &mut self.base;
+            base.v_next.fill(0.0);
             for h in (0..len).rev() {
                 for s in 0..ns {
                     let mut best = f64::NEG_INFINITY;
@@ -182,30 +182,24 @@ impl OpsrlState {
                         let p = &self.p[row * ns..(row + 1) * ns];
                         let value = match rewards {
                             RewardModel::Known => {
-                                let known = self.exp.known_row(row);
-                                p.iter().zip(known).zip(&self.v_next).map(|((p, r), v)| p * (r + self.gamma * v)).sum()
+                                let known = base.exp.known_row(row);
+                                p.iter().zip(known).zip(&base.v_next).map(|((p, r), v)| p * (r + base.gamma * v)).sum()
                             }
                             RewardModel::Learned => {
-                                self.r[row] + self.gamma * p.iter().zip(&self.v_next).map(|(p, v)| p * v).sum::<f64>()
+                                self.r[row] + base.gamma * p.iter().zip(&base.v_next).map(|(p, v)| p * v).sum::<f64>()
                             }
                         };
-                        let slot = &mut self.q[h * ns * na + row];
+                        let slot = &mut base.staged.q[h * ns * na + row];
                         *slot = slot.max(value);
                         best = best.max(value);
                     }
-                    self.v[s] = best;
+                    base.v[s] = best;
                 }
-                std::mem::swap(&mut self.v, &mut self.v_next);
+                std::mem::swap(&mut base.v, &mut base.v_next);
                 count_sweep(ns * na, ns * na * ns);
             }
         }
-        self.blocks.due = false;
-    }
-
-    fn q_row(&self, state: usize) -> &[f64] {
-        let (ns, na) = (self.exp.n_states, self.exp.n_actions);
-        let start = (self.blocks.stage * ns + state) * na;
-        &self.q[start..start + na]
+        self.base.planned();
     }
 }
 
@@ -222,64 +216,43 @@ impl Agent for OptimisticPsrl {
     }
 
     fn learn_offline(&mut self, prior: &Fdm, setting: Setting, rng: &mut Rng) -> Result<()> {
-        let exp = Experience::new(prior);
-        let (ns, na) = (exp.n_states, exp.n_actions);
-        let len = block_length(self.plan_horizon, setting.gamma);
+        let base = BlockPlanner::new(prior, self.plan_horizon, setting.gamma, rng);
+        let (ns, na) = (base.exp.n_states, base.exp.n_actions);
         self.state = Some(OpsrlState {
-            exp,
-            gamma: setting.gamma,
-            blocks: Blocks::new(len),
-            rng: planning_stream(&mut rng.clone()),
-            q: vec![0.0; len * ns * na],
             p: vec![0.0; ns * na * ns],
             r: vec![0.0; ns * na],
             alpha: vec![0.0; ns],
             all_states: (0..ns as u32).collect(),
-            v_next: vec![0.0; ns],
-            v: vec![0.0; ns],
+            base,
         });
         Ok(())
     }
 
     fn start_task(&mut self, context: &TaskContext<'_>, rng: &mut Rng) -> Result<()> {
         let requested = self.plan_horizon;
-        let st = self.state()?;
-        let setting = context.setting;
-        let len = block_length(requested, setting.gamma);
-        if len != st.blocks.length {
-            st.q = vec![0.0; len * st.exp.n_states * st.exp.n_actions];
-        }
-        st.gamma = setting.gamma;
-        st.blocks = Blocks::new(len);
-        st.exp.clear();
-        st.rng = planning_stream(rng);
+        self.state()?.base.start_task(requested, context.setting.gamma, rng);
         Ok(())
     }
 
     fn start_episode(&mut self, _state: usize, _rng: &mut Rng) -> Result<()> {
-        self.state()?.blocks.restart();
+        self.state()?.base.staged.blocks.restart();
         Ok(())
     }
 
     fn act(&mut self, state: usize, rng: &mut Rng) -> Result<usize> {
-        Ok(argmax_random_tie(self.ensure_planned()?.q_row(state), rng))
+        self.act_greedily(state, rng)
     }
 
     fn observe(&mut self, t: Transition, _rng: &mut Rng) -> Result<()> {
         let reference = self.reference;
-        let st = self.state()?;
-        if reference == TabularlReference::Tabularl && st.blocks.stage + 1 == st.blocks.length {
-            st.exp.observe_reward_only(&t);
-        } else {
-            st.exp.observe(&t);
-        }
-        st.blocks.advance();
+        let base = &mut self.state()?.base;
+        let reward_only = reference == TabularlReference::Tabularl && base.at_last_stage();
+        base.observe(&t, reward_only);
         Ok(())
     }
 
     fn action_probabilities(&mut self, state: usize, out: &mut [f64]) -> Result<()> {
-        greedy_probabilities(self.ensure_planned()?.q_row(state), out);
-        Ok(())
+        self.greedy_policy(state, out)
     }
 
     /// Nothing learned offline: learn_offline only sizes the tables.
@@ -315,7 +288,7 @@ mod tests {
                 let mut rng = crate::rng::stream(seed, 0, 0);
                 agent.learn_offline(&prior, setting, &mut rng).unwrap();
                 agent.start_task(&TaskContext { setting, true_mdp: None }, &mut rng).unwrap();
-                total += agent.ensure_planned().unwrap().q.iter().sum::<f64>();
+                total += agent.ensure_planned().unwrap().base.staged.q.iter().sum::<f64>();
             }
             total
         };
@@ -326,7 +299,7 @@ mod tests {
             let mut rng = crate::rng::stream(3, 0, 0);
             agent.learn_offline(&prior, setting, &mut rng).unwrap();
             agent.start_task(&TaskContext { setting, true_mdp: None }, &mut rng).unwrap();
-            agent.ensure_planned().unwrap().q.clone()
+            agent.ensure_planned().unwrap().base.staged.q.clone()
         };
         let (one, five) = (plan(1), plan(5));
         assert!(one.iter().zip(&five).all(|(a, b)| a <= b));
@@ -356,7 +329,7 @@ mod tests {
                 s = y;
             }
         }
-        let exp = &agent.state.as_ref().unwrap().exp;
+        let exp = &agent.state.as_ref().unwrap().base.exp;
         let rows = exp.n_states * exp.n_actions;
         let rewards: f64 = (0..rows).map(|row| exp.reward_visits(row)).sum();
         let transitions: f64 = (0..rows).map(|row| exp.visits(row)).sum();

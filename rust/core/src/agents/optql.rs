@@ -18,10 +18,9 @@
 //! the tables start at `(H - h) scale` (undiscounted), and the bonus is
 //! `b_t = min(c scale / sqrt(t) + v_max(h) / t, v_max(h))`; the update and the cap on V are the same.
 
-use super::common::{argmax_random_tie, greedy_probabilities};
 use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
 use super::tabular::{
-    block_length, discounted_steps, rlberry_bonus, Blocks, Reference, RewardModel, PLAN_HORIZON, REWARDS,
+    block_length, discounted_steps, rlberry_bonus, GreedyOnPlan, Reference, RewardModel, StagedQ, PLAN_HORIZON, REWARDS,
 };
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
@@ -105,9 +104,8 @@ struct OptQlState {
     n_states: usize,
     n_actions: usize,
     gamma: f64,
-    blocks: Blocks,
-    /// `Q_h(s, a)`, `(h * S + s) * A + a`.
-    q: Vec<f64>,
+    /// The schedule and `Q_h(s, a)`.
+    staged: StagedQ,
     /// `V_h(s)` for `h <= H` (`V_H = 0`).
     v: Vec<f64>,
     counts: Vec<f64>,
@@ -139,7 +137,7 @@ impl OptQl {
     fn initial_value(reference: Reference, st: &OptQlState, h: usize) -> f64 {
         match reference {
             Reference::Paper => st.v_max[h],
-            Reference::Rlberry => st.scale * (st.blocks.length - h) as f64,
+            Reference::Rlberry => st.scale * (st.staged.blocks.length - h) as f64,
         }
     }
 
@@ -147,7 +145,7 @@ impl OptQl {
     fn bonus_at(c: f64, reference: Reference, st: &OptQlState, h: usize, t: f64) -> f64 {
         match reference {
             Reference::Paper => {
-                let len = st.blocks.length as f64;
+                let len = st.staged.blocks.length as f64;
                 c * st.scale * (len * len * len * st.iota / t).sqrt()
             }
             Reference::Rlberry => rlberry_bonus(c, t, st.v_max[h], st.scale),
@@ -171,11 +169,10 @@ impl OptQl {
         let (ns, na) = (st.n_states, st.n_actions);
         let h = block_length(requested, setting.gamma);
         st.gamma = setting.gamma;
-        st.blocks = Blocks::new(h);
+        st.staged = StagedQ::new(h, ns, na);
         st.iota = ((ns * na) as f64 * setting.horizon as f64 / delta).ln();
         let r_hi = st.known.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         st.v_max = (0..=h).map(|stage| r_hi * discounted_steps(setting.gamma, h - stage)).collect();
-        st.q = vec![0.0; h * ns * na];
         st.v = vec![0.0; (h + 1) * ns];
         st.counts = vec![0.0; h * ns * na];
         self.fill_tables();
@@ -187,13 +184,20 @@ impl OptQl {
         let reference = self.reference;
         if let Some(st) = self.state.as_mut() {
             let (ns, na) = (st.n_states, st.n_actions);
-            for i in 0..st.q.len() {
-                st.q[i] = Self::initial_value(reference, st, i / (ns * na));
+            for i in 0..st.staged.q.len() {
+                st.staged.q[i] = Self::initial_value(reference, st, i / (ns * na));
             }
             for i in 0..st.v.len() {
                 st.v[i] = Self::initial_value(reference, st, i / ns);
             }
         }
+    }
+}
+
+impl GreedyOnPlan for OptQl {
+    /// The table as the updates left it (Q-learning plans nothing: every observation updates it).
+    fn planned_q_row(&mut self, state: usize) -> Result<&[f64]> {
+        Ok(self.state()?.staged.q_row(state))
     }
 }
 
@@ -211,8 +215,7 @@ impl Agent for OptQl {
             n_states: prior.n_states(),
             n_actions: prior.n_actions(),
             gamma: setting.gamma,
-            blocks: Blocks::new(1),
-            q: Vec::new(),
+            staged: StagedQ::new(1, prior.n_states(), prior.n_actions()),
             v: Vec::new(),
             counts: Vec::new(),
             v_max: Vec::new(),
@@ -228,12 +231,12 @@ impl Agent for OptQl {
         let (delta, len) = (self.delta, block_length(self.plan_horizon, setting.gamma));
         let st = self.state()?;
         // The reset of the H·S·A stage tables, a task's cost beside its O(A) decisions.
-        work::add(Unit::ModelEntries, (st.q.len() + st.v.len() + st.counts.len()) as u64);
-        let same = st.gamma == setting.gamma && st.blocks.length == len;
+        work::add(Unit::ModelEntries, (st.staged.q.len() + st.v.len() + st.counts.len()) as u64);
+        let same = st.gamma == setting.gamma && st.staged.blocks.length == len;
         if same {
             // Refill in place (no allocation between tasks of the same setting).
             let (ns, na) = (st.n_states, st.n_actions);
-            st.blocks.restart();
+            st.staged.blocks.restart();
             st.counts.fill(0.0);
             st.iota = ((ns * na) as f64 * setting.horizon as f64 / delta).ln();
             self.fill_tables();
@@ -244,22 +247,19 @@ impl Agent for OptQl {
     }
 
     fn start_episode(&mut self, _state: usize, _rng: &mut Rng) -> Result<()> {
-        self.state()?.blocks.restart();
+        self.state()?.staged.blocks.restart();
         Ok(())
     }
 
     fn act(&mut self, state: usize, rng: &mut Rng) -> Result<usize> {
-        let st = self.state()?;
-        let (ns, na) = (st.n_states, st.n_actions);
-        let start = (st.blocks.stage * ns + state) * na;
-        Ok(argmax_random_tie(&st.q[start..start + na], rng))
+        self.act_greedily(state, rng)
     }
 
     fn observe(&mut self, t: Transition, _rng: &mut Rng) -> Result<()> {
         let (c, rewards, reference) = (self.c, self.rewards, self.reference);
         let st = self.state()?;
         let (ns, na) = (st.n_states, st.n_actions);
-        let (h, len) = (st.blocks.stage, st.blocks.length);
+        let (h, len) = (st.staged.blocks.stage, st.staged.blocks.length);
         let reward = match rewards {
             RewardModel::Known => st.known[(t.state * na + t.action) * ns + t.next_state],
             RewardModel::Learned => t.reward,
@@ -271,20 +271,16 @@ impl Agent for OptQl {
         let alpha = (big_h + 1.0) / (big_h + n);
         let bonus = Self::bonus_at(c, reference, st, h, n);
         let next = st.v[(h + 1) * ns + t.next_state];
-        st.q[i] = (1.0 - alpha) * st.q[i] + alpha * (reward + st.gamma * next + bonus);
+        st.staged.q[i] = (1.0 - alpha) * st.staged.q[i] + alpha * (reward + st.gamma * next + bonus);
         let row = (h * ns + t.state) * na;
-        let best = st.q[row..row + na].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let best = st.staged.q[row..row + na].iter().copied().fold(f64::NEG_INFINITY, f64::max);
         st.v[h * ns + t.state] = best.min(st.v_max[h]);
-        st.blocks.advance();
+        st.staged.blocks.advance();
         Ok(())
     }
 
     fn action_probabilities(&mut self, state: usize, out: &mut [f64]) -> Result<()> {
-        let st = self.state()?;
-        let (ns, na) = (st.n_states, st.n_actions);
-        let start = (st.blocks.stage * ns + state) * na;
-        greedy_probabilities(&st.q[start..start + na], out);
-        Ok(())
+        self.greedy_policy(state, out)
     }
 
     /// Nothing learned offline: learn_offline only sizes the tables.
@@ -319,13 +315,13 @@ mod tests {
         // Rewards span [0, 1]: scale 1.
         assert!((agent.bonus(0, 3.0).unwrap() - 0.5 * (64.0 * iota / 3.0).sqrt()).abs() < 1e-12);
         let v_max0 = 1.0 + 0.9 + 0.81 + 0.729;
-        assert!((agent.state.as_ref().unwrap().q[0] - v_max0).abs() < 1e-12);
+        assert!((agent.state.as_ref().unwrap().staged.q[0] - v_max0).abs() < 1e-12);
         // One update at stage 0 of (0, 1): alpha_1 = 1, so Q = r + gamma V_1(1) + b_1.
         agent.observe(Transition { state: 0, action: 1, reward: 0.0, next_state: 1 }, &mut rng).unwrap();
         let v1 = 1.0 + 0.9 + 0.81;
-        let q = agent.state.as_ref().unwrap().q[1];
+        let q = agent.state.as_ref().unwrap().staged.q[1];
         assert!((q - (0.9 * v1 + agent.bonus(0, 1.0).unwrap())).abs() < 1e-12, "{q}");
-        assert_eq!(agent.state.as_ref().unwrap().blocks.stage, 1);
+        assert_eq!(agent.state.as_ref().unwrap().staged.blocks.stage, 1);
         let _ = mdp;
     }
 
@@ -339,14 +335,14 @@ mod tests {
         agent.start_task(&TaskContext { setting, true_mdp: None }, &mut rng).unwrap();
         let st = agent.state.as_ref().unwrap();
         // Undiscounted H - h (rewards span [0, 1]), whatever gamma; V_H = 0.
-        assert_eq!((st.q[0], st.q[3 * 10], st.v[2 * 5], st.v[4 * 5]), (4.0, 1.0, 2.0, 0.0));
+        assert_eq!((st.staged.q[0], st.staged.q[3 * 10], st.v[2 * 5], st.v[4 * 5]), (4.0, 1.0, 2.0, 0.0));
         let v_max2 = 1.0 + 0.9;
         // min(c / sqrt(t) + v_max(h) / t, v_max(h)): capped at t = 1, not at t = 4.
         assert_eq!(agent.bonus(2, 1.0).unwrap(), v_max2);
         assert!((agent.bonus(2, 4.0).unwrap() - (0.25 + v_max2 / 4.0)).abs() < 1e-15);
         // One update at stage 0 of (0, 1): alpha_1 = 1, Q = r + gamma V_1(1) + b_1 with V_1 = 3.
         agent.observe(Transition { state: 0, action: 1, reward: 0.0, next_state: 1 }, &mut rng).unwrap();
-        let q = agent.state.as_ref().unwrap().q[1];
+        let q = agent.state.as_ref().unwrap().staged.q[1];
         assert!((q - (0.9 * 3.0 + agent.bonus(0, 1.0).unwrap())).abs() < 1e-12, "{q}");
     }
 

@@ -23,11 +23,9 @@
 use rand::Rng as _;
 use rand_distr::StandardNormal;
 
-use super::common::{argmax_random_tie, greedy_probabilities};
 use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
 use super::tabular::{
-    block_length, count_sweep, discounted_steps, planning_stream, Blocks, Experience, Reference, RewardModel,
-    PLAN_HORIZON, REWARDS,
+    count_sweep, discounted_steps, BlockPlanner, GreedyOnPlan, Reference, RewardModel, PLAN_HORIZON, REWARDS,
 };
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
@@ -113,14 +111,8 @@ pub struct Rlsvi {
 
 #[derive(Clone, Debug)]
 struct RlsviState {
-    exp: Experience,
-    gamma: f64,
-    blocks: Blocks,
-    rng: Rng,
-    /// `Q̃_h(s, a)`, `(h * S + s) * A + a`.
-    q: Vec<f64>,
-    v_next: Vec<f64>,
-    v: Vec<f64>,
+    /// The plan: `Q̃_h(s, a)`.
+    base: BlockPlanner,
 }
 
 impl Rlsvi {
@@ -147,7 +139,7 @@ impl Rlsvi {
     fn ensure_planned(&mut self) -> Result<&RlsviState> {
         let (sigma, lambda, rewards, reference) = (self.sigma, self.lambda, self.rewards, self.reference);
         let st = self.state()?;
-        if st.blocks.due {
+        if st.base.due() {
             match reference {
                 Reference::Paper => st.plan(sigma, lambda, rewards),
                 Reference::Rlberry => st.plan_rlberry(sigma, rewards),
@@ -157,28 +149,34 @@ impl Rlsvi {
     }
 }
 
+impl GreedyOnPlan for Rlsvi {
+    fn planned_q_row(&mut self, state: usize) -> Result<&[f64]> {
+        Ok(self.ensure_planned()?.base.staged.q_row(state))
+    }
+}
+
 impl RlsviState {
     /// The posterior (mean, standard deviation) of `Q_h(row)` given `V_{h+1}` in `v_next`.
     fn posterior(&self, row: usize, sigma: f64, lambda: f64, rewards: RewardModel) -> (f64, f64) {
-        let n = self.exp.visits(row);
-        let counts = self.exp.counts_row(row);
+        let n = self.base.exp.visits(row);
+        let counts = self.base.exp.counts_row(row);
         let mut targets = match rewards {
-            RewardModel::Learned => self.exp.reward_sum(row),
+            RewardModel::Learned => self.base.exp.reward_sum(row),
             RewardModel::Known => {
-                let known = self.exp.known_row(row);
-                self.exp.seen(row).iter().map(|&y| counts[y as usize] * known[y as usize]).sum()
+                let known = self.base.exp.known_row(row);
+                self.base.exp.seen(row).iter().map(|&y| counts[y as usize] * known[y as usize]).sum()
             }
         };
-        for &y in self.exp.seen(row) {
-            targets += self.gamma * counts[y as usize] * self.v_next[y as usize];
+        for &y in self.base.exp.seen(row) {
+            targets += self.base.gamma * counts[y as usize] * self.base.v_next[y as usize];
         }
         let shrink = n + sigma * sigma * lambda;
-        (targets / shrink, sigma * self.exp.scale() / shrink.sqrt())
+        (targets / shrink, sigma * self.base.exp.scale() / shrink.sqrt())
     }
 
     fn plan(&mut self, sigma: f64, lambda: f64, rewards: RewardModel) {
-        let (ns, na, len) = (self.exp.n_states, self.exp.n_actions, self.blocks.length);
-        self.v_next.fill(0.0);
+        let (ns, na, len) = (self.base.exp.n_states, self.base.exp.n_actions, self.base.staged.blocks.length);
+        self.base.v_next.fill(0.0);
         for h in (0..len).rev() {
             let mut entries = 0;
             for s in 0..ns {
@@ -186,66 +184,60 @@ impl RlsviState {
                 for a in 0..na {
                     let row = s * na + a;
                     let (mean, sd) = self.posterior(row, sigma, lambda, rewards);
-                    entries += self.exp.seen(row).len();
-                    let value = mean + sd * self.rng.sample::<f64, _>(StandardNormal);
-                    self.q[h * ns * na + row] = value;
+                    entries += self.base.exp.seen(row).len();
+                    let value = mean + sd * self.base.rng.sample::<f64, _>(StandardNormal);
+                    self.base.staged.q[h * ns * na + row] = value;
                     best = best.max(value);
                 }
-                self.v[s] = best;
+                self.base.v[s] = best;
             }
-            std::mem::swap(&mut self.v, &mut self.v_next);
+            std::mem::swap(&mut self.base.v, &mut self.base.v_next);
             count_sweep(ns * na, entries);
         }
-        self.blocks.due = false;
+        self.base.planned();
     }
 
     /// rlberry's perturbed-reward backward induction (module doc).
     fn plan_rlberry(&mut self, sigma: f64, rewards: RewardModel) {
-        let (ns, na, len) = (self.exp.n_states, self.exp.n_actions, self.blocks.length);
-        let (scale, r_hi) = (self.exp.scale(), self.exp.r_hi);
-        let cap = r_hi * discounted_steps(self.gamma, len);
-        self.v_next.fill(0.0);
+        let (ns, na, len) = (self.base.exp.n_states, self.base.exp.n_actions, self.base.staged.blocks.length);
+        let (scale, r_hi) = (self.base.exp.scale(), self.base.exp.r_hi);
+        let cap = r_hi * discounted_steps(self.base.gamma, len);
+        self.base.v_next.fill(0.0);
         for h in (0..len).rev() {
-            let v_max = r_hi * discounted_steps(self.gamma, len - h);
-            let prior_next = self.v_next.iter().sum::<f64>() / ns as f64;
+            let v_max = r_hi * discounted_steps(self.base.gamma, len - h);
+            let prior_next = self.base.v_next.iter().sum::<f64>() / ns as f64;
             let mut entries = 0;
             for s in 0..ns {
                 let mut best = f64::NEG_INFINITY;
                 for a in 0..na {
                     let row = s * na + a;
-                    let n = self.exp.visits(row) + 1.0;
-                    let counts = self.exp.counts_row(row);
+                    let n = self.base.exp.visits(row) + 1.0;
+                    let counts = self.base.exp.counts_row(row);
                     let mut reward_sum = match rewards {
-                        RewardModel::Learned => self.exp.reward_sum(row),
+                        RewardModel::Learned => self.base.exp.reward_sum(row),
                         RewardModel::Known => 0.0,
                     };
                     let mut next = prior_next;
-                    for &y in self.exp.seen(row) {
+                    for &y in self.base.exp.seen(row) {
                         let (count, y) = (counts[y as usize], y as usize);
-                        next += count * self.v_next[y];
+                        next += count * self.base.v_next[y];
                         if rewards == RewardModel::Known {
-                            reward_sum += count * self.exp.known_row(row)[y];
+                            reward_sum += count * self.base.exp.known_row(row)[y];
                         }
                     }
                     entries += ns;
                     let sd = sigma * scale / n.sqrt() + v_max / n;
-                    let perturbed = 2.0 * reward_sum / n + sd * self.rng.sample::<f64, _>(StandardNormal);
-                    let value = perturbed + self.gamma * next / n;
-                    self.q[h * ns * na + row] = value;
+                    let perturbed = 2.0 * reward_sum / n + sd * self.base.rng.sample::<f64, _>(StandardNormal);
+                    let value = perturbed + self.base.gamma * next / n;
+                    self.base.staged.q[h * ns * na + row] = value;
                     best = best.max(value);
                 }
-                self.v[s] = best.min(cap);
+                self.base.v[s] = best.min(cap);
             }
-            std::mem::swap(&mut self.v, &mut self.v_next);
+            std::mem::swap(&mut self.base.v, &mut self.base.v_next);
             count_sweep(ns * na, entries);
         }
-        self.blocks.due = false;
-    }
-
-    fn q_row(&self, state: usize) -> &[f64] {
-        let (ns, na) = (self.exp.n_states, self.exp.n_actions);
-        let start = (self.blocks.stage * ns + state) * na;
-        &self.q[start..start + na]
+        self.base.planned();
     }
 }
 
@@ -262,55 +254,32 @@ impl Agent for Rlsvi {
     }
 
     fn learn_offline(&mut self, prior: &Fdm, setting: Setting, rng: &mut Rng) -> Result<()> {
-        let exp = Experience::new(prior);
-        let (ns, na) = (exp.n_states, exp.n_actions);
-        let len = block_length(self.plan_horizon, setting.gamma);
-        self.state = Some(RlsviState {
-            exp,
-            gamma: setting.gamma,
-            blocks: Blocks::new(len),
-            rng: planning_stream(&mut rng.clone()),
-            q: vec![0.0; len * ns * na],
-            v_next: vec![0.0; ns],
-            v: vec![0.0; ns],
-        });
+        self.state = Some(RlsviState { base: BlockPlanner::new(prior, self.plan_horizon, setting.gamma, rng) });
         Ok(())
     }
 
     fn start_task(&mut self, context: &TaskContext<'_>, rng: &mut Rng) -> Result<()> {
         let requested = self.plan_horizon;
-        let st = self.state()?;
-        let setting = context.setting;
-        let len = block_length(requested, setting.gamma);
-        if len != st.blocks.length {
-            st.q = vec![0.0; len * st.exp.n_states * st.exp.n_actions];
-        }
-        st.gamma = setting.gamma;
-        st.blocks = Blocks::new(len);
-        st.exp.clear();
-        st.rng = planning_stream(rng);
+        self.state()?.base.start_task(requested, context.setting.gamma, rng);
         Ok(())
     }
 
     fn start_episode(&mut self, _state: usize, _rng: &mut Rng) -> Result<()> {
-        self.state()?.blocks.restart();
+        self.state()?.base.staged.blocks.restart();
         Ok(())
     }
 
     fn act(&mut self, state: usize, rng: &mut Rng) -> Result<usize> {
-        Ok(argmax_random_tie(self.ensure_planned()?.q_row(state), rng))
+        self.act_greedily(state, rng)
     }
 
     fn observe(&mut self, t: Transition, _rng: &mut Rng) -> Result<()> {
-        let st = self.state()?;
-        st.exp.observe(&t);
-        st.blocks.advance();
+        self.state()?.base.observe(&t, false);
         Ok(())
     }
 
     fn action_probabilities(&mut self, state: usize, out: &mut [f64]) -> Result<()> {
-        greedy_probabilities(self.ensure_planned()?.q_row(state), out);
-        Ok(())
+        self.greedy_policy(state, out)
     }
 
     /// Nothing learned offline: learn_offline only sizes the tables.
@@ -345,7 +314,7 @@ mod tests {
             agent.observe(Transition { state: 0, action: 1, reward: r, next_state: y }, &mut rng).unwrap();
         }
         let st = agent.state.as_mut().unwrap();
-        st.v_next.copy_from_slice(&[0.0, 2.0, 4.0, 0.0, 0.0]);
+        st.base.v_next.copy_from_slice(&[0.0, 2.0, 4.0, 0.0, 0.0]);
         let (mean, sd) = st.posterior(1, 0.5, 2.0, RewardModel::Learned);
         let targets = 2.0 + 0.9 * (2.0 * 2.0 + 4.0);
         assert!((mean - targets / (3.0 + 0.5)).abs() < 1e-12);
@@ -367,9 +336,9 @@ mod tests {
         for (r, y) in [(1.0, 1), (0.0, 2), (1.0, 1)] {
             agent.observe(Transition { state: 0, action: 1, reward: r, next_state: y }, &mut rng).unwrap();
         }
-        agent.state.as_mut().unwrap().blocks.restart();
+        agent.state.as_mut().unwrap().base.staged.blocks.restart();
         // Replay the plan's normal draws from a copy of its stream.
-        let mut draws = agent.state.as_ref().unwrap().rng.clone();
+        let mut draws = agent.state.as_ref().unwrap().base.rng.clone();
         agent.act(0, &mut rng).unwrap();
         let st = agent.state.as_ref().unwrap();
         let xi: Vec<f64> = (0..20).map(|_| draws.sample::<f64, _>(StandardNormal)).collect();
@@ -380,14 +349,14 @@ mod tests {
         let q1: Vec<f64> =
             q1.iter().enumerate().map(|(row, m)| m + sd1(if row == 1 { 4.0 } else { 1.0 }) * xi[row]).collect();
         for row in 0..ns * na {
-            assert!((st.q[ns * na + row] - q1[row]).abs() < 1e-12);
+            assert!((st.base.staged.q[ns * na + row] - q1[row]).abs() < 1e-12);
         }
         let v1: Vec<f64> = (0..ns).map(|s| q1[s * na].max(q1[s * na + 1]).min(1.9)).collect();
         // Stage 0, pair (0, 1): P̂ = (1/S + n(y)) / n' over every state.
         let next = (v1.iter().sum::<f64>() / 5.0 + 2.0 * v1[1] + v1[2]) / 4.0;
         let sd0 = 0.5 / 2.0 + 1.9 / 4.0;
         let expected = 2.0 * 2.0 / 4.0 + sd0 * xi[ns * na + 1] + 0.9 * next;
-        assert!((st.q[1] - expected).abs() < 1e-12, "{} {expected}", st.q[1]);
+        assert!((st.base.staged.q[1] - expected).abs() < 1e-12, "{} {expected}", st.base.staged.q[1]);
     }
 
     #[test]

@@ -9,9 +9,8 @@
 //! uniformly at random. The paper's own T-step undiscounted policy and its PAC-sized m are not
 //! used: m = 16 and m = 6 are the RiverSwim and SixArms settings of the MBIE-EB experiments.
 
-use super::common::{argmax_random_tie, greedy_probabilities};
 use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
-use super::tabular::{AbsorbingModel, Experience, RewardModel, REWARDS};
+use super::tabular::{AbsorbingPlanner, GreedyOnPlan, RewardModel, REWARDS};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
@@ -52,16 +51,7 @@ pub const SPEC: KindSpec = KindSpec {
 pub struct Rmax {
     m: usize,
     rewards: RewardModel,
-    state: Option<RmaxState>,
-}
-
-#[derive(Clone, Debug)]
-struct RmaxState {
-    exp: Experience,
-    model: AbsorbingModel,
-    gamma: f64,
-    stale: bool,
-    solves: u64,
+    state: Option<AbsorbingPlanner>,
 }
 
 impl Rmax {
@@ -72,18 +62,8 @@ impl Rmax {
         Ok(Self { m, rewards, state: None })
     }
 
-    fn state(&mut self) -> Result<&mut RmaxState> {
+    fn state(&mut self) -> Result<&mut AbsorbingPlanner> {
         self.state.as_mut().ok_or_else(|| not_trained("R-max"))
-    }
-
-    fn ensure_solved(&mut self) -> Result<&RmaxState> {
-        let st = self.state()?;
-        if st.stale {
-            st.model.solve(st.gamma);
-            st.stale = false;
-            st.solves += 1;
-        }
-        Ok(st)
     }
 
     /// Whether pair `row` is known.
@@ -97,34 +77,29 @@ impl Rmax {
     }
 }
 
+impl GreedyOnPlan for Rmax {
+    fn planned_q_row(&mut self, state: usize) -> Result<&[f64]> {
+        Ok(self.state()?.q_row(state))
+    }
+}
+
 impl Agent for Rmax {
     fn name(&self) -> String {
         format!("R-max (m = {}{})", self.m, self.rewards.label())
     }
 
     fn learn_offline(&mut self, prior: &Fdm, setting: Setting, _rng: &mut Rng) -> Result<()> {
-        let exp = Experience::new(prior);
-        let model = AbsorbingModel::new(exp.n_states, exp.n_actions);
-        self.state = Some(RmaxState { exp, model, gamma: setting.gamma, stale: true, solves: 0 });
+        self.state = Some(AbsorbingPlanner::new(prior, setting.gamma));
         Ok(())
     }
 
     fn start_task(&mut self, context: &TaskContext<'_>, _rng: &mut Rng) -> Result<()> {
-        let st = self.state()?;
-        st.gamma = context.setting.gamma;
-        st.exp.clear();
-        let r_hi = st.exp.r_hi;
-        st.model.set_top_reward(r_hi);
-        for row in 0..st.exp.n_states * st.exp.n_actions {
-            st.model.set_unknown(row, r_hi);
-        }
-        st.stale = true;
-        st.solves = 0;
+        self.state()?.start_task(context.setting.gamma);
         Ok(())
     }
 
     fn act(&mut self, state: usize, rng: &mut Rng) -> Result<usize> {
-        Ok(argmax_random_tie(self.ensure_solved()?.model.q_row(state), rng))
+        self.act_greedily(state, rng)
     }
 
     fn observe(&mut self, t: Transition, _rng: &mut Rng) -> Result<()> {
@@ -134,16 +109,14 @@ impl Agent for Rmax {
         if st.exp.visits(row) < m {
             st.exp.observe(&t);
             if st.exp.visits(row) == m {
-                st.model.set_known(row, &st.exp, rewards, 0.0);
-                st.stale = true;
+                st.set_known(row, rewards, 0.0);
             }
         }
         Ok(())
     }
 
     fn action_probabilities(&mut self, state: usize, out: &mut [f64]) -> Result<()> {
-        greedy_probabilities(self.ensure_solved()?.model.q_row(state), out);
-        Ok(())
+        self.greedy_policy(state, out)
     }
 
     /// Nothing learned offline: learn_offline only sizes the model.
@@ -184,7 +157,7 @@ mod tests {
             assert_eq!(agent.solves(), if tries >= 3 { 2 } else { 1 }, "after {tries} tries");
         }
         // Known: Q(0, 0) = 0.05 + 0.5 V(0), and V(0) = Q(0, 1) = 2 (unknown): 1.05.
-        let q = agent.ensure_solved().unwrap().model.q_row(0).to_vec();
+        let q = agent.planned_q_row(0).unwrap().to_vec();
         assert!((q[0] - 1.05).abs() < 1e-3 && (q[1] - 2.0).abs() < 1e-3, "{q:?}");
     }
 

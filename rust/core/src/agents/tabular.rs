@@ -1,13 +1,17 @@
 //! What the exploration baselines (UCRL2, UCBVI, MBIE-EB, R-max, Optimistic PSRL, RLSVI and the
 //! two Q-learners) share: their common parameters, the visit statistics they learn from, the
-//! planning-block schedule of the continuing protocol, and the optimistic absorbing-state model
-//! that MBIE-EB and R-max hand to the benchmark's value iteration. docs/baselines.md states the
+//! planning-block schedule of the continuing protocol and its staged Q table, and the optimistic
+//! absorbing-state model that MBIE-EB and R-max hand to the benchmark's value iteration; and the
+//! life cycle built on them: a task's reset, the replanning (per block for Optimistic PSRL and
+//! RLSVI, [`BlockPlanner`]; per change of the model for MBIE-EB and R-max, [`AbsorbingPlanner`])
+//! and the greedy decisions on the plan ([`GreedyOnPlan`]). docs/baselines.md states the
 //! algorithms; each agent's file holds its own equations.
 
 use std::sync::Arc;
 
 use rand::{RngCore as _, SeedableRng as _};
 
+use super::common::{argmax_random_tie, greedy_probabilities};
 use super::spec::{ParamDefault, ParamSpec, ParamType, Reader};
 use crate::agent::Transition;
 use crate::error::Result;
@@ -357,6 +361,184 @@ impl Blocks {
         if self.stage == self.length {
             self.restart();
         }
+    }
+}
+
+/// An `H`-stage Q table, `(h * S + s) * A + a`, read at the stage of its block schedule: what the
+/// finite-horizon baselines (Optimistic PSRL, RLSVI, UCB Q-learning) act greedily on.
+#[derive(Clone, Debug)]
+pub struct StagedQ {
+    pub blocks: Blocks,
+    pub q: Vec<f64>,
+    n_states: usize,
+    n_actions: usize,
+}
+
+impl StagedQ {
+    /// Blocks of `length` steps, a plan due, the table zero.
+    pub fn new(length: usize, n_states: usize, n_actions: usize) -> Self {
+        Self { blocks: Blocks::new(length), q: vec![0.0; length * n_states * n_actions], n_states, n_actions }
+    }
+
+    /// A new task's schedule: blocks of `length` steps from stage 0, a plan due; the table is
+    /// allocated again only when the length changes (its values are the next plan's to write).
+    pub fn restart_with(&mut self, length: usize) {
+        if length != self.blocks.length {
+            self.q = vec![0.0; length * self.n_states * self.n_actions];
+        }
+        self.blocks = Blocks::new(length);
+    }
+
+    /// The index of `Q_h(state, 0)` at the current stage `h`.
+    #[inline]
+    pub fn row_start(&self, state: usize) -> usize {
+        (self.blocks.stage * self.n_states + state) * self.n_actions
+    }
+
+    /// `Q_h(state, ·)` at the current stage.
+    #[inline]
+    pub fn q_row(&self, state: usize) -> &[f64] {
+        let start = self.row_start(state);
+        &self.q[start..start + self.n_actions]
+    }
+}
+
+/// The blocked planners (Optimistic PSRL, RLSVI): a task's visit statistics, a plan of the
+/// [`StagedQ`] computed at every block start from its own stream, and the two value buffers of
+/// the backward induction. Each agent writes its own plan into `staged.q`, then calls
+/// [`BlockPlanner::planned`].
+#[derive(Clone, Debug)]
+pub struct BlockPlanner {
+    pub exp: Experience,
+    pub gamma: f64,
+    pub staged: StagedQ,
+    pub rng: Rng,
+    pub v_next: Vec<f64>,
+    pub v: Vec<f64>,
+}
+
+impl BlockPlanner {
+    /// Sized for `prior` and blocks of `plan_horizon` steps ([`block_length`]); the stream is a
+    /// copy's, so the agent's own stream is left as it was (a task start draws the real one).
+    pub fn new(prior: &Fdm, plan_horizon: usize, gamma: f64, rng: &Rng) -> Self {
+        let exp = Experience::new(prior);
+        let (ns, na) = (exp.n_states, exp.n_actions);
+        let len = block_length(plan_horizon, gamma);
+        Self {
+            exp,
+            gamma,
+            staged: StagedQ::new(len, ns, na),
+            rng: planning_stream(&mut rng.clone()),
+            v_next: vec![0.0; ns],
+            v: vec![0.0; ns],
+        }
+    }
+
+    /// A new task under `gamma`: nothing observed, the schedule restarted, a new planning stream.
+    pub fn start_task(&mut self, plan_horizon: usize, gamma: f64, rng: &mut Rng) {
+        self.staged.restart_with(block_length(plan_horizon, gamma));
+        self.gamma = gamma;
+        self.exp.clear();
+        self.rng = planning_stream(rng);
+    }
+
+    /// Whether a plan is due before the next decision (a block starts).
+    #[inline]
+    pub fn due(&self) -> bool {
+        self.staged.blocks.due
+    }
+
+    /// The plan just written into `staged.q` holds until the next block start.
+    #[inline]
+    pub fn planned(&mut self) {
+        self.staged.blocks.due = false;
+    }
+
+    /// Counts one step's transition (only its reward when `reward_only`: TabulaRL's last step of
+    /// a block) and moves the schedule on.
+    #[inline]
+    pub fn observe(&mut self, t: &Transition, reward_only: bool) {
+        if reward_only {
+            self.exp.observe_reward_only(t);
+        } else {
+            self.exp.observe(t);
+        }
+        self.staged.blocks.advance();
+    }
+
+    /// Whether the next step is the last of its block.
+    #[inline]
+    pub fn at_last_stage(&self) -> bool {
+        self.staged.blocks.stage + 1 == self.staged.blocks.length
+    }
+}
+
+/// The planners on an [`AbsorbingModel`] (MBIE-EB, R-max): a task's visit statistics and the
+/// model they build, solved again before the next decision whenever a pair's entry changed.
+#[derive(Clone, Debug)]
+pub struct AbsorbingPlanner {
+    pub exp: Experience,
+    model: AbsorbingModel,
+    gamma: f64,
+    stale: bool,
+    /// Solves since the task started.
+    pub solves: u64,
+}
+
+impl AbsorbingPlanner {
+    pub fn new(prior: &Fdm, gamma: f64) -> Self {
+        let exp = Experience::new(prior);
+        let model = AbsorbingModel::new(exp.n_states, exp.n_actions);
+        Self { exp, model, gamma, stale: true, solves: 0 }
+    }
+
+    /// A new task under `gamma`: nothing observed, every pair unknown.
+    pub fn start_task(&mut self, gamma: f64) {
+        self.gamma = gamma;
+        self.exp.clear();
+        let r_hi = self.exp.r_hi;
+        self.model.set_top_reward(r_hi);
+        for row in 0..self.exp.n_states * self.exp.n_actions {
+            self.model.set_unknown(row, r_hi);
+        }
+        self.stale = true;
+        self.solves = 0;
+    }
+
+    /// Makes `row` known ([`AbsorbingModel::set_known`] with the statistics so far); the model is
+    /// solved again before the next decision.
+    pub fn set_known(&mut self, row: usize, rewards: RewardModel, bonus: f64) {
+        self.model.set_known(row, &self.exp, rewards, bonus);
+        self.stale = true;
+    }
+
+    /// Q(state, ·) of the model as it stands, solved first if it changed.
+    pub fn q_row(&mut self, state: usize) -> &[f64] {
+        if self.stale {
+            self.model.solve(self.gamma);
+            self.stale = false;
+            self.solves += 1;
+        }
+        self.model.q_row(state)
+    }
+}
+
+/// A baseline that acts greedily on a Q table it plans (again) when a plan is due: its decisions
+/// and their probabilities, the same for the five tabular planners (OPSRL, RLSVI, UCB Q-learning,
+/// MBIE-EB, R-max).
+pub trait GreedyOnPlan {
+    /// `Q(state, ·)` of the plan in force, planned first when one is due.
+    fn planned_q_row(&mut self, state: usize) -> Result<&[f64]>;
+
+    /// The greedy action, ties broken at random with `rng`.
+    fn act_greedily(&mut self, state: usize, rng: &mut Rng) -> Result<usize> {
+        Ok(argmax_random_tie(self.planned_q_row(state)?, rng))
+    }
+
+    /// The greedy policy's probabilities (ties shared) into `out`.
+    fn greedy_policy(&mut self, state: usize, out: &mut [f64]) -> Result<()> {
+        greedy_probabilities(self.planned_q_row(state)?, out);
+        Ok(())
     }
 }
 
