@@ -3,59 +3,29 @@ packages' own functions where they are installed."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
-from rich.console import Console
 
-from bbrl import grid
 from bbrl.analysis import export as ex
 from bbrl.analysis.stats import iqm
 from bbrl.cli import main
 from bbrl.protocol.results import load
 from bbrl.protocol.schema import Col
+from smoke_grids import EGREEDY, GC, GRID_UNIFORM, OPTIMAL, RANDOM, SOFTMAX, grid_text, run_quietly
 
 N = 8
 
-EXPORT_GRID = f"""\
-[defaults]
-n_mdps = {N}
-horizon = 30
-
-[[experiment]]
-name = "GC"
-test = "GC"
-prior = "GC"
-
-[[experiment]]
-name = "Grid"
-test = "Grid"
-prior = "UGrid"
-
-[[agent]]
-kind = "random"
-
-[[agent]]
-kind = "egreedy"
-epsilon = [0.0, 0.5]
-
-[[agent]]
-kind = "softmax"
-tau = 1.0
-
-[[agent]]
-kind = "optimal"
-"""
+EXPORT_AGENTS = [RANDOM, EGREEDY, SOFTMAX, OPTIMAL]
+EXPORT_DEFAULTS = {"n_mdps": N, "horizon": 30}
+EXPORT_GRID = grid_text(EXPORT_DEFAULTS, [GC, GRID_UNIFORM], EXPORT_AGENTS)
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("export") / "results"
-    grid.run_grid(grid.parse_config(EXPORT_GRID), out, threads=1, console=Console(file=io.StringIO()))
-    return out
+    return run_quietly(EXPORT_GRID, tmp_path_factory.mktemp("export") / "results", threads=1)
 
 
 def _returns(results: Path, experiment: str, prior: str, label: str) -> np.ndarray:
@@ -148,9 +118,8 @@ def test_the_command_writes_into_the_results_folder_and_names_a_bad_folder(
 
 
 def test_rliable_needs_the_reference_agents(tmp_path: Path) -> None:
-    config = EXPORT_GRID.replace('[[agent]]\nkind = "optimal"\n', "")
-    out = tmp_path / "results"
-    grid.run_grid(grid.parse_config(config), out, threads=1, console=Console(file=io.StringIO()))
+    config = grid_text(EXPORT_DEFAULTS, [GC, GRID_UNIFORM], [a for a in EXPORT_AGENTS if a is not OPTIMAL])
+    out = run_quietly(config, tmp_path / "results", threads=1)
     with pytest.raises(ValueError, match="no experiment has both a Random and an Optimal cell"):
         ex.export(out, "rliable", tmp_path / "export")
     assert not (tmp_path / "export").exists()

@@ -3,7 +3,6 @@ scale, a palette that survives greyscale, and a README that counts the figures r
 
 from __future__ import annotations
 
-import io
 import itertools
 import re
 from pathlib import Path
@@ -16,61 +15,28 @@ import matplotlib.colors
 import numpy as np
 import polars as pl
 import pytest
-from rich.console import Console
 
-from bbrl import grid
 from bbrl.analysis import report
 from bbrl.analysis.figures import ALGORITHM_ORDER, PALETTE, algorithm_colour, algorithm_marker, is_python_agent
 from bbrl.analysis.formatting import format_duration
 from bbrl.protocol.results import load
 from bbrl.protocol.schema import Col
+from smoke_grids import EGREEDY, GRID_UNIFORM, OPTIMAL, RANDOM, SOFTMAX, grid_text, oppsds, run_quietly
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 # Grid with the uniform prior: the oracle's return (about 11) is far above every agent's (below 1),
 # as in the quick study.
-TINY_GRID = """\
-[defaults]
-n_mdps = 5
-horizon = 40
-
-[[experiment]]
-name = "Grid"
-test = "Grid"
-prior = "UGrid"
-
-[[experiment]]
-name = "Grid"
-test = "Grid"
-prior = "Grid"
-record_rewards = true
-
-[[agent]]
-kind = "random"
-
-[[agent]]
-kind = "egreedy"
-epsilon = [0.0, 0.5]
-
-[[agent]]
-kind = "softmax"
-tau = 1.0
-
-[[agent]]
-kind = "oppsds"
-formula_set = 2
-n_draws = [5, 20]
-
-[[agent]]
-kind = "optimal"
-"""
+TINY_GRID = grid_text(
+    {"n_mdps": 5, "horizon": 40},
+    [GRID_UNIFORM, {"name": "Grid", "test": "Grid", "prior": "Grid", "record_rewards": True}],
+    [RANDOM, EGREEDY, SOFTMAX, oppsds([5, 20]), OPTIMAL],
+)
 
 
 @pytest.fixture(scope="module")
 def tiny_grid(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("tiny") / "out"
-    grid.run_grid(grid.parse_config(TINY_GRID), out, console=Console(file=io.StringIO()))
-    return out
+    return run_quietly(TINY_GRID, tmp_path_factory.mktemp("tiny") / "out")
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import math
 import re
 import shutil
@@ -14,11 +13,11 @@ import numpy as np
 import polars as pl
 import pytest
 import scipy.stats
-from rich.console import Console
 
 from bbrl import grid
 from bbrl.analysis import stats
 from bbrl.analysis.report import FIGURES, write_report
+from smoke_grids import EGREEDY, OPTIMAL, RANDOM, grid_text, oppsds, run_quietly
 
 
 def test_paired_z_matches_scipy_and_the_original_formula() -> None:
@@ -243,42 +242,16 @@ def test_best_under_bounds_in_a_second_experiment_is_scaled_by_its_own_horizon()
     assert frame["online_bound_seconds_per_step"].to_list() == pytest.approx([1e-5] * frame.height)
 
 
-REPORT_GRID = """\
-[defaults]
-n_mdps = 20
-horizon = 30
-
-[[experiment]]
-name = "GC"
-test = "GC"
-
-[[experiment]]
-name = "GC"
-test = "GC"
-prior = "UGC"
-
-[[agent]]
-kind = "random"
-
-[[agent]]
-kind = "egreedy"
-epsilon = [0.0, 0.5]
-
-[[agent]]
-kind = "oppsds"
-formula_set = 2
-n_draws = [10, 40]
-
-[[agent]]
-kind = "optimal"
-"""
+REPORT_GRID = grid_text(
+    {"n_mdps": 20, "horizon": 30},
+    [{"name": "GC", "test": "GC"}, {"name": "GC", "test": "GC", "prior": "UGC"}],
+    [RANDOM, EGREEDY, oppsds([10, 40]), OPTIMAL],
+)
 
 
 @pytest.fixture(scope="module")
 def grid_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("grid") / "out"
-    grid.run_grid(grid.parse_config(REPORT_GRID), out, console=Console(file=io.StringIO()))
-    return out
+    return run_quietly(REPORT_GRID, tmp_path_factory.mktemp("grid") / "out")
 
 
 def test_report_renders(grid_results: Path, tmp_path: Path) -> None:

@@ -5,58 +5,26 @@ every figure kept for inspection before it is closed."""
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
-SMOKE_GRID = """\
-[defaults]
-n_mdps = 8
-horizon = 20
-seed = 3
+from smoke_grids import EGREEDY, GC, GRID_UNIFORM, OPTIMAL, RANDOM, grid_text, oppsds, run_quietly
 
-[[experiment]]
-name = "GC"
-test = "GC"
-prior = "GC"
-record_rewards = true
-
-[[experiment]]
-name = "Grid"
-test = "Grid"
-prior = "UGrid"
-
-[[agent]]
-kind = "random"
-
-[[agent]]
-kind = "egreedy"
-epsilon = [0.0, 0.5]
-
-[[agent]]
-kind = "softmax"
-tau = [0.1, 1.0]
-
-[[agent]]
-kind = "oppsds"
-formula_set = 2
-n_draws = [5, 20]
-
-[[agent]]
-kind = "beb"
-beta = [0.5]
-
-[[agent]]
-kind = "sboss"
-epsilon = [1e-1]
-delta = [7.0]
-
-[[agent]]
-kind = "optimal"
-"""
+SMOKE_GRID = grid_text(
+    {"n_mdps": 8, "horizon": 20, "seed": 3},
+    [{**GC, "record_rewards": True}, GRID_UNIFORM],
+    [
+        RANDOM,
+        EGREEDY,
+        {"kind": "softmax", "tau": [0.1, 1.0]},
+        oppsds([5, 20]),
+        {"kind": "beb", "beta": [0.5]},
+        {"kind": "sboss", "epsilon": [1e-1], "delta": [7.0]},
+        OPTIMAL,
+    ],
+)
 
 
 @dataclass
@@ -70,11 +38,9 @@ class SmokeReport:
 
 @pytest.fixture(scope="session")
 def smoke_report(tmp_path_factory: pytest.TempPathFactory) -> SmokeReport:
-    from bbrl import grid
     from bbrl.analysis import report
 
-    results = tmp_path_factory.mktemp("smoke") / "results"
-    grid.run_grid(grid.parse_config(SMOKE_GRID), results, console=Console(file=io.StringIO()))
+    results = run_quietly(SMOKE_GRID, tmp_path_factory.mktemp("smoke") / "results")
     figures: dict[str, object] = {}
     real_save = report.save_figure
 
