@@ -259,6 +259,56 @@ pub(super) fn raise(py: Python<'_>, e: BbrlError, slot: Option<&ErrorSlot>) -> P
     }
 }
 
+/// Fresh copies of a trained Python agent, one per test MDP or run (`copy.deepcopy`, as the core
+/// clones a built-in agent): the factory a core loop (`Experiment::run_each`,
+/// `EpisodicExperiment::run_each_of`) calls, then the loop's outcome turned into Python's terms.
+pub(super) struct FreshCopies<'a, 'py> {
+    agent: &'a Bound<'py, PyAny>,
+    deepcopy: Bound<'py, PyAny>,
+    name: String,
+    n_actions: usize,
+    /// The error slot of the last copy made: the loops stop at the first failure, so the failing one.
+    slot: Option<ErrorSlot>,
+    /// Why the last copy could not be made.
+    copy_error: Option<PyErr>,
+}
+
+impl<'a, 'py> FreshCopies<'a, 'py> {
+    pub(super) fn new(agent: &'a Bound<'py, PyAny>, name: String, n_actions: usize) -> PyResult<Self> {
+        let deepcopy = agent.py().import("copy")?.getattr("deepcopy")?;
+        Ok(Self { agent, deepcopy, name, n_actions, slot: None, copy_error: None })
+    }
+
+    /// A new copy as a core agent (a core error if it could not be made; [`FreshCopies::outcome`]
+    /// raises the Python one).
+    pub(super) fn make(&mut self) -> Result<Box<dyn Agent>> {
+        let made = self
+            .deepcopy
+            .call1((self.agent,))
+            .and_then(|local| PyCallbackAgent::new(&local, self.name.clone(), self.n_actions));
+        match made {
+            Ok(callback) => {
+                self.slot = Some(callback.error_slot());
+                Ok(Box::new(callback) as Box<dyn Agent>)
+            }
+            Err(e) => {
+                self.copy_error = Some(e);
+                Err(BbrlError::Agent("the agent could not be copied".into()))
+            }
+        }
+    }
+
+    /// The loop's result, or its failure as Python's exception: the copy's own error when a copy
+    /// could not be made, else the run's error with the agent's exception chained ([`raise`]).
+    pub(super) fn outcome<T>(self, py: Python<'_>, outcome: Result<T>) -> PyResult<T> {
+        match (outcome, self.copy_error) {
+            (Ok(outcome), _) => Ok(outcome),
+            (Err(_), Some(e)) => Err(e),
+            (Err(e), None) => Err(raise(py, e, self.slot.as_ref())),
+        }
+    }
+}
+
 /// Runs the trained Python `agent` on the test MDPs `indices` (`Experiment::run_each`), a fresh
 /// `copy.deepcopy` of it per MDP (the core clones built-in agents the same way). Returns (returns,
 /// online wall seconds, online CPU seconds of this thread) and, with `record_rewards`, the
@@ -275,27 +325,9 @@ pub(super) fn run_python_agent<'py>(
     record_rewards: bool,
 ) -> PyResult<RunArrays<'py>> {
     let exp = &experiment.inner;
-    let n_actions = exp.test_distribution().n_actions();
-    let deepcopy = py.import("copy")?.getattr("deepcopy")?;
-    let (mut slot, mut copy_error): (Option<ErrorSlot>, Option<PyErr>) = (None, None);
-    let outcome = exp.run_each(&indices, record_rewards, |_| {
-        let made = deepcopy.call1((agent,)).and_then(|local| PyCallbackAgent::new(&local, name.clone(), n_actions));
-        match made {
-            Ok(callback) => {
-                slot = Some(callback.error_slot());
-                Ok(Box::new(callback) as Box<dyn Agent>)
-            }
-            Err(e) => {
-                copy_error = Some(e);
-                Err(BbrlError::Agent("the agent could not be copied".into()))
-            }
-        }
-    });
-    let outcome = match (outcome, copy_error) {
-        (Ok(outcome), _) => outcome,
-        (Err(_), Some(e)) => return Err(e),
-        (Err(e), None) => return Err(raise(py, e, slot.as_ref())),
-    };
+    let mut copies = FreshCopies::new(agent, name, exp.test_distribution().n_actions())?;
+    let outcome = exp.run_each(&indices, record_rewards, |_| copies.make());
+    let outcome = copies.outcome(py, outcome)?;
     let rewards = reward_rows(py, outcome.rewards, indices.len(), exp.setting().horizon)?;
     let work = work_rows(py, &outcome.online_work)?;
     let returns: Bound<'py, PyArray1<f64>> = outcome.returns.into_pyarray(py);

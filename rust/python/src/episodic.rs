@@ -6,12 +6,10 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonl
 use pyo3::prelude::*;
 
 use super::agent::PyAgent;
-use super::callback::{raise, ErrorSlot, PyCallbackAgent};
+use super::callback::FreshCopies;
 use super::distribution::PyFdm;
 use super::experiment::PyProgress;
 use super::{mdp_from_arrays, table, to_py, work_rows};
-use bbrl_core::agent::Agent;
-use bbrl_core::error::BbrlError;
 use bbrl_core::evaluators::episodic::{EpisodicExperiment, EpisodicOutcome, EpisodicProblem};
 
 /// A run's arrays: (runs, K) returns, realised regret, expected regret, steps, CPU seconds; then
@@ -195,28 +193,10 @@ impl PyEpisodicExperiment {
         name: String,
         runs: Option<Vec<usize>>,
     ) -> PyResult<EpisodicArrays<'py>> {
-        let n_actions = self.inner.n_actions();
-        let deepcopy = py.import("copy")?.getattr("deepcopy")?;
-        let (mut slot, mut copy_error): (Option<ErrorSlot>, Option<PyErr>) = (None, None);
+        let mut copies = FreshCopies::new(agent, name, self.inner.n_actions())?;
         let runs = runs.unwrap_or_else(|| (0..self.inner.n_runs()).collect());
-        let outcome = self.inner.run_each_of(&runs, |_| {
-            let made = deepcopy.call1((agent,)).and_then(|local| PyCallbackAgent::new(&local, name.clone(), n_actions));
-            match made {
-                Ok(callback) => {
-                    slot = Some(callback.error_slot());
-                    Ok(Box::new(callback) as Box<dyn Agent>)
-                }
-                Err(e) => {
-                    copy_error = Some(e);
-                    Err(BbrlError::Agent("the agent could not be copied".into()))
-                }
-            }
-        });
-        let out = match (outcome, copy_error) {
-            (Ok(out), _) => out,
-            (Err(_), Some(e)) => return Err(e),
-            (Err(e), None) => return Err(raise(py, e, slot.as_ref())),
-        };
+        let outcome = self.inner.run_each_of(&runs, |_| copies.make());
+        let out = copies.outcome(py, outcome)?;
         self.arrays(py, out)
     }
 }
