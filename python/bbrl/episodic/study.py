@@ -182,6 +182,7 @@ def deep_sea(config: StudyConfig, seed: int, threads: int | None) -> Any:
             rows.append(
                 {
                     Col.AGENT: run.agent,
+                    "kind": run.kind,
                     "size": n,
                     "learning_episode_mean": mean,
                     "learning_episode_ci95": ci,
@@ -193,6 +194,26 @@ def deep_sea(config: StudyConfig, seed: int, threads: int | None) -> Any:
     return pl.DataFrame(rows)
 
 
+def _styles(kinds: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Each agent label's colour, line style, marker and legend name, by its kind: the report's
+    colour-blind-safe colours and line styles, fixed by the registry's order, so that an agent looks
+    the same in every figure and no two of the study's agents share both colour and line style. The
+    name is the algorithm's (its setting is in the table under the figure)."""
+    from ..agents import kinds as registry
+    from ..analysis.figures import algorithm_colour, algorithm_linestyle, algorithm_marker
+
+    styles = {}
+    for label, kind in kinds.items():
+        algorithm = registry()[kind].display
+        styles[label] = {
+            "color": algorithm_colour(algorithm, []),
+            "linestyle": algorithm_linestyle(algorithm, []),
+            "marker": algorithm_marker(algorithm, []),
+            "name": algorithm,
+        }
+    return styles
+
+
 def _deep_sea_figure(table: Any, episodes: int) -> Any:
     import matplotlib
 
@@ -200,12 +221,27 @@ def _deep_sea_figure(table: Any, episodes: int) -> Any:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8.5, 4.8))
-    for agent in table[Col.AGENT].unique(maintain_order=True).to_list():
-        rows = table.filter(table[Col.AGENT] == agent).sort("size")
+    # One line per kind: an agent's label changes with N (its planning horizon is the problem's).
+    kinds = table["kind"].unique(maintain_order=True).to_list()
+    styles = _styles({kind: kind for kind in kinds})
+    for agent in kinds:
+        rows = table.filter(table["kind"] == agent).sort("size")
         x = rows["size"].to_numpy()
         y = rows["learning_episode_mean"].to_numpy() + 1  # episodes are 1-based on the axis
         ci = np.nan_to_num(rows["learning_episode_ci95"].to_numpy())
-        (line,) = ax.plot(x, y, marker="o", linewidth=1.2, label=agent)
+        style = styles[agent]
+        # Lines of agents that never learn lie on the "end of the runs" line together: the legend
+        # says which they are.
+        never = bool((rows["runs_not_learned"] == rows["runs"]).all())
+        (line,) = ax.plot(
+            x,
+            y,
+            marker=style["marker"],
+            color=style["color"],
+            linestyle=style["linestyle"],
+            linewidth=1.2,
+            label=style["name"] + (": never, at any N" if never else ""),
+        )
         ax.fill_between(x, np.maximum(y - ci, 1), y + ci, color=line.get_color(), alpha=0.2)
     sizes = np.asarray(sorted(set(table["size"].to_list())))
     ax.plot(sizes, 2.0**sizes, color="0.35", linestyle="--", linewidth=1.0, label="2^N (dithering)")
@@ -244,12 +280,17 @@ def run_study(out: Path, config: StudyConfig, seed: int = 0, threads: int | None
     table = regret_table(runs)
     write_atomic(out / "riverswim-regret.csv", table.write_csv().encode())
     curves = regret_curves(runs)
+    styles = _styles({run.agent: run.kind for run in runs})
     fig = plot_cumulative_regret(
         curves,
         title=f"{RIVERSWIM}, episodes of {settings['horizon']} steps",
         xlabel="episode k",
         ylabel="mean cumulative realised regret\n(finite-horizon optimum minus return, summed to k)",
         over="runs",
+        colours={label: style["color"] for label, style in styles.items()},
+        linestyles={label: style["linestyle"] for label, style in styles.items()},
+        names={label: style["name"] for label, style in styles.items()},
+        legend_by_final=True,
     )
     figures = {"riverswim": save_figure(fig, out / "riverswim-regret")}
     summary: dict[str, Any] = {"config": dataclasses.asdict(config), "seed": seed, "riverswim": settings}
