@@ -222,7 +222,9 @@ def plot_cumulative_regret(
     if legend_by_final:
         ordered = [line for _, line in sorted(handles, key=lambda pair: -pair[0])]
         title = f"agent: regret at {xlabel.split()[-1]} = {int(curves[0].steps[-1])}, highest first"
-        ax.legend(handles=ordered, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title=title, title_fontsize=8)
+        ax.legend(
+            handles=ordered, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title=title, title_fontsize=8
+        )
     else:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="agent", title_fontsize=8)
     if path is not None:
