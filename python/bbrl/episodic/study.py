@@ -345,7 +345,9 @@ def run_study(out: Path, config: StudyConfig, seed: int = 0, threads: int | None
             "",
             "For each size N, the first episode from which at least 90% of the later episodes, and 9 of the next 10, "
             "reach the treasure "
-            "(mean over runs, 95% band); the dashed line is the 2^N episodes dithering needs.",
+            "(mean over runs, 95% band); the dashed line is the 2^N episodes dithering needs. The agents are "
+            "given the reward table, which on DeepSea tells them where the treasure pays and which action "
+            "costs: bsuite's agents learn the rewards (docs/regret.md, Limits).",
             "",
             "![DeepSea scaling](deepsea-scaling.png)",
             "",
