@@ -347,7 +347,8 @@ def run_study(out: Path, config: StudyConfig, seed: int = 0, threads: int | None
             "reach the treasure "
             "(mean over runs, 95% band); the dashed line is the 2^N episodes dithering needs. The agents are "
             "given the reward table, which on DeepSea tells them where the treasure pays and which action "
-            "costs: bsuite's agents learn the rewards (docs/regret.md, Limits).",
+            "costs, where bsuite's agents learn the rewards; docs/regret.md (Limits) says for which agents "
+            "that matters.",
             "",
             "![DeepSea scaling](deepsea-scaling.png)",
             "",
