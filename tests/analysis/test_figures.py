@@ -217,3 +217,18 @@ def test_regret_curves_take_the_reports_line_styles():
     figure = plot_cumulative_regret(curves, linestyles=styles)
     lines = [line for line in figure.axes[0].get_lines() if line.get_label() in styles]
     assert {line.get_label(): line.get_linestyle() for line in lines} == styles
+
+
+def test_a_regret_legend_by_final_value_lists_the_curves_as_they_end():
+    from bbrl.analysis.regret import plot_cumulative_regret, regret_curve
+
+    rng = np.random.default_rng(1)
+    optimal = rng.random((5, 8))
+    # Regret per step 0.3, 0.1, 0.2: the curves end in the order b, c, a from the top.
+    gaps = {"a": 0.1, "b": 0.3, "c": 0.2}
+    curves = [regret_curve(optimal - gap, optimal, label) for label, gap in gaps.items()]
+    names = {"a": "Alpha", "b": "Beta", "c": "Gamma"}
+    figure = plot_cumulative_regret(curves, names=names, legend_by_final=True)
+    texts = [t.get_text() for t in figure.axes[0].get_legend().get_texts()]
+    # 8 steps: final means 2.40, 1.60, 0.800, with a zero half-width (every MDP has the same gap).
+    assert texts == ["Beta: 2.40 ± 0.00", "Gamma: 1.60 ± 0.00", "Alpha: 0.800 ± 0.000"]

@@ -229,10 +229,16 @@ def test_frame_curves_table_and_results_folder(tmp_path: Path) -> None:
 
 def test_learning_episode_is_the_first_from_which_ninety_percent_reach_the_treasure() -> None:
     returns = np.array([0.0] * 30 + [0.99] * 70)
-    # From episode k on, 70 of the 100 - k episodes reach it: 90% first at k = 23 (70 of 77).
-    assert learning_episode(returns, window=10) == 23
-    returns[50] = 0.0  # one more miss: 69 of 100 - k, 90% first at k = 24 (69 of 76)
-    assert learning_episode(returns, window=10) == 24
+    # From k = 23 on, 70 of the 77 episodes reach it, but only 3 of episodes 23..32 do: the first k
+    # with 9 of its next 10 is 29 (and 70 of the 71 from there).
+    assert learning_episode(returns, window=10) == 29
+    returns[50] = 0.0  # one more miss, far enough: 69 of the 71 from 29
+    assert learning_episode(returns, window=10) == 29
+    returns[31] = 0.0  # 29 and 31 miss: 8 of 29..38, 9 of 30..39, so 30
+    assert learning_episode(returns, window=10) == 30
+    # A long run does not dilute exploration's misses: 50 misses then 950 hits is learned at 49,
+    # not at 0 (where 95% of the suffix reaches the treasure).
+    assert learning_episode(np.array([0.0] * 50 + [0.99] * 950), window=100) == 49
     late = np.array([0.0] * 95 + [0.99] * 5)  # a lucky last few within the window do not count
     assert learning_episode(late, window=10) == 100
     assert learning_episode(np.full(5, 0.99), window=10) == 5  # fewer episodes than the window

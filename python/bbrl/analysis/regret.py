@@ -143,6 +143,17 @@ def cumulative_regret(runs: Sequence[Run], optimal: Run) -> list[RegretCurve]:
     return curves
 
 
+def _final_text(curve: RegretCurve) -> str:
+    """The curve's last mean with its 95% half-width, to 3 significant digits (a legend entry)."""
+    mean, half = float(curve.mean[-1]), float(curve.ci95[-1])
+    # Three significant digits of the mean, and the half-width to the same decimal place (no
+    # exponents: the entries are read down a column).
+    decimals = max(0, 2 - math.floor(math.log10(max(abs(mean), 1e-12))))
+    if not math.isfinite(half):
+        return f"{mean:.{decimals}f}"
+    return f"{mean:.{decimals}f} ± {half:.{decimals}f}"
+
+
 def plot_cumulative_regret(
     curves: Sequence[RegretCurve],
     path: str | os.PathLike[str] | None = None,
@@ -153,6 +164,8 @@ def plot_cumulative_regret(
     xlabel: str = "step t",
     ylabel: str | None = None,
     over: str = "test MDPs",
+    names: Mapping[str, str] | None = None,
+    legend_by_final: bool = False,
 ) -> Any:
     """Draws each curve's mean cumulative regret against the step with its 95% band; returns the
     matplotlib Figure, also written to ``path`` (PNG, SVG or PDF by its suffix, atomically) if given.
@@ -168,6 +181,12 @@ def plot_cumulative_regret(
             the regret against the finite-horizon optimum); ``ylabel`` None: regret against
             ``reference``.
         over: what the mean and band are over, in the title (the episodic protocol's runs).
+        names: the legend's name per curve label (e.g. the algorithm without its parameters);
+            the label otherwise.
+        legend_by_final: list the legend in the order the curves end, highest first, each entry
+            with its final mean and 95% half-width: with many curves, lines that end together
+            are told apart by reading the legend (the study's 15 agents; the report keeps the
+            registry's order, as in its other figures).
     """
     import io
 
@@ -181,10 +200,15 @@ def plot_cumulative_regret(
     if not curves:
         raise ValueError("no regret curves to draw")
     fig, ax = plt.subplots(figsize=(8.5, 4.8))
+    handles = []
     for curve in curves:
         colour = (colours or {}).get(curve.label)
         style = (linestyles or {}).get(curve.label, "-")
-        (line,) = ax.plot(curve.steps, curve.mean, color=colour, linestyle=style, linewidth=1.2, label=curve.label)
+        name = (names or {}).get(curve.label, curve.label)
+        if legend_by_final:
+            name += f": {_final_text(curve)}"
+        (line,) = ax.plot(curve.steps, curve.mean, color=colour, linestyle=style, linewidth=1.4, label=name)
+        handles.append((float(curve.mean[-1]), line))
         if np.isfinite(curve.ci95).any():
             ax.fill_between(
                 curve.steps, curve.mean - curve.ci95, curve.mean + curve.ci95, color=line.get_color(), alpha=0.2
@@ -195,7 +219,14 @@ def plot_cumulative_regret(
     n = curves[0].n_mdps
     ax.set_title((title + "\n" if title else "") + f"mean over N = {n} {over}, 95% band (paired)", fontsize=10)
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="agent", title_fontsize=8)
+    if legend_by_final:
+        ordered = [line for _, line in sorted(handles, key=lambda pair: -pair[0])]
+        title = f"agent: regret at {xlabel.split()[-1]} = {int(curves[0].steps[-1])}, highest first"
+        ax.legend(
+            handles=ordered, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title=title, title_fontsize=8
+        )
+    else:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="agent", title_fontsize=8)
     if path is not None:
         target = Path(path)
         buffer = io.BytesIO()
