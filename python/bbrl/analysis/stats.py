@@ -446,7 +446,17 @@ def best_under_bounds(
         else:
             offline_bounds = [0.0]
 
+    chosen_for: dict[tuple[int, ...], tuple[list[str], int]] = {}
+
     def choose(admitted: np.ndarray) -> tuple[list[str], int]:
+        # Many points of the grid (and the same point at the slower and faster times) admit the
+        # same agents: their paired tests are made once.
+        key = tuple(admitted.tolist())
+        if key not in chosen_for:
+            chosen_for[key] = _choose(admitted)
+        return chosen_for[key]
+
+    def _choose(admitted: np.ndarray) -> tuple[list[str], int]:
         best_of: dict[str, int] = {}
         for i in admitted:  # ascending order: the first agent wins a tie
             name = algorithms[i]
