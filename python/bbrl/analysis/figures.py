@@ -364,7 +364,7 @@ def score_figure(
             n = points[k][2].size
             points[k] = (*points[k][:2], moved_x[start : start + n], *points[k][3:])
             start += n
-    proxies: dict[str, object] = {}
+    proxies: dict[str, tuple[str, tuple[float, ...]]] = {}
     bars: dict[object, list] = {}
     labels_left = dict.fromkeys(order, True)
     for algorithm, panel, x, y, yerr, xerr, stopped, t in points:
@@ -375,11 +375,7 @@ def score_figure(
         }  # fmt: skip
         # A configuration stopped by a race: hollow, its edge in the algorithm's colour.
         hollow = {**style, "markerfacecolor": "white", "markeredgecolor": colour, "markeredgewidth": 1.3}
-        # The legend's entry of an algorithm whose every setting was stopped: a filled marker all the same.
-        proxies[algorithm] = Line2D(
-            [], [], linestyle="none", marker=marker, markersize=_MARKER_SIZE, color=colour, markeredgecolor="0.1",
-            markeredgewidth=0.5,
-        )  # fmt: skip
+        proxies[algorithm] = (marker, colour)
         label = algorithm if labels_left[algorithm] else None
         left = _settings(panel, x, y, yerr, xerr, stopped, style, hollow, label, bars.setdefault(panel, []))
         labels_left[algorithm] = labels_left[algorithm] and left is not None
@@ -416,7 +412,13 @@ def score_figure(
             entries.setdefault(text, handle)
     # The algorithms in their order, then the reference levels.
     for algorithm in order:
-        entries.setdefault(algorithm, proxies[algorithm])
+        if algorithm not in entries:
+            # The entry of an algorithm whose every setting was stopped: a filled marker all the same.
+            marker, colour = proxies[algorithm]
+            entries[algorithm] = Line2D(
+                [], [], linestyle="none", marker=marker, markersize=_MARKER_SIZE, color=colour, markeredgecolor="0.1",
+                markeredgewidth=0.5,
+            )  # fmt: skip
     labels = sorted(entries, key=lambda text: order.index(text) if text in order else len(order))
     handles = [entries[text] for text in labels]
     if any_stopped:
