@@ -345,6 +345,11 @@ def test_normalized_scores_iqm_and_bootstrap() -> None:
     se = math.sqrt(sum(a.size * a.var(ddof=1) for a in strata)) / n
     assert (high - low) / 2 == pytest.approx(1.96 * se, rel=0.2)
     assert low < estimate < high
+    # Both statistics from one set of replicates: the numbers of one call per statistic, bit for bit.
+    both = stats.stratified_bootstrap_cis(strata, ("iqm", "mean"), seed=1)
+    assert both == {s: stats.stratified_bootstrap_ci(strata, s, seed=1) for s in ("iqm", "mean")}
+    with pytest.raises(ValueError, match="'median'"):
+        stats.stratified_bootstrap_cis(strata, ("iqm", "median"))
 
 
 def test_probability_of_improvement() -> None:

@@ -364,7 +364,7 @@ def score_figure(
             n = points[k][2].size
             points[k] = (*points[k][:2], moved_x[start : start + n], *points[k][3:])
             start += n
-    proxies: dict[str, object] = {}
+    proxies: dict[str, tuple[str, tuple[float, ...]]] = {}
     bars: dict[object, list] = {}
     labels_left = dict.fromkeys(order, True)
     for algorithm, panel, x, y, yerr, xerr, stopped, t in points:
@@ -375,11 +375,7 @@ def score_figure(
         }  # fmt: skip
         # A configuration stopped by a race: hollow, its edge in the algorithm's colour.
         hollow = {**style, "markerfacecolor": "white", "markeredgecolor": colour, "markeredgewidth": 1.3}
-        # The legend's entry of an algorithm whose every setting was stopped: a filled marker all the same.
-        proxies[algorithm] = Line2D(
-            [], [], linestyle="none", marker=marker, markersize=_MARKER_SIZE, color=colour, markeredgecolor="0.1",
-            markeredgewidth=0.5,
-        )  # fmt: skip
+        proxies[algorithm] = (marker, colour)
         label = algorithm if labels_left[algorithm] else None
         left = _settings(panel, x, y, yerr, xerr, stopped, style, hollow, label, bars.setdefault(panel, []))
         labels_left[algorithm] = labels_left[algorithm] and left is not None
@@ -416,7 +412,13 @@ def score_figure(
             entries.setdefault(text, handle)
     # The algorithms in their order, then the reference levels.
     for algorithm in order:
-        entries.setdefault(algorithm, proxies[algorithm])
+        if algorithm not in entries:
+            # The entry of an algorithm whose every setting was stopped: a filled marker all the same.
+            marker, colour = proxies[algorithm]
+            entries[algorithm] = Line2D(
+                [], [], linestyle="none", marker=marker, markersize=_MARKER_SIZE, color=colour, markeredgecolor="0.1",
+                markeredgewidth=0.5,
+            )  # fmt: skip
     labels = sorted(entries, key=lambda text: order.index(text) if text in order else len(order))
     handles = [entries[text] for text in labels]
     if any_stopped:
@@ -458,8 +460,9 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.collections import PatchCollection
+    from matplotlib.collections import PatchCollection, PathCollection
     from matplotlib.patches import Patch, Rectangle
+    from matplotlib.path import Path
 
     xs = sorted(set(bounds["online_bound_seconds_per_step"].to_list()))
     ys = sorted(set(bounds["offline_bound_seconds"].to_list()))
@@ -516,12 +519,16 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
                 any_boundary = True
                 layers.setdefault((ax, "///", ink), []).append((box, None))
     for (ax, hatch, ink), boxes in layers.items():
-        rectangles = [Rectangle(*box) for box, _ in boxes]
         if hatch is None:
+            rectangles = [Rectangle(*box) for box, _ in boxes]
             fills = PatchCollection(rectangles, facecolors=[c for _, c in boxes], edgecolors="white", linewidths=0.4)
             ax.add_collection(fills, autolim=False)
         else:
-            lines = PatchCollection(rectangles, facecolors="none", edgecolors=ink, linewidths=0.0, hatch=hatch)
+            # A hatch layer as one path: Agg renders the hatch's tile once per path, and the dense
+            # patterns (circles, stars) cost more to render than the cells they fill. Snapped as each
+            # rectangle was (to whole pixels: the cells' hatches meet as before).
+            outline = Path.make_compound_path(*(_box_path(*box) for box, _ in boxes))
+            lines = PathCollection([outline], facecolors="none", edgecolors=ink, linewidths=0.0, hatch=hatch, snap=True)
             ax.add_collection(lines, autolim=False)
     x_lo, x_hi = x_range[xs[0]][0] / x_size, x_range[xs[-1]][1] / x_size
     for ax in (main, strip):
@@ -546,7 +553,9 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
         f"online {quantity} budget ({x_unit} per decision, log scale; a cell spans the budgets from its left edge)"
     )
     top_ax = main if main is not None else strip
-    top_ax.set_title(title + (f"\n{note}" if note else ""), fontsize=10)
+    # y = 1: where matplotlib would place it (nothing is drawn above the map), without measuring
+    # every tick label to find that out.
+    top_ax.set_title(title + (f"\n{note}" if note else ""), fontsize=10, y=1.0)
     handles = [
         Patch(
             facecolor=c,
@@ -571,6 +580,14 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
         handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title=title, title_fontsize=8
     )
     return fig
+
+
+def _box_path(corner: tuple[float, float], width: float, height: float):
+    """The closed outline of the rectangle with lower-left ``corner`` and this size (data units)."""
+    from matplotlib.path import Path
+
+    (x, y), x1, y1 = corner, corner[0] + width, corner[1] + height
+    return Path([(x, y), (x1, y), (x1, y1), (x, y1), (x, y)], closed=True)
 
 
 def _contrast(colour: object) -> str:
@@ -694,6 +711,7 @@ def ecdf_figure(by_algorithm: dict[str, np.ndarray], title: str, others: list[st
     ax.set_title(
         title + "\neach algorithm's best setting" + ("; coinciding distributions drawn once (thick)" if shared else ""),
         fontsize=10,
+        y=1.0,  # where matplotlib would place it, without measuring every tick label to find that out
     )
     ax.grid(True, alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="algorithm", title_fontsize=8)

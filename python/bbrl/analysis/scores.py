@@ -18,7 +18,7 @@ from .stats import (
     mean_ci95,
     normalized_scores,
     probability_of_improvement,
-    stratified_bootstrap_ci,
+    stratified_bootstrap_cis,
 )
 
 __all__ = [
@@ -142,8 +142,8 @@ def normalized_summary(results: Results, cells: pl.DataFrame, seed: int = 0) -> 
     aggregate_rows = []
     for algorithm in common:
         strata = [scores[k][algorithm] for k in keys]
-        iqm_estimate, iqm_low, iqm_high = stratified_bootstrap_ci(strata, "iqm", seed=seed)
-        mean_estimate, mean_low, mean_high = stratified_bootstrap_ci(strata, "mean", seed=seed)
+        both = stratified_bootstrap_cis(strata, ("iqm", "mean"), seed=seed)
+        (iqm_estimate, iqm_low, iqm_high), (mean_estimate, mean_low, mean_high) = both["iqm"], both["mean"]
         aggregate_rows.append(
             {
                 Col.ALGORITHM: algorithm,
