@@ -27,6 +27,7 @@ mod sboss;
 mod softmax;
 pub mod spec;
 mod tabular;
+mod tabularl_bonus;
 #[cfg(test)]
 mod test_support;
 mod ucbvi;

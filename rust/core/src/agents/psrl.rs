@@ -2,6 +2,9 @@
 //! programming"; Osband, Russo & Van Roy 2013), and Mandel et al.'s K-sample variant
 //! (Mandel et al. 2016, section 3; docs/replay.md). Not part of the original BBRL benchmark.
 //!
+//! `reference = "tabularl-gaussian"` builds TabulaRL's `GaussianPSRL` instead, a different planner
+//! that shares nothing below ([`super::tabularl_bonus`]).
+//!
 //! # Model
 //! The posterior of pair `(s, a)` is `Dir(theta(s, a, ·) + counts(s, a, ·))`: the prior's
 //! pseudo-counts plus the observed transitions (rewards are known, as for every BBRL agent). A
@@ -63,6 +66,7 @@ use rand::{Rng as _, SeedableRng};
 
 use super::common::{argmax_random_tie, greedy_probabilities};
 use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
+use super::tabularl_bonus::{TabularlBonus, TabularlPlanner, TabularlPrior};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
@@ -77,22 +81,47 @@ use crate::solve::{ValueIterationWorkspace, GUEZ_VI_EPSILON};
 pub const SPEC: KindSpec = KindSpec {
     kind: "psrl",
     display: "PSRL",
-    params: &[ParamSpec {
-        name: "k",
-        ty: ParamType::Int,
-        default: Some(ParamDefault::Int(1)),
-        range: ">= 1",
-        doc: "posterior samples drawn per episode (the optimistic maximum over them is played)",
-    }],
+    params: &[
+        ParamSpec {
+            name: "k",
+            ty: ParamType::Int,
+            default: Some(ParamDefault::Int(1)),
+            range: ">= 1",
+            doc: "posterior samples drawn per episode (the optimistic maximum over them is played)",
+        },
+        ParamSpec {
+            name: "reference",
+            ty: ParamType::Text,
+            default: Some(ParamDefault::Text("paper")),
+            range: "\"paper\" or \"tabularl-gaussian\"",
+            doc: "paper: posterior sampling from the Dirichlet posterior (module doc); tabularl-gaussian: TabulaRL's \
+                  GaussianPSRL, a MAP model with learned rewards perturbed by one Gaussian draw per pair and episode, \
+                  one H-stage plan per episode (docs/baselines.md, Reference settings; k must stay 1)",
+        },
+    ],
     online_units: &[("k", 1.0)],
     offline_units: &[],
     examples: &[
         Example { doc: "quick", params: &[] },
         Example { doc: "the optimistic maximum of 5 samples", params: &[("k", ParamDefault::Int(5))] },
+        Example { doc: "TabulaRL's GaussianPSRL", params: &[("reference", ParamDefault::Text("tabularl-gaussian"))] },
     ],
     not_in_quick: None,
     episodic_baseline: false,
-    build: |r| Ok(Box::new(Psrl::new(r.count("k")?)?)),
+    build: |r| {
+        let k = r.count("k")?;
+        match r.text("reference")? {
+            "paper" => Ok(Box::new(Psrl::new(k)?)),
+            "tabularl-gaussian" if k != 1 => Err(invalid!(
+                "k = {k} does not apply with reference = \"tabularl-gaussian\" (GaussianPSRL draws one perturbation \
+                 per pair and episode): k must be 1"
+            )),
+            "tabularl-gaussian" => {
+                Ok(Box::new(TabularlPlanner::new("PSRL", TabularlBonus::Gaussian, TabularlPrior::Given, 0)))
+            }
+            other => Err(invalid!("reference must be \"paper\" or \"tabularl-gaussian\", got {other:?}")),
+        }
+    },
 };
 
 /// The most sampled transition probabilities PSRL may hold (`k * S * A * S`): 2^26 doubles,
