@@ -68,3 +68,14 @@ def test_the_bonus_planners_run_in_episodes_as_tabularls_do() -> None:
     assert regrets["ucbvi"] < 0.75 * random
     assert 0.7 * random < regrets["beb"] < 0.95 * random
     assert 0.7 * random < regrets["gaussian"] < 0.97 * random
+
+
+def test_rlberry_psrl_setting_is_checked_and_learns_riverswim() -> None:
+    with pytest.raises(ValueError, match="k must be 1"):
+        agents.create("psrl", {"k": 3, "reference": "rlberry"})
+    # rlberry's Beta(1, 1) reward prior is optimistic on RiverSwim (mean 0.5 where the rewards are
+    # 0): PSRL with it learns the right end within 200 episodes (benches/README-rlberry.md).
+    exp = bbrl.EpisodicExperiment("RiverSwim-Osband", episodes=200, n_runs=4, gamma=1 - 1e-6, seed=2)
+    random = exp.run(agents.create("random", {}), threads=1).regret.sum(axis=1).mean()
+    psrl = exp.run(agents.create("psrl", {"reference": "rlberry"}), threads=1).regret.sum(axis=1).mean()
+    assert psrl < 0.3 * random

@@ -244,9 +244,11 @@ class PSRL(AgentSpec):
 
     Args:
         k: number of posterior models per step, >= 1 (1 is standard PSRL).
-        reference: ``"paper"``, or ``"tabularl-gaussian"`` for TabulaRL's GaussianPSRL (a MAP model
+        reference: ``"paper"``; ``"tabularl-gaussian"`` for TabulaRL's GaussianPSRL (a MAP model
             with learned rewards perturbed by Gaussian draws once per episode, one H-stage plan per
-            episode; docs/baselines.md, Reference settings); k must then be 1.
+            episode); ``"rlberry"`` for rlberry's PSRLAgent (one posterior draw per episode,
+            Beta-Bernoulli rewards, a Dirichlet(1/S) prior); docs/baselines.md, Reference settings.
+            k must be 1 with either.
     """
 
     kind: ClassVar[str] = "psrl"

@@ -21,6 +21,7 @@ mod psrl;
 mod qlearning;
 mod random;
 pub mod registry;
+mod rlberry_psrl;
 mod rlsvi;
 mod rmax;
 mod sboss;

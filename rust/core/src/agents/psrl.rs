@@ -3,7 +3,8 @@
 //! (Mandel et al. 2016, section 3; docs/replay.md). Not part of the original BBRL benchmark.
 //!
 //! `reference = "tabularl-gaussian"` builds TabulaRL's `GaussianPSRL` instead, a different planner
-//! that shares nothing below ([`super::tabularl_bonus`]).
+//! that shares nothing below ([`super::tabularl_bonus`]); `reference = "rlberry"` rlberry's
+//! `PSRLAgent`, one draw per episode with Beta-Bernoulli rewards ([`super::rlberry_psrl`]).
 //!
 //! # Model
 //! The posterior of pair `(s, a)` is `Dir(theta(s, a, ·) + counts(s, a, ·))`: the prior's
@@ -65,6 +66,7 @@
 use rand::{Rng as _, SeedableRng};
 
 use super::common::{argmax_random_tie, greedy_probabilities};
+use super::rlberry_psrl::RlberryPsrl;
 use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
 use super::tabularl_bonus::{TabularlBonus, TabularlPlanner, TabularlPrior};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
@@ -93,10 +95,12 @@ pub const SPEC: KindSpec = KindSpec {
             name: "reference",
             ty: ParamType::Text,
             default: Some(ParamDefault::Text("paper")),
-            range: "\"paper\" or \"tabularl-gaussian\"",
+            range: "\"paper\", \"tabularl-gaussian\" or \"rlberry\"",
             doc: "paper: posterior sampling from the Dirichlet posterior (module doc); tabularl-gaussian: TabulaRL's \
                   GaussianPSRL, a MAP model with learned rewards perturbed by one Gaussian draw per pair and episode, \
-                  one H-stage plan per episode (docs/baselines.md, Reference settings; k must stay 1)",
+                  one H-stage plan per episode; rlberry: rlberry's PSRLAgent, one posterior draw per episode with \
+                  Beta-Bernoulli rewards and a Dirichlet(1/S) prior (docs/baselines.md, Reference settings; with \
+                  either, k must stay 1)",
         },
     ],
     online_units: &[("k", 1.0)],
@@ -104,6 +108,7 @@ pub const SPEC: KindSpec = KindSpec {
     examples: &[
         Example { doc: "quick", params: &[] },
         Example { doc: "the optimistic maximum of 5 samples", params: &[("k", ParamDefault::Int(5))] },
+        Example { doc: "rlberry's PSRLAgent", params: &[("reference", ParamDefault::Text("rlberry"))] },
         Example { doc: "TabulaRL's GaussianPSRL", params: &[("reference", ParamDefault::Text("tabularl-gaussian"))] },
     ],
     not_in_quick: None,
@@ -112,14 +117,14 @@ pub const SPEC: KindSpec = KindSpec {
         let k = r.count("k")?;
         match r.text("reference")? {
             "paper" => Ok(Box::new(Psrl::new(k)?)),
-            "tabularl-gaussian" if k != 1 => Err(invalid!(
-                "k = {k} does not apply with reference = \"tabularl-gaussian\" (GaussianPSRL draws one perturbation \
-                 per pair and episode): k must be 1"
+            reference @ ("tabularl-gaussian" | "rlberry") if k != 1 => Err(invalid!(
+                "k = {k} does not apply with reference = {reference:?} (one draw per pair and episode): k must be 1"
             )),
+            "rlberry" => Ok(Box::new(RlberryPsrl::new())),
             "tabularl-gaussian" => {
                 Ok(Box::new(TabularlPlanner::new("PSRL", TabularlBonus::Gaussian, TabularlPrior::Given, 0)))
             }
-            other => Err(invalid!("reference must be \"paper\" or \"tabularl-gaussian\", got {other:?}")),
+            other => Err(invalid!("reference must be \"paper\", \"tabularl-gaussian\" or \"rlberry\", got {other:?}")),
         }
     },
 };
