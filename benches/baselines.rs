@@ -7,7 +7,7 @@
 //! MDPs drawn from the distribution, as the protocol does; the reported time is per decision.
 //!
 //! The reference settings that stand for another library's agent (TabulaRL's BEB, UCBVI and
-//! GaussianPSRL, docs/baselines.md) are timed the same way, under `KIND-REFERENCE`.
+//! GaussianPSRL, rlberry's PSRL; docs/baselines.md) are timed the same way, under `KIND-REFERENCE`.
 //!
 //! Run: `cargo bench -p bbrl-benches --bench baselines`. Results: `benches/README.md`.
 
@@ -27,8 +27,12 @@ const SEED: u64 = 2016;
 /// The baselines' registry kinds.
 const BASELINES: [&str; 8] = ["ucrl2", "ucbvi", "mbie_eb", "rmax", "opsrl", "rlsvi", "optql", "qlearning"];
 /// Reference settings timed beside them: (kind, the `reference` value, its other parameters).
-const REFERENCES: [(&str, &str, &[(&str, &str)]); 3] =
-    [("beb", "tabularl", &[]), ("ucbvi", "tabularl", &[("rewards", "learned")]), ("psrl", "tabularl-gaussian", &[])];
+const REFERENCES: [(&str, &str, &[(&str, &str)]); 4] = [
+    ("beb", "tabularl", &[]),
+    ("ucbvi", "tabularl", &[("rewards", "learned")]),
+    ("psrl", "tabularl-gaussian", &[]),
+    ("psrl", "rlberry", &[]),
+];
 
 /// The parameters of a reference setting (BEB's required beta at TabulaRL's 2 H^2, H = 20).
 fn reference_params(kind: &str, reference: &str, others: &[(&str, &str)]) -> Params {
