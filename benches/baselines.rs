@@ -6,13 +6,16 @@
 //! start, then T = 250 decisions and updates) of a freshly cloned agent on the next of 100 test
 //! MDPs drawn from the distribution, as the protocol does; the reported time is per decision.
 //!
+//! The reference settings that stand for another library's agent (TabulaRL's BEB, UCBVI and
+//! GaussianPSRL, rlberry's PSRL; docs/baselines.md) are timed the same way, under `KIND-REFERENCE`.
+//!
 //! Run: `cargo bench -p bbrl-benches --bench baselines`. Results: `benches/README.md`.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use bbrl_core::agent::{Agent, Setting};
-use bbrl_core::agents::{build, KINDS};
+use bbrl_core::agents::{build, ParamValue, Params, KINDS};
 use bbrl_core::model::mdp::Mdp;
 use bbrl_core::rng::{purpose, stream};
 use bbrl_core::trajectory::run_trajectory;
@@ -23,6 +26,23 @@ const N_MDPS: usize = 100;
 const SEED: u64 = 2016;
 /// The baselines' registry kinds.
 const BASELINES: [&str; 8] = ["ucrl2", "ucbvi", "mbie_eb", "rmax", "opsrl", "rlsvi", "optql", "qlearning"];
+/// Reference settings timed beside them: (kind, the `reference` value, its other parameters).
+const REFERENCES: [(&str, &str, &[(&str, &str)]); 4] = [
+    ("beb", "tabularl", &[]),
+    ("ucbvi", "tabularl", &[("rewards", "learned")]),
+    ("psrl", "tabularl-gaussian", &[]),
+    ("psrl", "rlberry", &[]),
+];
+
+/// The parameters of a reference setting (BEB's required beta at TabulaRL's 2 H^2, H = 20).
+fn reference_params(kind: &str, reference: &str, others: &[(&str, &str)]) -> Params {
+    let mut params: Params = others.iter().map(|(k, v)| (k.to_string(), ParamValue::Text(v.to_string()))).collect();
+    params.insert("reference".into(), ParamValue::Text(reference.into()));
+    if kind == "beb" {
+        params.insert("beta".into(), ParamValue::Float(800.0));
+    }
+    params
+}
 
 fn per_decision(c: &mut Criterion) {
     bbrl_benches::print_machine();
@@ -32,12 +52,20 @@ fn per_decision(c: &mut Criterion) {
         let fdm = bbrl_core::problems::distribution(short).unwrap_or_else(|e| panic!("{e}")).fdm;
         let mdps: Vec<Mdp> =
             (0..N_MDPS).map(|i| fdm.sample_mdp(&mut stream(SEED, purpose::TEST_MDP, i as u64))).collect();
-        for kind in BASELINES {
-            let spec = KINDS.iter().find(|k| k.kind == kind).expect("a registered baseline");
-            let mut agent: Box<dyn Agent> = build(kind, &spec.examples[0].params()).unwrap();
+        let settings = BASELINES
+            .iter()
+            .map(|&kind| {
+                let spec = KINDS.iter().find(|k| k.kind == kind).expect("a registered baseline");
+                (kind.to_string(), kind, spec.examples[0].params())
+            })
+            .chain(REFERENCES.iter().map(|&(kind, reference, others)| {
+                (format!("{kind}-{reference}"), kind, reference_params(kind, reference, others))
+            }));
+        for (id, kind, params) in settings {
+            let mut agent: Box<dyn Agent> = build(kind, &params).unwrap();
             agent.learn_offline(&fdm, SETTING, &mut stream(SEED, purpose::AGENT_OFFLINE, 0)).unwrap();
             let mut i = 0usize;
-            group.bench_function(BenchmarkId::new(kind, short), |b| {
+            group.bench_function(BenchmarkId::new(id, short), |b| {
                 b.iter_custom(|iters| {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {

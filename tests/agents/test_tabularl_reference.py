@@ -1,4 +1,4 @@
-"""The `reference = "tabularl"` settings of UCRL2 and Optimistic PSRL (docs/baselines.md, Reference
+"""The TabulaRL settings of UCRL2, Optimistic PSRL, BEB, UCBVI and PSRL (docs/baselines.md, Reference
 settings): checked by the core's builder, and run in the episodic protocol."""
 
 from __future__ import annotations
@@ -31,3 +31,51 @@ def test_tabularl_settings_run_in_episodes_and_psrl_learns_riverswim() -> None:
     late = slice(40, 60)
     assert np.mean(learned.returns[:, late]) > 2.0
     assert np.mean(uniform.returns[:, late]) < 1.0
+
+
+def test_the_bonus_planners_refuse_what_they_cannot_take_by_name() -> None:
+    with pytest.raises(ValueError, match="compat = true"):
+        agents.create("beb", {"beta": 800.0, "compat": True, "reference": "tabularl"})
+    with pytest.raises(ValueError, match="k must be 1"):
+        agents.create("psrl", {"k": 2, "reference": "tabularl-gaussian"})
+    with pytest.raises(ValueError, match='needs rewards = "learned"'):
+        agents.create("ucbvi", {"reference": "tabularl"}).build_core()
+    with pytest.raises(ValueError, match="bernstein"):
+        agents.create("ucbvi", {"reference": "tabularl", "rewards": "learned", "bonus": "bernstein"}).build_core()
+    with pytest.raises(ValueError, match="reference must be"):
+        agents.create("beb", {"beta": 1.0, "reference": "TabulaRL"})
+    with pytest.raises(TypeError, match="reference must be a string"):
+        agents.create("psrl", {"reference": 1})
+    # The default settings keep their labels; the new ones say which planner they run.
+    assert agents.create("psrl", {}).label == "PSRL (k=1)"
+    assert agents.create("beb", {"beta": 1.0}).label == "BEB (beta=1.0)"
+    core = agents.create("beb", {"beta": 800.0, "reference": "tabularl"}).build_core()
+    assert "TabulaRL's BEB" in core.name
+
+
+def test_the_bonus_planners_run_in_episodes_as_tabularls_do() -> None:
+    # TabulaRL's UCBVI learns RiverSwim within 200 episodes (0.62 of uniform play's regret there,
+    # benches/README-tabularl.md); its BEB and GaussianPSRL explore far longer (0.83 and 0.86).
+    exp = bbrl.EpisodicExperiment("RiverSwim-Osband", episodes=200, n_runs=4, gamma=1 - 1e-6, seed=2)
+    random = exp.run(agents.create("random", {}), threads=1).regret.sum(axis=1).mean()
+    ucbvi = agents.create("ucbvi", {"reference": "tabularl", "rewards": "learned", "plan_horizon": 20})
+    beb = agents.create("beb", {"beta": 800.0, "reference": "tabularl"})
+    gaussian = agents.create("psrl", {"reference": "tabularl-gaussian"})
+    regrets = {
+        name: exp.run(agent, prior_concentration=1.0, threads=1).regret.sum(axis=1).mean()
+        for name, agent in (("ucbvi", ucbvi), ("beb", beb), ("gaussian", gaussian))
+    }
+    assert regrets["ucbvi"] < 0.75 * random
+    assert 0.7 * random < regrets["beb"] < 0.95 * random
+    assert 0.7 * random < regrets["gaussian"] < 0.97 * random
+
+
+def test_rlberry_psrl_setting_is_checked_and_learns_riverswim() -> None:
+    with pytest.raises(ValueError, match="k must be 1"):
+        agents.create("psrl", {"k": 3, "reference": "rlberry"})
+    # rlberry's Beta(1, 1) reward prior is optimistic on RiverSwim (mean 0.5 where the rewards are
+    # 0): PSRL with it learns the right end within 200 episodes (benches/README-rlberry.md).
+    exp = bbrl.EpisodicExperiment("RiverSwim-Osband", episodes=200, n_runs=4, gamma=1 - 1e-6, seed=2)
+    random = exp.run(agents.create("random", {}), threads=1).regret.sum(axis=1).mean()
+    psrl = exp.run(agents.create("psrl", {"reference": "rlberry"}), threads=1).regret.sum(axis=1).mean()
+    assert psrl < 0.3 * random

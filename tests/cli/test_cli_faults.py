@@ -298,7 +298,7 @@ def test_cell_ids_name_every_parameter_so_a_changed_default_is_not_reused() -> N
     config = grid.parse_config(SMALL.replace(block, 'kind = "softmax"\ntau = 1'))
     assert [c.id for c in config.cells] == ["GC/GC/softmax/tau=1.0,compat=false"]
     psrl = grid.parse_config(SMALL.replace(block, 'kind = "psrl"'))
-    assert [c.id for c in psrl.cells] == ["GC/GC/psrl/k=1"]
+    assert [c.id for c in psrl.cells] == ["GC/GC/psrl/k=1,reference=paper"]
 
 
 def test_early_errors_for_impossible_sizes_and_missing_folders(tmp_path: Path) -> None:

@@ -39,6 +39,9 @@ class AgentSpec:
 
     kind: ClassVar[str]
     display: ClassVar[str]
+    #: Parameters the label leaves out at these values: a setting added after the kind's labels were
+    #: published (its default then reads as the label always did).
+    quiet: ClassVar[dict[str, Any]] = {}
 
     @property
     def params(self) -> dict[str, Any]:
@@ -48,7 +51,11 @@ class AgentSpec:
     @property
     def label(self) -> str:
         """A readable, stable name with parameters, e.g. ``e-Greedy (epsilon=0.1)``."""
-        shown = [f"{k}={v}" for k, v in self.params.items() if not (k == "compat" and v is False)]
+        shown = [
+            f"{k}={v}"
+            for k, v in self.params.items()
+            if not (k == "compat" and v is False) and not (k in self.quiet and v == self.quiet[k])
+        ]
         return f"{self.display} ({', '.join(shown)})" if shown else self.display
 
     def core_params(self) -> dict[str, Any]:
@@ -130,12 +137,17 @@ class BEB(AgentSpec):
     Args:
         beta: bonus coefficient, >= 0.
         compat: truncate beta to an integer as the original does (0.5 acts as 0, 2.5 as 2).
+        reference: ``"paper"``, or ``"tabularl"`` for TabulaRL's BEB (a MAP model with learned
+            rewards, a bonus ``beta H / (1 + n)`` per step left, one H-stage plan per episode;
+            docs/baselines.md, Reference settings); compat must then stay False.
     """
 
     kind: ClassVar[str] = "beb"
     display: ClassVar[str] = "BEB"
+    quiet: ClassVar[dict[str, Any]] = {"reference": "paper"}
     beta: float
     compat: bool = False
+    reference: str = "paper"
 
     def __post_init__(self) -> None:
         value = _number(self.beta, "beta")
@@ -143,6 +155,7 @@ class BEB(AgentSpec):
             raise ValueError(f"beta must be >= 0, got {value}")
         object.__setattr__(self, "beta", value)
         _flag(self.compat, "compat")
+        _reference(self, self.reference)
 
 
 @dataclass(frozen=True)
@@ -231,14 +244,22 @@ class PSRL(AgentSpec):
 
     Args:
         k: number of posterior models per step, >= 1 (1 is standard PSRL).
+        reference: ``"paper"``; ``"tabularl-gaussian"`` for TabulaRL's GaussianPSRL (a MAP model
+            with learned rewards perturbed by Gaussian draws once per episode, one H-stage plan per
+            episode); ``"rlberry"`` for rlberry's PSRLAgent (one posterior draw per episode,
+            Beta-Bernoulli rewards, a Dirichlet(1/S) prior); docs/baselines.md, Reference settings.
+            k must be 1 with either.
     """
 
     kind: ClassVar[str] = "psrl"
     display: ClassVar[str] = "PSRL"
+    quiet: ClassVar[dict[str, Any]] = {"reference": "paper"}
     k: int = 1
+    reference: str = "paper"
 
     def __post_init__(self) -> None:
         _count(self.k, "k", 1)
+        _reference(self, self.reference)
 
 
 @dataclass(frozen=True)
@@ -324,3 +345,12 @@ class OPPSDS(AgentSpec):
     def core_params(self) -> dict[str, Any]:
         formulas = f"F{self.formula_set}" if isinstance(self.formula_set, int) else "\n".join(self.formula_set)
         return {"formulas": formulas, "n_draws": self.n_draws, "c": self.c, "compat": self.compat}
+
+
+def _reference(record: AgentSpec, reference: Any) -> None:
+    """Checks a record's ``reference``: a string, and any other setting the core's builder refuses
+    with it (its message names the parameters)."""
+    if not isinstance(reference, str):
+        raise TypeError(f"reference must be a string, got {reference!r}")
+    if reference != "paper":
+        record.build_core()

@@ -1,6 +1,7 @@
 //! BEBAgent (SPEC 4.5): Bayesian Exploration Bonus (Kolter & Ng 2009) on the posterior-mean model.
 
 use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, COMPAT};
+use super::tabularl_bonus::{TabularlBonus, TabularlPlanner, TabularlPrior};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
@@ -19,9 +20,19 @@ pub const SPEC: KindSpec = KindSpec {
             ty: ParamType::Float,
             default: None,
             range: ">= 0",
-            doc: "exploration bonus beta / (1 + n(s, a)) added to the rewards",
+            doc: "exploration bonus beta / (1 + n(s, a)) added to the rewards (reference = tabularl: TabulaRL's \
+                  beta, its bonus beta H / (1 + n(s, a)) per step left)",
         },
         COMPAT,
+        ParamSpec {
+            name: "reference",
+            ty: ParamType::Text,
+            default: Some(ParamDefault::Text("paper")),
+            range: "\"paper\" or \"tabularl\"",
+            doc: "paper: Kolter & Ng's BEB as the BBRL benchmark runs it; tabularl: TabulaRL's BEB (a MAP model with \
+                  learned rewards, its bonuses, one H-stage plan per episode; docs/baselines.md, Reference settings; \
+                  compat must stay false)",
+        },
     ],
     online_units: &[],
     offline_units: &[],
@@ -31,10 +42,28 @@ pub const SPEC: KindSpec = KindSpec {
             doc: "a larger bonus, the original's quirks",
             params: &[("beta", ParamDefault::Float(10.0)), ("compat", ParamDefault::Bool(true))],
         },
+        Example {
+            doc: "TabulaRL's BEB (its beta 2 H^2 at H = 20)",
+            params: &[("beta", ParamDefault::Float(800.0)), ("reference", ParamDefault::Text("tabularl"))],
+        },
     ],
     not_in_quick: None,
     episodic_baseline: false,
-    build: |r| Ok(Box::new(Beb::new(r.float("beta")?, r.flag("compat")?)?)),
+    build: |r| {
+        let (beta, compat) = (r.float("beta")?, r.flag("compat")?);
+        match r.text("reference")? {
+            "paper" => Ok(Box::new(Beb::new(beta, compat)?)),
+            "tabularl" if compat => Err(invalid!(
+                "compat = true (the original BBRL's integer beta) does not apply with reference = \"tabularl\""
+            )),
+            "tabularl" => {
+                // Checked as the paper's beta is.
+                Beb::new(beta, false)?;
+                Ok(Box::new(TabularlPlanner::new("BEB", TabularlBonus::Beb { beta }, TabularlPrior::Given, 0)))
+            }
+            other => Err(invalid!("reference must be \"paper\" or \"tabularl\", got {other:?}")),
+        }
+    },
 };
 
 /// BEB with bonus `beta / (1 + alpha0(s, a))`, where `alpha0` sums the prior pseudo-counts and the
@@ -43,6 +72,11 @@ pub const SPEC: KindSpec = KindSpec {
 ///
 /// `compat = true` truncates beta to an integer as the original does (its `b` is a `uint`, so
 /// 0.5 acts as 0 and 2.5 as 2; SPEC 7.2).
+///
+/// `reference = "tabularl"` builds TabulaRL's BEB instead, a different planner
+/// ([`super::tabularl_bonus`]): the posterior's MAP model with learned rewards, a reward bonus
+/// `1 / (2 + n_r)` and a transition bonus `beta H / (1 + n)` per step left, planned once per
+/// episode by an H-stage backward induction.
 #[derive(Clone, Debug)]
 pub struct Beb {
     beta: f64,

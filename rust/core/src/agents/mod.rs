@@ -21,12 +21,14 @@ mod psrl;
 mod qlearning;
 mod random;
 pub mod registry;
+mod rlberry_psrl;
 mod rlsvi;
 mod rmax;
 mod sboss;
 mod softmax;
 pub mod spec;
 mod tabular;
+mod tabularl_bonus;
 #[cfg(test)]
 mod test_support;
 mod ucbvi;

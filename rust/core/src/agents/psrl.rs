@@ -2,6 +2,10 @@
 //! programming"; Osband, Russo & Van Roy 2013), and Mandel et al.'s K-sample variant
 //! (Mandel et al. 2016, section 3; docs/replay.md). Not part of the original BBRL benchmark.
 //!
+//! `reference = "tabularl-gaussian"` builds TabulaRL's `GaussianPSRL` instead, a different planner
+//! that shares nothing below ([`super::tabularl_bonus`]); `reference = "rlberry"` rlberry's
+//! `PSRLAgent`, one draw per episode with Beta-Bernoulli rewards ([`super::rlberry_psrl`]).
+//!
 //! # Model
 //! The posterior of pair `(s, a)` is `Dir(theta(s, a, ·) + counts(s, a, ·))`: the prior's
 //! pseudo-counts plus the observed transitions (rewards are known, as for every BBRL agent). A
@@ -62,7 +66,9 @@
 use rand::{Rng as _, SeedableRng};
 
 use super::common::{argmax_random_tie, greedy_probabilities};
+use super::rlberry_psrl::RlberryPsrl;
 use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
+use super::tabularl_bonus::{TabularlBonus, TabularlPlanner, TabularlPrior};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
@@ -77,22 +83,50 @@ use crate::solve::{ValueIterationWorkspace, GUEZ_VI_EPSILON};
 pub const SPEC: KindSpec = KindSpec {
     kind: "psrl",
     display: "PSRL",
-    params: &[ParamSpec {
-        name: "k",
-        ty: ParamType::Int,
-        default: Some(ParamDefault::Int(1)),
-        range: ">= 1",
-        doc: "posterior samples drawn per episode (the optimistic maximum over them is played)",
-    }],
+    params: &[
+        ParamSpec {
+            name: "k",
+            ty: ParamType::Int,
+            default: Some(ParamDefault::Int(1)),
+            range: ">= 1",
+            doc: "posterior samples drawn per episode (the optimistic maximum over them is played)",
+        },
+        ParamSpec {
+            name: "reference",
+            ty: ParamType::Text,
+            default: Some(ParamDefault::Text("paper")),
+            range: "\"paper\", \"tabularl-gaussian\" or \"rlberry\"",
+            doc: "paper: posterior sampling from the Dirichlet posterior (module doc); tabularl-gaussian: TabulaRL's \
+                  GaussianPSRL, a MAP model with learned rewards perturbed by one Gaussian draw per pair and episode, \
+                  one H-stage plan per episode; rlberry: rlberry's PSRLAgent, one posterior draw per episode with \
+                  Beta-Bernoulli rewards and a Dirichlet(1/S) prior (docs/baselines.md, Reference settings; with \
+                  either, k must stay 1)",
+        },
+    ],
     online_units: &[("k", 1.0)],
     offline_units: &[],
     examples: &[
         Example { doc: "quick", params: &[] },
         Example { doc: "the optimistic maximum of 5 samples", params: &[("k", ParamDefault::Int(5))] },
+        Example { doc: "rlberry's PSRLAgent", params: &[("reference", ParamDefault::Text("rlberry"))] },
+        Example { doc: "TabulaRL's GaussianPSRL", params: &[("reference", ParamDefault::Text("tabularl-gaussian"))] },
     ],
     not_in_quick: None,
     episodic_baseline: false,
-    build: |r| Ok(Box::new(Psrl::new(r.count("k")?)?)),
+    build: |r| {
+        let k = r.count("k")?;
+        match r.text("reference")? {
+            "paper" => Ok(Box::new(Psrl::new(k)?)),
+            reference @ ("tabularl-gaussian" | "rlberry") if k != 1 => Err(invalid!(
+                "k = {k} does not apply with reference = {reference:?} (one draw per pair and episode): k must be 1"
+            )),
+            "rlberry" => Ok(Box::new(RlberryPsrl::new())),
+            "tabularl-gaussian" => {
+                Ok(Box::new(TabularlPlanner::new("PSRL", TabularlBonus::Gaussian, TabularlPrior::Given, 0)))
+            }
+            other => Err(invalid!("reference must be \"paper\", \"tabularl-gaussian\" or \"rlberry\", got {other:?}")),
+        }
+    },
 };
 
 /// The most sampled transition probabilities PSRL may hold (`k * S * A * S`): 2^26 doubles,

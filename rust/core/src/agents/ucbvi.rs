@@ -31,6 +31,7 @@ use super::tabular::{
     block_length, count_sweep, discounted_steps, rlberry_bonus, Blocks, Experience, Reference, RewardModel,
     PLAN_HORIZON, REWARDS,
 };
+use super::tabularl_bonus::{TabularlBonus, TabularlPlanner, TabularlPrior};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
@@ -67,9 +68,11 @@ pub const SPEC: KindSpec = KindSpec {
             name: "reference",
             ty: ParamType::Text,
             default: Some(ParamDefault::Text("paper")),
-            range: "\"paper\" or \"rlberry\"",
+            range: "\"paper\", \"rlberry\" or \"tabularl\"",
             doc: "paper: Azar et al.'s algorithm; rlberry: rlberry's UCBVIAgent (its bonus c / sqrt(N) + v_max(h) / N \
-                  refreshed at the visited stage only, no clipping of Q; bonus must stay hoeffding, delta is unused)",
+                  refreshed at the visited stage only, no clipping of Q; bonus must stay hoeffding, delta is unused); \
+                  tabularl: TabulaRL's UCBVI (a MAP model, its bonus c sqrt(2 ln(2 + k) / n) on rewards and per step \
+                  left on transitions, no clipping; needs rewards = learned, bonus must stay hoeffding, delta is unused)",
         },
         PLAN_HORIZON,
         REWARDS,
@@ -92,6 +95,10 @@ pub const SPEC: KindSpec = KindSpec {
             doc: "rlberry's UCBVIAgent (its default bonus scale), learned rewards",
             params: &[("reference", ParamDefault::Text("rlberry")), ("rewards", ParamDefault::Text("learned"))],
         },
+        Example {
+            doc: "TabulaRL's UCBVI (learned rewards, one plan per episode)",
+            params: &[("reference", ParamDefault::Text("tabularl")), ("rewards", ParamDefault::Text("learned"))],
+        },
     ],
     not_in_quick: None,
     // An exploration baseline of the regret study (bbrl regret-study).
@@ -102,7 +109,12 @@ pub const SPEC: KindSpec = KindSpec {
             "bernstein" => Bonus::Bernstein,
             other => return Err(invalid!("bonus must be \"hoeffding\" or \"bernstein\", got {other:?}")),
         };
-        let reference = Reference::read(r.text("reference")?)?;
+        let text = r.text("reference")?;
+        if text == "tabularl" {
+            return tabularl(r, bonus);
+        }
+        let reference = Reference::read(text)
+            .map_err(|_| invalid!("reference must be \"paper\", \"rlberry\" or \"tabularl\", got {text:?}"))?;
         if reference == Reference::Rlberry && bonus == Bonus::Bernstein {
             return Err(invalid!(
                 "bonus = \"bernstein\" does not apply with reference = \"rlberry\" (rlberry's UCBVI has its own bonus)"
@@ -114,6 +126,25 @@ pub const SPEC: KindSpec = KindSpec {
         ))
     },
 };
+
+/// `reference = "tabularl"`: TabulaRL's `UCBVI`, a different planner ([`super::tabularl_bonus`])
+/// whose bonus scale is `c` (TabulaRL's `scaling`) and whose `H` is `plan_horizon` (0: the episode).
+fn tabularl(r: &super::spec::Reader<'_>, bonus: Bonus) -> Result<Box<dyn Agent>> {
+    if bonus == Bonus::Bernstein {
+        return Err(invalid!(
+            "bonus = \"bernstein\" does not apply with reference = \"tabularl\" (TabulaRL's UCBVI has its own bonus)"
+        ));
+    }
+    if RewardModel::read(r)? != RewardModel::Learned {
+        return Err(invalid!(
+            "reference = \"tabularl\" learns the rewards as TabulaRL does: it needs rewards = \"learned\""
+        ));
+    }
+    // Checked as the paper's c, delta and plan_horizon are.
+    let agent = Ucbvi::new(bonus, r.float("c")?, r.float("delta")?, r.count("plan_horizon")?, RewardModel::Learned)?;
+    let prior = TabularlPrior::Uniform(1.0);
+    Ok(Box::new(TabularlPlanner::new("UCBVI", TabularlBonus::Ucbvi { scaling: agent.c }, prior, agent.plan_horizon)))
+}
 
 /// The bonus of UCBVI.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
