@@ -30,6 +30,7 @@ mod tabular;
 #[cfg(test)]
 mod test_support;
 mod ucbvi;
+mod ucfh;
 mod ucrl2;
 
 pub use bamcp::Bamcp;
@@ -58,4 +59,5 @@ pub use softmax::SoftMax;
 pub use spec::{Example, KindSpec, ParamSpec, ParamType, ParamValue, Params};
 pub use tabular::RewardModel;
 pub use ucbvi::{Bonus as UcbviBonus, Ucbvi};
+pub use ucfh::Ucfh;
 pub use ucrl2::Ucrl2;
