@@ -1,4 +1,4 @@
-"""The TabulaRL settings of UCRL2, Optimistic PSRL, BEB, UCBVI and PSRL (docs/baselines.md, Reference
+"""The TabulaRL settings of UCRL2, UCFH, Optimistic PSRL, BEB, UCBVI and PSRL (docs/baselines.md, Reference
 settings): checked by the core's builder, and run in the episodic protocol."""
 
 from __future__ import annotations
@@ -79,3 +79,27 @@ def test_rlberry_psrl_setting_is_checked_and_learns_riverswim() -> None:
     random = exp.run(agents.create("random", {}), threads=1).regret.sum(axis=1).mean()
     psrl = exp.run(agents.create("psrl", {"reference": "rlberry"}), threads=1).regret.sum(axis=1).mean()
     assert psrl < 0.3 * random
+
+
+def test_ucfh_parameters_are_checked_by_name() -> None:
+    with pytest.raises(ValueError, match='needs rewards = "learned"'):
+        agents.create("ucfh", {"reference": "tabularl"}).build_core()
+    with pytest.raises(ValueError, match="epsilon"):
+        agents.create("ucfh", {"epsilon": 0.0}).build_core()
+    with pytest.raises(ValueError, match="delta"):
+        agents.create("ucfh", {"delta": 0.9}).build_core()
+    assert "TabulaRL" in agents.create("ucfh", {"rewards": "learned", "reference": "tabularl"}).build_core().name
+
+
+def test_ucfh_learns_riverswim_in_episodes() -> None:
+    exp = bbrl.EpisodicExperiment("RiverSwim-Osband", episodes=200, n_runs=4, gamma=1 - 1e-6, seed=1)
+
+    def regret(kind: str, params: dict[str, object]) -> float:
+        return float(exp.run(agents.create(kind, params), threads=1).regret.sum(axis=1).mean())
+
+    random = regret("random", {})
+    # The paper's intervals (known rewards) find the right end within the first tens of episodes
+    # (about 0.25 of Random's regret after 200); TabulaRL's setting, whose reward width is UCRL2's,
+    # later (about 0.5).
+    assert regret("ucfh", {"plan_horizon": 20}) < 0.4 * random
+    assert regret("ucfh", {"plan_horizon": 20, "rewards": "learned", "reference": "tabularl"}) < 0.7 * random

@@ -32,6 +32,7 @@ mod tabularl_bonus;
 #[cfg(test)]
 mod test_support;
 mod ucbvi;
+mod ucfh;
 mod ucrl2;
 
 pub use bamcp::Bamcp;
@@ -60,4 +61,5 @@ pub use softmax::SoftMax;
 pub use spec::{Example, KindSpec, ParamSpec, ParamType, ParamValue, Params};
 pub use tabular::RewardModel;
 pub use ucbvi::{Bonus as UcbviBonus, Ucbvi};
+pub use ucfh::Ucfh;
 pub use ucrl2::Ucrl2;

@@ -5,7 +5,7 @@
 use super::spec::{KindSpec, Params};
 use super::{
     bamcp, beb, bfs3, egreedy, formula_agent, mbie_eb, opps, opsrl, optimal, optql, psrl, qlearning, random, rlsvi,
-    rmax, sboss, softmax, ucbvi, ucrl2,
+    rmax, sboss, softmax, ucbvi, ucfh, ucrl2,
 };
 use crate::agent::Agent;
 use crate::error::Result;
@@ -28,6 +28,7 @@ pub const KINDS: &[KindSpec] = &[
     opps::SPEC,
     ucrl2::SPEC,
     ucbvi::SPEC,
+    ucfh::SPEC,
     mbie_eb::SPEC,
     rmax::SPEC,
     opsrl::SPEC,
