@@ -14,6 +14,12 @@ of its rounds too. The rows (:func:`bbrl.analysis.cost.calibration_rows`' column
 
 The machine (CPU, vector extensions, cores) and the load average before and after are recorded
 in the calibration.
+
+``--recount CALIBRATION.json`` measures no time: it keeps the CPU times of that calibration's rows
+(``NAME-rows.csv`` beside it) and its machine and date, counts each cell's work again with this
+build (one round: the counts of a seeded run are the same in every round) and refits. This is how a
+calibration measured on an idle machine follows a change of the work units without being measured
+again on a busy one.
 """
 
 from __future__ import annotations
@@ -24,15 +30,17 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
 
+import bbrl
 from bbrl import Experiment
-from bbrl.analysis.cost import ROW_COLUMNS, fit_rows
+from bbrl.analysis.cost import ROW_COLUMNS, fit_rows, load_calibration
 from bbrl.fileio import write_atomic
 from bbrl.grid import config_path, load_config
-from bbrl.protocol.schema import WORK_UNITS, describe_host, host_line
+from bbrl.protocol.schema import WORK_UNITS, Col, describe_host, host_line
 
 
 def main() -> int:
@@ -42,12 +50,15 @@ def main() -> int:
     parser.add_argument("--name", default="reference", help="the calibration's name (default reference)")
     parser.add_argument("--mdps", type=int, default=10, help="test MDPs per cell and round (default 10)")
     parser.add_argument("--rounds", type=int, default=5, help="rounds (default 5)")
+    parser.add_argument("--recount", type=Path, help="a calibration whose rows' CPU times to keep (see above)")
     args = parser.parse_args()
     if args.mdps < 1 or args.rounds < 1:
         parser.error("--mdps and --rounds must be >= 1")
 
     config = load_config(config_path(args.config))
     cells = [c for c in config.cells if c.runnable]
+    if args.recount is not None:
+        return recount(args, config, cells)
     loads = [os.getloadavg()[0]]
     print(host_line(), flush=True)
     started = time.perf_counter()
@@ -105,6 +116,50 @@ def main() -> int:
     with pl.Config(tbl_rows=100, tbl_width_chars=200, fmt_str_lengths=60):
         print(calibration.fit_table().drop("rms_relative_error"))
     print(f"{machine}; {time.perf_counter() - started:.0f} s; written to {args.out}")
+    return 0
+
+
+def recount(args: argparse.Namespace, config: Any, cells: list[Any]) -> int:
+    """Refits the calibration ``args.recount`` on its own CPU times and this build's work counts."""
+    old = load_calibration(args.recount)
+    rows_path = args.recount.with_name(f"{args.recount.stem}-rows.csv")
+    old_rows = pl.read_csv(rows_path)
+    by_id = {c.id: c for c in cells}
+    unknown = sorted(set(old_rows[Col.CELL_ID]) - set(by_id))
+    if unknown:
+        raise SystemExit(f"{rows_path}: cells not in {args.config}: {unknown[:3]}")
+    started = time.perf_counter()
+    online: dict[str, np.ndarray] = {}
+    offline: dict[str, np.ndarray] = {}
+    for cell_id in dict.fromkeys(old_rows[Col.CELL_ID].to_list()):
+        e = by_id[cell_id].experiment
+        agent = by_id[cell_id].spec.train(e.prior_fdm, e.gamma, e.horizon, e.seed)
+        work = agent.offline_work if agent.offline_work is not None else [0] * len(WORK_UNITS)
+        offline[cell_id] = np.asarray(work, dtype=float)
+        experiment = Experiment(e.test_fdm, n_mdps=args.mdps, gamma=e.gamma, horizon=e.horizon, seed=e.seed)
+        online[cell_id] = np.asarray(experiment.run(agent, threads=1).online_work, dtype=float).mean(axis=0)
+    rows = [
+        (
+            r[Col.ALGORITHM],
+            r[Col.CELL_ID],
+            r["part"],
+            r["cpu_seconds"],
+            *(online if r["part"] == "online" else offline)[r[Col.CELL_ID]].tolist(),
+        )
+        for r in old_rows.iter_rows(named=True)
+    ]
+    frame = pl.DataFrame(rows, schema=[*ROW_COLUMNS, *WORK_UNITS], orient="row")
+    source = (
+        old.source.split("; work recounted")[0]
+        + f"; work recounted with bbrl {bbrl.__version__} ({len(WORK_UNITS)} units)"
+    )
+    calibration = fit_rows(frame, args.name, source=source, machine=old.machine, date=old.date)
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_atomic(args.out / f"{args.name}-rows.csv", frame.write_csv(float_precision=None).encode())
+    calibration.save(args.out / f"{args.name}.json")
+    with pl.Config(tbl_rows=100, tbl_width_chars=200, fmt_str_lengths=60):
+        print(calibration.fit_table().drop("rms_relative_error"))
+    print(f"work of {len(online)} cells recounted in {time.perf_counter() - started:.0f} s; written to {args.out}")
     return 0
 
 

@@ -51,10 +51,18 @@ pub enum Unit {
     /// (the S·A·S counts). They make the cost of a decision grow with the model's size even when
     /// nothing is solved.
     ModelEntries,
+    /// Calls of a solver (Q-iteration, value iteration, SBOSS's merged solve): what a solve costs
+    /// besides its sweeps (packing the model for the sweeps, the cold start, writing the result),
+    /// which agents that re-solve after every transition pay at every decision.
+    Solves,
+    /// Support entries of each solved model, once per call (not per sweep): the model a solve
+    /// packs before its first sweep. With [`Unit::Solves`], the part of a solve's cost that grows
+    /// with the model's size but not with the number of sweeps.
+    SolveEntries,
 }
 
 /// Every unit, in index order.
-pub const UNITS: [Unit; 12] = [
+pub const UNITS: [Unit; 14] = [
     Unit::Decisions,
     Unit::QRowSweeps,
     Unit::QEntrySweeps,
@@ -67,6 +75,8 @@ pub const UNITS: [Unit; 12] = [
     Unit::FormulaTokens,
     Unit::ForeignCalls,
     Unit::ModelEntries,
+    Unit::Solves,
+    Unit::SolveEntries,
 ];
 
 /// The number of units.
@@ -88,6 +98,8 @@ impl Unit {
             Unit::FormulaTokens => "formula_tokens",
             Unit::ForeignCalls => "foreign_calls",
             Unit::ModelEntries => "model_entries",
+            Unit::Solves => "solves",
+            Unit::SolveEntries => "solve_entries",
         }
     }
 }

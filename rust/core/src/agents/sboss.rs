@@ -516,7 +516,8 @@ impl SbossState {
                         (q, j)
                     } else {
                         rows_read += k;
-                        entries_read += k * m;
+                        // The K sampled rows, and the row's weights (R + gamma V) computed once.
+                        entries_read += (k + 1) * m;
                         let base = row * ns;
                         let support = &merged.support[base..base + m];
                         for (w, &y) in self.weights[..m].iter_mut().zip(support) {
@@ -562,6 +563,7 @@ impl SbossState {
         // orders of magnitude at small epsilon.
         work::add(Unit::ViRowSweeps, rows_read as u64);
         work::add(Unit::ViEntrySweeps, entries_read as u64);
+        work::add(Unit::Solves, 1);
         if compat {
             let half = self.alpha.len() / 2;
             self.alpha_last[..half].copy_from_slice(&self.alpha[..half]);

@@ -336,6 +336,11 @@ impl Ucbvi {
                 st.v[h * ns + s] = best;
             }
             count_sweep(ns * na, entries);
+            // The Bernstein bonus reads each seen entry twice more (its variance, its correction).
+            crate::work::add(
+                crate::work::Unit::ModelEntries,
+                if self.bonus == Bonus::Bernstein { 2 * entries as u64 } else { 0 },
+            );
         }
         st.q_previous.copy_from_slice(&st.q);
         st.blocks.due = false;

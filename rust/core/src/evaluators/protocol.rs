@@ -475,21 +475,25 @@ mod tests {
         let int = |k: &str, v: i64| (k.to_string(), ParamValue::Int(v));
         let float = |k: &str, v: f64| (k.to_string(), ParamValue::Float(v));
         let cases: [(&str, Params, [u64; crate::work::N_UNITS]); 7] = [
-            ("egreedy", Params::from([float("epsilon", 0.1)]), [60, 17640, 35280, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
-            ("beb", Params::from([float("beta", 1.0)]), [60, 0, 0, 189180, 378360, 0, 0, 0, 0, 0, 0, 0]),
+            ("egreedy", Params::from([float("epsilon", 0.1)]), [60, 17640, 35280, 0, 0, 0, 0, 0, 0, 0, 0, 0, 56, 1680]),
+            ("beb", Params::from([float("beta", 1.0)]), [60, 0, 0, 189180, 378360, 0, 0, 0, 0, 0, 0, 0, 60, 1800]),
             (
                 "sboss",
                 Params::from([float("epsilon", 0.01), float("delta", 1.0)]),
-                [60, 0, 0, 150885, 301770, 9702, 0, 0, 0, 0, 0, 870],
+                [60, 0, 0, 150885, 301770, 9702, 0, 0, 0, 0, 0, 870, 42, 0],
             ),
-            ("bamcp", Params::from([int("k", 20), int("depth", 5)]), [60, 0, 0, 0, 0, 0, 608, 3648, 6000, 0, 0, 0]),
+            (
+                "bamcp",
+                Params::from([int("k", 20), int("depth", 5)]),
+                [60, 0, 0, 0, 0, 0, 608, 3648, 6000, 0, 0, 0, 0, 0],
+            ),
             (
                 "bfs3",
                 Params::from([int("k", 5), int("c", 2), int("depth", 3)]),
-                [60, 0, 0, 0, 0, 0, 1783, 2066, 1440, 0, 0, 0],
+                [60, 0, 0, 0, 0, 0, 1783, 2066, 1440, 0, 0, 0, 0, 0],
             ),
-            ("ucbvi", Params::new(), [60, 0, 0, 900, 0, 0, 0, 0, 0, 0, 0, 225]),
-            ("optql", Params::from([float("c", 0.01)]), [60, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2115]),
+            ("ucbvi", Params::new(), [60, 0, 0, 900, 0, 0, 0, 0, 0, 0, 0, 225, 0, 0]),
+            ("optql", Params::from([float("c", 0.01)]), [60, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2115, 0, 0]),
         ];
         let (mut actual, mut wanted) = (Vec::new(), Vec::new());
         for (kind, params, expected) in cases {

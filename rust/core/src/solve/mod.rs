@@ -355,12 +355,15 @@ impl Vectorised {
 }
 
 /// Counts `sweeps` sweeps over `model`: its rows and its support entries, each times `sweeps`
-/// (the same on every vector path: padding and lanes are not counted).
+/// (the same on every vector path: padding and lanes are not counted), and one solve of a model
+/// of that many entries.
 fn count_sweeps(model: TabularView<'_>, sweeps: usize, rows: Unit, entries: Unit) {
     let n_rows = model.n_states * model.n_actions;
     let n_entries: usize = (0..n_rows).map(|row| model.support.row(row).len()).sum();
     work::add(rows, (n_rows * sweeps) as u64);
     work::add(entries, (n_entries * sweeps) as u64);
+    work::add(Unit::Solves, 1);
+    work::add(Unit::SolveEntries, n_entries as u64);
 }
 
 /// Guez value iteration (`MDPutils.cpp::valueIteration`, SPEC 2.2): Jacobi sweeps from `V = 0`
