@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import zlib
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from hypothesis.extra.numpy import arrays
 
 import bbrl
 from bbrl import distributions
+from bbrl.distributions import compact
 
 #: The built-ins that reproduce a file of the original library (the registry may hold more).
 BUILTIN_NAMES = ["GC", "GDL", "Grid", "UGC", "UGDL", "UGrid"]
@@ -193,3 +195,62 @@ def test_sampled_mdps_sum_to_one_and_keep_the_support(theta: np.ndarray, seed: i
     np.testing.assert_allclose(P.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
     assert np.all(P[theta == 0] == 0.0)
     assert np.all(P >= 0)
+
+
+@pytest.mark.parametrize("name", ["GC", "UGDL", "Grid"])
+def test_saved_files_read_back_bit_for_bit_and_version_1_files_still_read(tmp_path: Path, name: str) -> None:
+    fdm = distributions.get(name)
+    # Zeros of both signs and row-varying rewards: the compact form keeps every bit.
+    rewards = fdm.rewards.copy()
+    rewards[0, 0, :] = -0.0
+    rewards[1, 0, 1] = 0.1 + 0.2
+    fdm = distributions.FDM(fdm.theta, rewards, fdm.initial_state, fdm.name, fdm.long_name)
+    path = fdm.save(tmp_path / "new.json")
+    document = json.loads(path.read_text())
+    assert document["version"] == 2 and isinstance(document["theta"], dict)
+    back = distributions.load(path)
+    assert back == fdm
+    for table, original in ((back.theta, fdm.theta), (back.rewards, fdm.rewards)):
+        assert np.array_equal(table.view(np.int64), original.view(np.int64))
+    # A file of earlier versions (version 1, nested lists, indented) reads as before.
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(fdm.to_document(), indent=1) + "\n")
+    assert json.loads(old.read_text())["version"] == 1
+    assert distributions.load(old) == fdm
+
+
+def test_the_compact_form_keeps_only_what_differs_from_each_row() -> None:
+    table = np.zeros((2, 2, 2))
+    table[0, 1, 1] = 3.0
+    table[1, 1, :] = 5.0
+    encoded = compact.encode_table(table)
+    assert encoded == {"shape": [2, 2, 2], "default": [0.0, 0.0, 0.0, 5.0], "index": [3], "value": [3.0]}
+    assert np.array_equal(compact.decode_table(encoded, "t"), table)
+    assert compact.encode_table(np.ones((2, 1, 2)))["default"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"shape": [2, 2, 3]}, r"theta: shape must be \[S, A, S\]"),
+        ({"shape": [2, True, 2]}, r"theta: shape must be"),
+        ({"default": [1.0, 2.0]}, r"theta: default must be one number or S \* A = 4 numbers"),
+        ({"default": "1"}, r"theta: default: expected a number or a list of numbers"),
+        ({"index": [3, 1], "value": [1.0, 1.0]}, r"theta: index: indices must be strictly increasing"),
+        ({"index": [8], "value": [1.0]}, r"theta: index: an index is outside the table's 8 entries"),
+        ({"index": [1.5], "value": [1.0]}, r"theta: index: expected a list of integers"),
+        ({"index": [1], "value": []}, r"theta: index and value differ in length"),
+        ({"value": [True]}, r"theta: value: expected a list of numbers"),
+        ({"extra": 1}, r"theta: a compact table has exactly the keys"),
+    ],
+)
+def test_malformed_compact_tables_are_refused_by_name(change: dict[str, object], message: str) -> None:
+    document = distributions.FDM(np.ones((2, 2, 2)), np.zeros((2, 2, 2))).to_document(compact=True)
+    document["theta"] = {**document["theta"], "index": [0], "value": [2.0], **change}
+    with pytest.raises(ValueError, match=rf"doc: {message}"):
+        distributions.from_document(document, "doc")
+    # Compact tables are version 2's: in a version-1 document they are refused too.
+    document = distributions.FDM(np.ones((2, 2, 2)), np.zeros((2, 2, 2))).to_document(compact=True)
+    document["version"] = 1
+    with pytest.raises(ValueError, match="doc: theta must be an array of numbers"):
+        distributions.from_document(document, "doc")

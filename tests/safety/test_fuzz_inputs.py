@@ -100,6 +100,23 @@ def test_distribution_json_files(tmp_path: Path, data: st.DataObject) -> None:
     assert_reader_fails_cleanly(lambda: distributions.load(path), path.name, tmp_path)
 
 
+@FUZZ
+@given(data=st.data())
+def test_compact_distribution_json_files(tmp_path: Path, data: st.DataObject) -> None:
+    """The version written (compact tables), damaged as the version-1 files above."""
+    document = distributions.get("Grid").to_document(compact=True)
+    path = _write(tmp_path, "grid.json", data.draw(json_damage(document)))
+    assert_reader_fails_cleanly(lambda: distributions.load(path), path.name, tmp_path)
+
+
+def test_a_compact_distribution_announcing_a_huge_table_is_refused_before_allocating(tmp_path: Path) -> None:
+    document = distributions.get("GC").to_document(compact=True)
+    document["theta"]["shape"] = [100_000, 100, 100_000]
+    path = _write(tmp_path, "huge.json", json.dumps(document).encode())
+    with pytest.raises(ValueError, match=r"huge\.json: theta: shape \[100000, 100, 100000\] has more than"):
+        distributions.load(path)
+
+
 def bbrl_text_damage(text: str) -> st.SearchStrategy[bytes]:
     """The original text format damaged: a number replaced by another token, a line dropped or
     repeated, or damaged bytes."""

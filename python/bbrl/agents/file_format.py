@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core
-from ..fileio import write_atomic
+from ..fileio import json_document_bytes, write_atomic
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "jsonable", "recorded_work", "work_document", "write_agent_file"]
 
@@ -34,10 +34,10 @@ def write_agent_file(trained: Any, path: str | os.PathLike[str], **extra: Any) -
         "offline_cpu_seconds": None if math.isnan(trained.offline_cpu_seconds) else trained.offline_cpu_seconds,
         "offline_work": work_document(trained.offline_work),
         "details": trained.details,
-        "prior": trained.prior.to_document(),
+        "prior": trained.prior.to_document(compact=True),
         **extra,
     }
-    return write_atomic(path, (json.dumps(document, indent=1) + "\n").encode())
+    return write_atomic(path, json_document_bytes(document))
 
 
 def work_document(work: Any) -> dict[str, int] | None:

@@ -73,7 +73,7 @@ def encode(value: Any, where: str) -> Any:
             raise TypeError(f"{where}: a Generator over {bit_generator} cannot be saved (known: {_BIT_GENERATORS})")
         return {"$generator": {"bit_generator": bit_generator, "state": encode(value.bit_generator.state, where)}}
     if isinstance(value, distributions.FDM):
-        return {"$fdm": value.to_document()}
+        return {"$fdm": value.to_document(compact=True)}
     if isinstance(value, kernels.Posterior):
         return {"$posterior": {"counts": _npy(value.counts, where), "rewards": _npy(value.rewards, where)}}
     raise TypeError(

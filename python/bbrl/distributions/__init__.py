@@ -14,7 +14,6 @@ distribution: ``GC``, ``GDL``, ``Grid`` and their uniform (inaccurate) priors ``
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
@@ -24,8 +23,9 @@ import numpy as np
 
 from .. import _core, problems
 from .. import names as name_rule
-from ..fileio import parse_json_document, read_file_bytes, write_atomic
+from ..fileio import json_document_bytes, parse_json_document, read_file_bytes, write_atomic
 from . import bbrl_format
+from . import compact as compact_table
 
 __all__ = [
     "FDM",
@@ -39,7 +39,11 @@ __all__ = [
 ]
 
 FORMAT_NAME = "bbrl-fdm"
-FORMAT_VERSION = 1
+#: The version written: 2, ``theta`` and ``rewards`` in the compact form of
+#: :mod:`bbrl.distributions.compact`. Version 1 (nested lists) is read as well.
+FORMAT_VERSION = 2
+#: The versions read.
+READ_VERSIONS = (1, 2)
 
 
 def _as_table(value: Any, name: str) -> np.ndarray:
@@ -175,20 +179,24 @@ class FDM:
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Writes the distribution in bbrl's JSON format (see docs/file-formats.md), atomically."""
-        return write_atomic(path, (json.dumps(self.to_document(), indent=1) + "\n").encode())
+        return write_atomic(path, json_document_bytes(self.to_document(compact=True)))
 
-    def to_document(self) -> dict[str, Any]:
-        """The JSON document of :meth:`save` as a dict (also embedded in saved agents)."""
+    def to_document(self, compact: bool = False) -> dict[str, Any]:
+        """The JSON document of the distribution as a dict. ``compact``: the document :meth:`save`
+        writes (also embedded in saved agents), format version 2, its tables in the compact form
+        of :mod:`bbrl.distributions.compact`; otherwise version 1, nested lists, the document
+        experiment fingerprints are taken of (so that they stay those of earlier versions)."""
+        table = compact_table.encode_table if compact else np.ndarray.tolist
         return {
             "format": FORMAT_NAME,
-            "version": FORMAT_VERSION,
+            "version": FORMAT_VERSION if compact else 1,
             "name": self._name,
             "long_name": self._long_name,
             "n_states": self.n_states,
             "n_actions": self.n_actions,
             "initial_state": self._initial_state,
-            "theta": self._theta.tolist(),
-            "rewards": self._rewards.tolist(),
+            "theta": table(self._theta),
+            "rewards": table(self._rewards),
             # Only where there is one: files of distributions without a start law are unchanged.
             **({} if self._start_law is None else {"start_law": self._start_law.tolist()}),
         }
@@ -324,15 +332,21 @@ def from_document(document: Any, source: str) -> FDM:
     """A distribution from the JSON document of :meth:`FDM.to_document`; errors name ``source``."""
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
         raise ValueError(f'{source}: not a bbrl distribution file (missing "format": "{FORMAT_NAME}")')
-    if document.get("version") != FORMAT_VERSION:
-        raise ValueError(f"{source}: unsupported format version {document.get('version')!r}")
+    version = document.get("version")
+    if isinstance(version, bool) or version not in READ_VERSIONS:
+        raise ValueError(f"{source}: unsupported format version {version!r}")
     missing = [k for k in ("name", "theta", "rewards", "initial_state") if k not in document]
     if missing:
         raise ValueError(f"{source}: missing field(s) {', '.join(missing)}")
     try:
+        if version == 1:
+            theta, rewards = document["theta"], document["rewards"]
+        else:
+            theta = compact_table.decode_table(document["theta"], "theta")
+            rewards = compact_table.decode_table(document["rewards"], "rewards")
         return FDM(
-            document["theta"],
-            document["rewards"],
+            theta,
+            rewards,
             document["initial_state"],
             document["name"],
             document.get("long_name"),

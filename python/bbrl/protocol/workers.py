@@ -123,7 +123,13 @@ def _dispatch(
             store(chunk, *_core.run_python_agent(experiment._core, trained.agent, trained.label, chunk, record_rewards))
         return
     payload = pickled_agent(trained.agent, workers)
-    setup = (experiment.test.to_document(), experiment.n_mdps, experiment.gamma, experiment.horizon, experiment.seed)
+    setup = (
+        experiment.test.to_document(compact=True),
+        experiment.n_mdps,
+        experiment.gamma,
+        experiment.horizon,
+        experiment.seed,
+    )
     with worker_pool(workers, _worker_init, (setup, payload, trained.label, os.getpid())) as pool:
         parts = contiguous_chunks(mdps, 4 * workers)
         gather_chunks(pool, parts, lambda chunk: pool.submit(_worker_run, chunk, record_rewards), store, trained.label)

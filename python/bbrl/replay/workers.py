@@ -54,7 +54,14 @@ def run_blocks(
         if not _importable(type(trained.agent)):
             raise TypeError("its class is defined in an interactive session, which new processes cannot import")
         payload = pickle.dumps(
-            (trained.spec, trained.agent, trained.prior.to_document(), trained.gamma, trained.horizon, trained.seed),
+            (
+                trained.spec,
+                trained.agent,
+                trained.prior.to_document(compact=True),
+                trained.gamma,
+                trained.horizon,
+                trained.seed,
+            ),
             protocol=pickle.HIGHEST_PROTOCOL,
         )
         target_payload = pickle.dumps(target, protocol=pickle.HIGHEST_PROTOCOL)

@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 mod lanes256;
 mod lanes512;
 mod neon;
+mod ragged;
 mod scalar;
 mod wide256;
 
@@ -18,6 +19,7 @@ use lanes256::Lanes256;
 use lanes512::Lanes512;
 #[cfg(target_arch = "aarch64")]
 use neon::LanesNeon;
+use ragged::RaggedRows;
 use scalar::ScalarRows;
 #[cfg(target_arch = "x86_64")]
 use wide256::Wide256;
@@ -70,6 +72,9 @@ pub struct QIterationWorkspace {
     n_actions: usize,
     scalar: ScalarRows,
     vectorised: Vectorised,
+    /// The ragged rows of `ragged.rs`, for models of more than `ragged::MIN_STATES` states, taken
+    /// instead of `vectorised` when a model's rows are of very unequal widths.
+    ragged: Option<Box<RaggedRows>>,
 }
 
 impl QIterationWorkspace {
@@ -87,10 +92,12 @@ impl QIterationWorkspace {
             n_actions,
             scalar: ScalarRows::new(n_states, n_actions),
             vectorised: Vectorised::new(n_states, n_actions, path),
+            ragged: ragged_rows(n_states, n_actions),
         }
     }
 
-    /// The vector path this workspace's sweeps take.
+    /// The vector path this workspace's sweeps take (except where a model of more than 32 states
+    /// has rows of very unequal widths: those take the ragged rows of `ragged.rs`, as bit-identical).
     pub fn path(&self) -> SimdPath {
         self.vectorised.path()
     }
@@ -124,6 +131,10 @@ impl QIterationWorkspace {
         q: &mut [f64],
     ) -> usize {
         assert_eq!((model.n_states, model.n_actions), (self.n_states, self.n_actions));
+        if let Some(rows) = self.ragged.as_mut().filter(|_| ragged::suits(model)) {
+            rows.pack(model, None);
+            return rows.q_iteration(gamma, max_sweeps, accuracy, q);
+        }
         match &mut self.vectorised {
             Vectorised::Scalar => {}
             #[cfg(target_arch = "aarch64")]
@@ -354,6 +365,13 @@ impl Vectorised {
     }
 }
 
+/// The ragged-row sweeps of a workspace for models of this shape, or none: models of at most
+/// `ragged::MIN_STATES` states always take the padded paths. Every layout gives the same bits, so
+/// which one a solve takes (it depends on the model's row widths) never changes a result.
+fn ragged_rows(n_states: usize, n_actions: usize) -> Option<Box<RaggedRows>> {
+    (n_states > ragged::MIN_STATES).then(|| Box::new(RaggedRows::new(n_states, n_actions)))
+}
+
 /// Counts `sweeps` sweeps over `model`: its rows and its support entries, each times `sweeps`
 /// (the same on every vector path: padding and lanes are not counted), and one solve of a model
 /// of that many entries.
@@ -421,6 +439,9 @@ pub struct ValueIterationWorkspace {
     n_actions: usize,
     scalar: ScalarRows,
     vectorised: Vectorised,
+    /// The ragged rows of `ragged.rs`, for models of more than `ragged::MIN_STATES` states, taken
+    /// instead of `vectorised` when a model's rows are of very unequal widths.
+    ragged: Option<Box<RaggedRows>>,
 }
 
 impl ValueIterationWorkspace {
@@ -438,10 +459,12 @@ impl ValueIterationWorkspace {
             n_actions,
             scalar: ScalarRows::new(n_states, n_actions),
             vectorised: Vectorised::new(n_states, n_actions, path.best_for_value_iteration(n_states, n_actions)),
+            ragged: ragged_rows(n_states, n_actions),
         }
     }
 
-    /// The vector path this workspace's sweeps take.
+    /// The vector path this workspace's sweeps take (except where a model of more than 32 states
+    /// has rows of very unequal widths: those take the ragged rows of `ragged.rs`, as bit-identical).
     pub fn path(&self) -> SimdPath {
         self.vectorised.path()
     }
@@ -472,6 +495,10 @@ impl ValueIterationWorkspace {
         policy: &mut [usize],
     ) -> usize {
         assert_eq!((model.n_states, model.n_actions), (self.n_states, self.n_actions));
+        if let Some(rows) = self.ragged.as_mut().filter(|_| ragged::suits(model)) {
+            rows.pack(model, row_bonus);
+            return rows.value_iteration(gamma, epsilon, GUEZ_VI_MAX_SWEEPS, values, policy);
+        }
         match &mut self.vectorised {
             Vectorised::Scalar => {}
             #[cfg(target_arch = "aarch64")]
