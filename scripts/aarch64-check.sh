@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Rust unit and property tests built for aarch64 and run under user-mode emulation (qemu),
 # where the solvers take the NEON path: the property tests check its values bit for bit against
-# the scalar loops, and the NEON test, run again by name, fails if the path was not taken. Sets up
+# the row-at-a-time reference loops, and the NEON test, run again by name, fails if the path was not taken. Sets up
 # what it needs when it can (the Rust target through rustup, a cross linker and qemu from Debian's
 # packages, as root); when it cannot, it says why and stops without failing, unless
 # BBRL_REQUIRE_AARCH64=1 (CI sets it), which makes every skip a failure.
@@ -43,4 +43,4 @@ if ! grep -q "test result: ok. 1 passed" <<<"$out"; then
     echo "aarch64 check failed: $neon_test did not run"
     exit 1
 fi
-echo "NEON path taken and bit-identical to the scalar loops ($neon_test)"
+echo "NEON path taken and bit-identical to the row-at-a-time loops ($neon_test)"

@@ -5,8 +5,9 @@ use std::sync::OnceLock;
 
 mod lanes256;
 mod lanes512;
-mod neon;
+mod pairs;
 mod ragged;
+#[cfg(test)]
 mod scalar;
 mod wide256;
 
@@ -17,10 +18,8 @@ use crate::work::{self, Unit};
 use lanes256::Lanes256;
 #[cfg(target_arch = "x86_64")]
 use lanes512::Lanes512;
-#[cfg(target_arch = "aarch64")]
-use neon::LanesNeon;
+use pairs::LanePairs;
 use ragged::RaggedRows;
-use scalar::ScalarRows;
 #[cfg(target_arch = "x86_64")]
 use wide256::Wide256;
 
@@ -70,7 +69,7 @@ pub fn q_values(model: TabularView<'_>, gamma: f64, max_sweeps: usize, accuracy:
 pub struct QIterationWorkspace {
     n_states: usize,
     n_actions: usize,
-    scalar: ScalarRows,
+    baseline: LanePairs,
     vectorised: Vectorised,
     /// The ragged rows of `ragged.rs`, for models of more than `ragged::MIN_STATES` states, taken
     /// instead of `vectorised` when a model's rows are of very unequal widths.
@@ -90,7 +89,7 @@ impl QIterationWorkspace {
         Self {
             n_states,
             n_actions,
-            scalar: ScalarRows::new(n_states, n_actions),
+            baseline: LanePairs::new(n_states, n_actions),
             vectorised: Vectorised::new(n_states, n_actions, path),
             ragged: ragged_rows(n_states, n_actions),
         }
@@ -138,10 +137,7 @@ impl QIterationWorkspace {
         match &mut self.vectorised {
             Vectorised::Scalar => {}
             #[cfg(target_arch = "aarch64")]
-            Vectorised::Neon(lanes) => {
-                lanes.pack(model, None);
-                return lanes.q_iteration(gamma, max_sweeps, accuracy, q);
-            }
+            Vectorised::Neon => {}
             #[cfg(target_arch = "x86_64")]
             Vectorised::Avx2(lanes) => {
                 lanes.pack(model, None);
@@ -158,25 +154,30 @@ impl QIterationWorkspace {
                 return lanes.q_iteration(gamma, max_sweeps, accuracy, q);
             }
         }
-        self.scalar.pack(model, None);
-        self.scalar.q_iteration(gamma, max_sweeps, accuracy, q)
+        self.baseline.pack(model, None);
+        self.baseline.q_iteration(gamma, max_sweeps, accuracy, q)
     }
 }
 
-/// The sweeps a solver workspace runs: the portable scalar row loops, NEON on aarch64, or one of
-/// the x86-64 vector paths, all bit-identical (same IEEE operations in the same order).
+/// The sweeps a solver workspace runs: the two-lane baseline kernel of `pairs.rs` (SSE2 on
+/// x86-64, NEON on aarch64, plain arrays elsewhere), or one of the wider x86-64 paths, all
+/// bit-identical (same IEEE operations in the same order) to the row-at-a-time reference loops of
+/// `scalar.rs`, which the tests keep.
 ///
 /// The process-wide choice ([`SimdPath::selected`]) is the fastest path the CPU runs, unless the
 /// environment variable `BBRL_SIMD` (`scalar`, `neon`, `avx2`, `avx512` or `auto`) asks for
 /// another, for tests and benches. A workspace falls back to slower paths for models a vector path
-/// does not serve (AVX-512: more than 32 states; AVX2, NEON and the scalar loops serve every
+/// does not serve (AVX-512: more than 32 states; AVX2, NEON and the scalar path serve every
 /// size, AVX2 in two kernels: up to 16 states with gamma V in registers, above with loads, for
-/// Q-iteration only: value iteration above 16 states takes the scalar loops there).
+/// Q-iteration only: value iteration above 16 states takes the scalar path there).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SimdPath {
-    /// The row-by-row loops of [`scalar`] (`scalar.rs`): every CPU, every model size.
+    /// The baseline: two states per 128-bit register (`pairs.rs`), every CPU, every model size.
+    /// Its registers are SSE2's on x86-64 and NEON's on aarch64 (both part of the architecture),
+    /// plain arrays elsewhere.
     Scalar,
-    /// NEON sweeps (`neon.rs`): aarch64 CPUs, models of every size.
+    /// NEON on aarch64: the same kernel as the scalar path there (`pairs.rs`), every size; named
+    /// so that a run says it took NEON and the aarch64 check can insist on it.
     Neon,
     /// AVX2 sweeps: x86-64 CPUs since 2013; models of up to 16 states in `lanes256.rs`, larger
     /// ones in `wide256.rs` (Q-iteration only, see [`SimdPath::best_for_value_iteration`]).
@@ -213,7 +214,7 @@ impl SimdPath {
         match self {
             SimdPath::Scalar => true,
             #[cfg(target_arch = "aarch64")]
-            SimdPath::Neon => neon::available(),
+            SimdPath::Neon => std::arch::is_aarch64_feature_detected!("neon"),
             #[cfg(target_arch = "x86_64")]
             SimdPath::Avx2 => lanes256::available(),
             #[cfg(target_arch = "x86_64")]
@@ -250,7 +251,7 @@ impl SimdPath {
     }
 
     /// The path Guez value iteration takes when `self` is asked: [`Self::best_at_most`], except
-    /// AVX2 above 16 states, which takes the scalar loops: `wide256.rs` was slower than them for
+    /// AVX2 above 16 states, which takes the scalar path: `wide256.rs` was slower than it for
     /// value iteration on the machine measured (benches/README.md), so it serves Q-iteration only.
     pub fn best_for_value_iteration(self, n_states: usize, n_actions: usize) -> SimdPath {
         let path = self.best_at_most(n_states, n_actions);
@@ -317,13 +318,14 @@ impl std::fmt::Display for SimdPath {
     }
 }
 
-/// A workspace's vector sweeps (`neon.rs`, `lanes256.rs`, `lanes512.rs`), or none: the scalar
-/// loops. Boxed, so that a workspace on the scalar path carries no vector buffers.
+/// A workspace's wider vector sweeps (`lanes256.rs`, `wide256.rs`, `lanes512.rs`), or none: the
+/// baseline kernel of `pairs.rs` (the scalar path, and NEON on aarch64). Boxed, so that a
+/// workspace on the baseline carries no other buffers.
 #[derive(Clone, Debug)]
 enum Vectorised {
     Scalar,
     #[cfg(target_arch = "aarch64")]
-    Neon(Box<LanesNeon>),
+    Neon,
     #[cfg(target_arch = "x86_64")]
     Avx2(Box<Lanes256>),
     #[cfg(target_arch = "x86_64")]
@@ -338,7 +340,7 @@ impl Vectorised {
         match path.best_at_most(n_states, n_actions) {
             SimdPath::Scalar => Vectorised::Scalar,
             #[cfg(target_arch = "aarch64")]
-            SimdPath::Neon => Vectorised::Neon(Box::new(LanesNeon::new(n_states, n_actions))),
+            SimdPath::Neon => Vectorised::Neon,
             #[cfg(target_arch = "x86_64")]
             SimdPath::Avx2 if n_states <= lanes256::MAX_STATES => {
                 Vectorised::Avx2(Box::new(Lanes256::new(n_states, n_actions)))
@@ -356,7 +358,7 @@ impl Vectorised {
         match self {
             Vectorised::Scalar => SimdPath::Scalar,
             #[cfg(target_arch = "aarch64")]
-            Vectorised::Neon(_) => SimdPath::Neon,
+            Vectorised::Neon => SimdPath::Neon,
             #[cfg(target_arch = "x86_64")]
             Vectorised::Avx2(_) | Vectorised::Avx2Wide(_) => SimdPath::Avx2,
             #[cfg(target_arch = "x86_64")]
@@ -437,7 +439,7 @@ pub fn policy_values(
 pub struct ValueIterationWorkspace {
     n_states: usize,
     n_actions: usize,
-    scalar: ScalarRows,
+    baseline: LanePairs,
     vectorised: Vectorised,
     /// The ragged rows of `ragged.rs`, for models of more than `ragged::MIN_STATES` states, taken
     /// instead of `vectorised` when a model's rows are of very unequal widths.
@@ -457,7 +459,7 @@ impl ValueIterationWorkspace {
         Self {
             n_states,
             n_actions,
-            scalar: ScalarRows::new(n_states, n_actions),
+            baseline: LanePairs::new(n_states, n_actions),
             vectorised: Vectorised::new(n_states, n_actions, path.best_for_value_iteration(n_states, n_actions)),
             ragged: ragged_rows(n_states, n_actions),
         }
@@ -502,10 +504,7 @@ impl ValueIterationWorkspace {
         match &mut self.vectorised {
             Vectorised::Scalar => {}
             #[cfg(target_arch = "aarch64")]
-            Vectorised::Neon(lanes) => {
-                lanes.pack(model, row_bonus);
-                return lanes.value_iteration(gamma, epsilon, GUEZ_VI_MAX_SWEEPS, values, policy);
-            }
+            Vectorised::Neon => {}
             #[cfg(target_arch = "x86_64")]
             Vectorised::Avx2(lanes) => {
                 lanes.pack(model, row_bonus);
@@ -520,8 +519,8 @@ impl ValueIterationWorkspace {
                 return lanes.value_iteration(gamma, epsilon, GUEZ_VI_MAX_SWEEPS, values, policy);
             }
         }
-        self.scalar.pack(model, row_bonus);
-        self.scalar.value_iteration(gamma, epsilon, GUEZ_VI_MAX_SWEEPS, values, policy)
+        self.baseline.pack(model, row_bonus);
+        self.baseline.value_iteration(gamma, epsilon, GUEZ_VI_MAX_SWEEPS, values, policy)
     }
 }
 
@@ -773,8 +772,9 @@ mod tests {
         Mdp::from_parts(ns, na, p, r.into(), Some(0))
     }
 
-    /// Checks every vector path this CPU runs against the scalar loops on `mdp`: the same sweep
-    /// counts, values (bit for bit) and policies, for both routines.
+    /// Checks the scalar path and every vector path this CPU runs against the row-at-a-time
+    /// reference loops (`scalar.rs`) on `mdp`: the same sweep counts, values (bit for bit) and
+    /// policies, for both routines.
     fn assert_paths_match_scalar(mdp: &Mdp, gamma: f64, bonus: Option<f64>) -> Result<(), TestCaseError> {
         let (ns, na) = (mdp.n_states(), mdp.n_actions());
         let row_bonus: Option<Vec<f64>> = bonus.map(|b| (0..ns * na).map(|row| b / (2.0 + row as f64)).collect());
@@ -795,6 +795,22 @@ mod tests {
                 &mut pi_slow,
             )
         });
+        // The scalar path's two-lane kernel against the row-at-a-time reference loops.
+        let mut rows = scalar::ScalarRows::new(ns, na);
+        rows.pack(mdp.view(), None);
+        let mut q_rows = vec![0.0; ns * na];
+        prop_assert_eq!(
+            rows.q_iteration(gamma, 250, 1e-2, &mut q_rows),
+            q_sweeps_slow,
+            "row loops' Q-iteration sweeps"
+        );
+        prop_assert_eq!(bits(&q_rows), bits(&q_slow), "row loops' Q-iteration values");
+        rows.pack(mdp.view(), row_bonus.as_deref());
+        let (mut v_rows, mut pi_rows) = (vec![0.0; ns], vec![0; ns]);
+        let sweeps = rows.value_iteration(gamma, 1e-4, GUEZ_VI_MAX_SWEEPS, &mut v_rows, &mut pi_rows);
+        prop_assert_eq!(sweeps, vi_sweeps_slow, "row loops' value-iteration sweeps");
+        prop_assert_eq!(&pi_rows, &pi_slow, "row loops' greedy policy");
+        prop_assert_eq!(bits(&v_rows), bits(&v_slow), "row loops' value-iteration values");
         // The work counted is rows and support entries times sweeps, on every path alike.
         let entries: usize = (0..ns * na).map(|row| mdp.view().support.row(row).len()).sum();
         prop_assert_eq!(q_work_slow.get(Unit::QRowSweeps), (ns * na * q_sweeps_slow) as u64);
@@ -826,9 +842,10 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Every vectorised path this CPU runs gives bit for bit the values, policies and sweep
-        /// counts of the scalar row loops, for every model size (larger models fall back to the
-        /// scalar loops, which the test also checks by asking for each path at every size).
+        /// The scalar path and every vectorised path this CPU runs give bit for bit the values,
+        /// policies and sweep counts of the row-at-a-time reference loops, for every model size
+        /// (larger models fall back to the scalar path, which the test also checks by asking for
+        /// each path at every size).
         #[test]
         fn vectorised_sweeps_are_bit_identical_to_the_scalar_loops(
             n_states in 1usize..40, n_actions in 1usize..6, seed in 0u64..u64::MAX,
@@ -879,7 +896,7 @@ mod tests {
     }
 
     /// On aarch64 the NEON path is there and taken for every problem and model size, so that the
-    /// bit-identity property tests above compare it with the scalar loops (scripts/aarch64-check.sh
+    /// bit-identity property tests above compare it with the row loops (scripts/aarch64-check.sh
     /// runs this test by name, so a build that lost the path fails there).
     #[cfg(target_arch = "aarch64")]
     #[test]

@@ -1,5 +1,7 @@
-//! The scalar sweeps of both value-iteration routines of [`crate::solve`]: every CPU, every model
-//! size, and the reference the vector paths are checked against bit for bit.
+//! The row-at-a-time sweeps of both value-iteration routines of [`crate::solve`]: the reference
+//! every path, the scalar path's two-lane kernel (`pairs.rs`) included, is checked against bit for
+//! bit in the tests. They were the scalar path until the two-lane kernel replaced them; kept for
+//! the tests only, so that no path is checked against code of its own shape.
 //!
 //! A model is packed for fast sweeps: each (s, a) row's support as `width` (next state,
 //! probability, reward) triples, padded with probability 0 on state 0 to the widest row so that
