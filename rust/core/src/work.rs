@@ -59,10 +59,14 @@ pub enum Unit {
     /// packs before its first sweep. With [`Unit::Solves`], the part of a solve's cost that grows
     /// with the model's size but not with the number of sweeps.
     SolveEntries,
+    /// Support entries walked by draws from rows of three states or more outside a sweep: BAMCP's
+    /// simulated steps on the posterior's wide rows (uniform priors), each a walk over the row's
+    /// weights, where a row of one or two states costs a simulated step alone.
+    DrawEntries,
 }
 
 /// Every unit, in index order.
-pub const UNITS: [Unit; 14] = [
+pub const UNITS: [Unit; 15] = [
     Unit::Decisions,
     Unit::QRowSweeps,
     Unit::QEntrySweeps,
@@ -77,6 +81,7 @@ pub const UNITS: [Unit; 14] = [
     Unit::ModelEntries,
     Unit::Solves,
     Unit::SolveEntries,
+    Unit::DrawEntries,
 ];
 
 /// The number of units.
@@ -100,6 +105,7 @@ impl Unit {
             Unit::ModelEntries => "model_entries",
             Unit::Solves => "solves",
             Unit::SolveEntries => "solve_entries",
+            Unit::DrawEntries => "draw_entries",
         }
     }
 }

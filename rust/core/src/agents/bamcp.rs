@@ -172,6 +172,7 @@ impl BamcpState {
         // A node holds one child slot per support state of each action: wide rows (uniform
         // priors) make every node and every step from it dearer.
         work::add(Unit::TreeEdges, self.tree.children.len() as u64);
+        work::add(Unit::DrawEntries, std::mem::take(&mut self.posterior.walked));
         debug_assert_eq!(root, 0);
         for (score, mean) in self.scores.iter_mut().zip(self.tree.root_means()) {
             *score = mean;
@@ -529,6 +530,8 @@ struct CollapsedPosterior {
     entries: Vec<Entry>,
     rewards: Arc<[f64]>,
     generation: u32,
+    /// Entries the draws from wide rows walked since the last search's count (Unit::DrawEntries).
+    walked: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -572,6 +575,7 @@ impl CollapsedPosterior {
             entries: vec![Entry::default(); ns * na * ns],
             rewards: prior.rewards_arc(),
             generation: 0,
+            walked: 0,
         };
         for row in 0..ns * na {
             for &y in prior.support().row(row) {
@@ -669,6 +673,7 @@ impl CollapsedPosterior {
     /// `u`: the urn's weights are in the row's entries.
     #[inline(never)]
     fn step_wide(&mut self, row: usize, u: f64) -> (usize, f64, usize) {
+        self.walked += u64::from(self.support_len[row]);
         let base = row * self.n_states;
         let urn = &mut self.rows[row];
         let entries = &mut self.entries[base..base + urn.len as usize];

@@ -475,25 +475,29 @@ mod tests {
         let int = |k: &str, v: i64| (k.to_string(), ParamValue::Int(v));
         let float = |k: &str, v: f64| (k.to_string(), ParamValue::Float(v));
         let cases: [(&str, Params, [u64; crate::work::N_UNITS]); 7] = [
-            ("egreedy", Params::from([float("epsilon", 0.1)]), [60, 17640, 35280, 0, 0, 0, 0, 0, 0, 0, 0, 0, 56, 1680]),
-            ("beb", Params::from([float("beta", 1.0)]), [60, 0, 0, 189180, 378360, 0, 0, 0, 0, 0, 0, 0, 60, 1800]),
+            (
+                "egreedy",
+                Params::from([float("epsilon", 0.1)]),
+                [60, 17640, 35280, 0, 0, 0, 0, 0, 0, 0, 0, 0, 56, 1680, 0],
+            ),
+            ("beb", Params::from([float("beta", 1.0)]), [60, 0, 0, 189180, 378360, 0, 0, 0, 0, 0, 0, 0, 60, 1800, 0]),
             (
                 "sboss",
                 Params::from([float("epsilon", 0.01), float("delta", 1.0)]),
-                [60, 0, 0, 150885, 301770, 9702, 0, 0, 0, 0, 0, 870, 42, 0],
+                [60, 0, 0, 150885, 301770, 9702, 0, 0, 0, 0, 0, 870, 42, 1260, 0],
             ),
             (
                 "bamcp",
                 Params::from([int("k", 20), int("depth", 5)]),
-                [60, 0, 0, 0, 0, 0, 608, 3648, 6000, 0, 0, 0, 0, 0],
+                [60, 0, 0, 0, 0, 0, 608, 3648, 6000, 0, 0, 0, 0, 0, 0],
             ),
             (
                 "bfs3",
                 Params::from([int("k", 5), int("c", 2), int("depth", 3)]),
-                [60, 0, 0, 0, 0, 0, 1783, 2066, 1440, 0, 0, 0, 0, 0],
+                [60, 0, 0, 0, 0, 0, 1783, 2066, 1440, 0, 0, 0, 0, 0, 0],
             ),
-            ("ucbvi", Params::new(), [60, 0, 0, 900, 0, 0, 0, 0, 0, 0, 0, 225, 0, 0]),
-            ("optql", Params::from([float("c", 0.01)]), [60, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2115, 0, 0]),
+            ("ucbvi", Params::new(), [60, 0, 0, 900, 0, 0, 0, 0, 0, 0, 0, 225, 0, 0, 0]),
+            ("optql", Params::from([float("c", 0.01)]), [60, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2115, 0, 0, 0]),
         ];
         let (mut actual, mut wanted) = (Vec::new(), Vec::new());
         for (kind, params, expected) in cases {
@@ -504,6 +508,15 @@ mod tests {
             actual.push((kind, total.0));
             wanted.push((kind, expected));
         }
+        // BAMCP on the uniform prior: every posterior row is wide, so its draws walk the rows'
+        // entries (draw_entries), which GC's two-state rows never do.
+        let ugc = crate::model::problems::uniform_prior(&gc);
+        let mut agent = build("bamcp", &Params::from([int("k", 20), int("depth", 5)])).unwrap();
+        exp.learn_offline(agent.as_mut(), &ugc).unwrap();
+        let run = exp.run(agent.as_ref(), Some(1), None).unwrap();
+        let total = run.online_work.iter().fold(Work::default(), |sum, w| sum.plus(w));
+        actual.push(("bamcp-ugc", total.0));
+        wanted.push(("bamcp-ugc", [60, 0, 0, 0, 0, 0, 634, 9510, 6000, 0, 0, 0, 0, 0, 30000]));
         assert_eq!(actual, wanted);
     }
 
