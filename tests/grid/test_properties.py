@@ -197,6 +197,8 @@ def two_settings(draw: st.DrawFn) -> tuple[tuple[str, dict[str, Any], bool], tup
         nudged = value + 1
     else:
         nudged = math.nextafter(value, 0.0 if value > 0 else 1.0)
+    # A negated flag can make a setting the agent refuses (BEB's compat with its TabulaRL setting).
+    assume(_accepted(kind, {**params, name: nudged}))
     return first, (kind, {**params, name: nudged}, record)
 
 
