@@ -67,3 +67,57 @@ pub(crate) fn assert_examples_allocate_nothing(spec: &crate::agents::KindSpec) {
         crate::agents::planning_test_support::assert_no_allocation_per_step(agent.as_mut());
     }
 }
+
+/// A 40-state, 3-action prior whose rewards are a default per row (two classes) with a few
+/// exceptions, and whose rows reach 4 random next states: large enough for the structured reward
+/// rows (agents/reward_rows.rs).
+pub(crate) fn structured_prior() -> Fdm {
+    let (ns, na) = (40, 3);
+    let mut rng = stream(11, 0, 0);
+    let mut theta = vec![0.0; ns * na * ns];
+    let mut rewards = vec![0.0; ns * na * ns];
+    for row in 0..ns * na {
+        let default = if row % 2 == 0 { -1.0 } else { 0.0 };
+        rewards[row * ns..(row + 1) * ns].fill(default);
+        for _ in 0..4 {
+            let y = crate::agents::uniform_below(ns as u32, &mut rng) as usize;
+            theta[row * ns + y] += 1.0;
+        }
+        if row % 5 == 0 {
+            let y = crate::agents::uniform_below(ns as u32, &mut rng) as usize;
+            rewards[row * ns + y] = 1.0;
+        }
+    }
+    Fdm::new(ns, na, theta, rewards, Some(0)).unwrap()
+}
+
+/// Trains `agent` on `prior`, calls `after_training`, then plays 300 steps on an MDP drawn from
+/// it (episodes of 20 steps from state 0 when `episodic`): each decision's action and `q_bits`
+/// of the agent in the state decided.
+pub(crate) fn decisions<A: Agent>(
+    agent: &mut A,
+    prior: &Fdm,
+    episodic: bool,
+    after_training: impl FnOnce(&mut A),
+    q_bits: impl Fn(&A, usize) -> Vec<u64>,
+) -> Vec<(usize, Vec<u64>)> {
+    let mdp = prior.sample_seeded(3);
+    let setting = Setting { gamma: 0.95, horizon: 300 };
+    let (mut rng, mut env) = (stream(2, 0, 0), stream(2, 1, 0));
+    agent.learn_offline(prior, setting, &mut rng).unwrap();
+    after_training(agent);
+    agent.start_task(&TaskContext { setting, true_mdp: None }, &mut rng).unwrap();
+    let (mut s, mut trace) = (0, Vec::new());
+    for t in 0..300 {
+        if episodic && t % 20 == 0 {
+            agent.start_episode(0, &mut rng).unwrap();
+            s = 0;
+        }
+        let a = agent.act(s, &mut rng).unwrap();
+        trace.push((a, q_bits(agent, s)));
+        let (y, reward) = mdp.step(s, a, &mut env);
+        agent.observe(Transition { state: s, action: a, reward, next_state: y }, &mut rng).unwrap();
+        s = y;
+    }
+    trace
+}

@@ -21,6 +21,7 @@ mod psrl;
 mod qlearning;
 mod random;
 pub mod registry;
+mod reward_rows;
 mod rlberry_psrl;
 mod rlsvi;
 mod rmax;

@@ -41,7 +41,10 @@
 //! filling stops as soon as less than 0.001 of mass is left to place (the row may sum to 0.999);
 //! the transition of a block's last step is not counted (its reward is).
 
+use std::sync::Arc;
+
 use super::common::{argmax_random_tie, greedy_probabilities};
+use super::reward_rows::{BestFirst, RewardRows, Ties};
 use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
 use super::tabular::{
     block_length, count_sweep, Blocks, Experience, RewardModel, TabularlReference, PLAN_HORIZON, REWARDS,
@@ -248,6 +251,19 @@ struct UcfhState {
     p: Vec<f64>,
     /// Plans made in the task (TabulaRL's episode index).
     plans: u64,
+    /// The known reward table's structure on large models (the paper's setting under known
+    /// rewards; `None`: the dense loops), and per row whether its unseen next states' lower
+    /// bound is 0, which lets the row skip them (every row but pathological ones).
+    structure: Option<KnownStructure>,
+    floor_zero: Vec<bool>,
+}
+
+/// The known reward table by default and exceptions, and its classes' orders for the stage being
+/// planned (agents/reward_rows.rs): a row's next states best-first without a sort of every state.
+#[derive(Clone, Debug)]
+struct KnownStructure {
+    rows: Arc<RewardRows>,
+    best_first: BestFirst,
 }
 
 impl Ucfh {
@@ -312,11 +328,33 @@ impl UcfhState {
         let s = ns as f64;
         let scale = self.exp.scale();
         let reward_log = (2.0 * s * na as f64 * (self.plans as f64 + 2.0) / delta).ln();
+        let known = rewards == RewardModel::Known && reference == TabularlReference::Paper;
         for row in 0..ns * na {
             let n = self.exp.visits(row);
             let counts = self.exp.counts_row(row);
             let (lo, hi) = (&mut self.lo[row * ns..(row + 1) * ns], &mut self.hi[row * ns..(row + 1) * ns]);
             let mut placed = 0.0;
+            if known && self.structure.is_some() {
+                // Every unseen next state has the interval of p̂ = 0 (the dense loop's `0 / n`),
+                // computed once; a lower bound of 0 adds nothing to `placed` (x + 0 = x), so only
+                // the seen states are summed, in the same order.
+                let (l0, h0) = paper_interval(0.0, n, self.log_term);
+                self.floor_zero[row] = l0 == 0.0;
+                if self.floor_zero[row] {
+                    lo.fill(l0);
+                    hi.fill(h0);
+                    for &y in self.exp.seen(row) {
+                        let y = y as usize;
+                        let p_hat = if n > 0.0 { counts[y] / n } else { 0.0 };
+                        let (l, h) = paper_interval(p_hat, n, self.log_term);
+                        (lo[y], hi[y]) = (l, h);
+                        placed += l;
+                    }
+                    self.slack[row] = 1.0 - placed;
+                    self.r_opt[row] = 0.0;
+                    continue;
+                }
+            }
             for y in 0..ns {
                 let (l, h) = match reference {
                     TabularlReference::Paper => {
@@ -350,9 +388,11 @@ impl UcfhState {
             TabularlReference::Paper => Leftover::None,
             TabularlReference::Tabularl => Leftover::Tabularl,
         };
-        let known = rewards == RewardModel::Known && reference == TabularlReference::Paper;
         self.v_next.fill(0.0);
         for h in (0..len).rev() {
+            if let (true, Some(k)) = (known, self.structure.as_mut()) {
+                k.best_first.update(&k.rows, self.gamma, &self.v_next);
+            }
             if !known {
                 // w = gamma V_{h+1} is the same for every row: one sort per stage.
                 for (w, &v) in self.w.iter_mut().zip(&self.v_next) {
@@ -364,6 +404,22 @@ impl UcfhState {
                 let mut best = f64::NEG_INFINITY;
                 for act in 0..na {
                     let row = st * na + act;
+                    if let (true, Some(k), true) = (known, self.structure.as_mut(), self.floor_zero[row]) {
+                        let bounds = row * ns..(row + 1) * ns;
+                        let value = structured_row_value(
+                            k,
+                            &self.exp,
+                            row,
+                            self.gamma,
+                            &self.v_next,
+                            (&self.lo[bounds.clone()], &self.hi[bounds]),
+                            self.slack[row],
+                        );
+                        let value = self.r_opt[row] + value;
+                        self.q[(h * ns + st) * na + act] = value;
+                        best = best.max(value);
+                        continue;
+                    }
                     if known {
                         let table = self.exp.known_row(row);
                         for ((w, &r), &v) in self.w.iter_mut().zip(table).zip(&self.v_next) {
@@ -388,11 +444,62 @@ impl UcfhState {
                 self.v_here[st] = best;
             }
             std::mem::swap(&mut self.v_next, &mut self.v_here);
-            count_sweep(ns * na, ns * na * ns);
+            self.count_sweep(known);
         }
         self.blocks.due = false;
         self.plans += 1;
     }
+
+    /// Counts one stage: a dense row reads every next state; a structured row its support, its
+    /// exceptions and the states it fills (counted as its support again: the fill stops within
+    /// a few states of the best), plus the classes' orders.
+    fn count_sweep(&self, known: bool) {
+        let (ns, na) = (self.exp.n_states, self.exp.n_actions);
+        match (&self.structure, known) {
+            (Some(k), true) => {
+                let rows = ns * na;
+                let entries: usize = (0..rows)
+                    .map(|row| {
+                        if self.floor_zero[row] {
+                            2 * self.exp.seen(row).len() + k.rows.exceptions(row).len() + 1
+                        } else {
+                            ns
+                        }
+                    })
+                    .sum();
+                count_sweep(rows, entries + k.rows.n_classes() * ns);
+            }
+            _ => count_sweep(ns * na, ns * na * ns),
+        }
+    }
+}
+
+/// The optimistic value of `row` (lower bounds of 0 off its support, `bounds` its lower and upper
+/// bounds, `slack` the mass above them) under known rewards, from the structure's orders for `v`:
+/// the value of the lower bounds over the support, then the slack placed on the next states from
+/// the best down, each up to its upper bound. The same operations in the same order as
+/// [`optimistic_row`] on the dense `w` sorted by [`sort_by_value`] (the unseen states' terms are
+/// `0 * w`, which leave a sum unchanged), so the same bits.
+fn structured_row_value(
+    k: &mut KnownStructure,
+    exp: &Experience,
+    row: usize,
+    gamma: f64,
+    v: &[f64],
+    (lo, hi): (&[f64], &[f64]),
+    slack: f64,
+) -> f64 {
+    let known = exp.known_row(row);
+    let mut value: f64 =
+        exp.seen(row).iter().map(|&y| lo[y as usize] * (known[y as usize] + gamma * v[y as usize])).sum();
+    let mut slack = slack;
+    k.best_first.visit(&k.rows, row, known, gamma, v, |y, w| {
+        let add = slack.min(hi[y] - lo[y]).max(0.0);
+        value += add * w;
+        slack -= add;
+        slack > 0.0
+    });
+    value
 }
 
 impl Agent for Ucfh {
@@ -410,7 +517,18 @@ impl Agent for Ucfh {
     fn learn_offline(&mut self, prior: &Fdm, setting: Setting, _rng: &mut Rng) -> Result<()> {
         let exp = Experience::new(prior);
         let (ns, na) = (exp.n_states, exp.n_actions);
+        let structure = match (self.rewards, self.reference) {
+            (RewardModel::Known, TabularlReference::Paper) => {
+                RewardRows::new(&prior.rewards_arc(), ns * na, ns).map(|rows| {
+                    let best_first = BestFirst::new(&rows, Ties::HighIndexFirst);
+                    KnownStructure { rows: Arc::new(rows), best_first }
+                })
+            }
+            _ => None,
+        };
         self.state = Some(UcfhState {
+            structure,
+            floor_zero: vec![false; ns * na],
             exp,
             gamma: setting.gamma,
             blocks: Blocks::new(1),
@@ -662,6 +780,31 @@ mod tests {
         let example = Example { doc: "", params: &[("reference", ParamDefault::Text("tabularl"))] };
         let e = crate::agents::build("ucfh", &example.params()).err().expect("refused");
         assert!(e.to_string().contains("needs rewards = \"learned\""), "{e}");
+    }
+
+    #[test]
+    fn structured_rows_plan_bit_for_bit_as_the_dense_loops() {
+        use crate::agents::baseline_test_support::{decisions, structured_prior};
+        let prior = structured_prior();
+        for episodic in [false, true] {
+            let run = |dense: bool| {
+                let mut agent = Ucfh::new(0.05, 0.1, 0, RewardModel::Known).unwrap();
+                decisions(
+                    &mut agent,
+                    &prior,
+                    episodic,
+                    |agent| {
+                        let st = agent.state.as_mut().unwrap();
+                        assert!(st.structure.is_some());
+                        if dense {
+                            st.structure = None;
+                        }
+                    },
+                    |agent, s| agent.q_row(s).iter().map(|q| q.to_bits()).collect(),
+                )
+            };
+            assert_eq!(run(false), run(true), "episodic: {episodic}");
+        }
     }
 
     #[test]

@@ -44,7 +44,10 @@
 //! compounds over the H stages ([`tabularl_inner_max`]); `P̂` is rebuilt from the counts at every
 //! plan. Ties in the values are ordered by state index (the best is the last of the maximisers).
 
+use std::sync::Arc;
+
 use super::common::{argmax_random_tie, greedy_probabilities};
+use super::reward_rows::{BestFirst, RewardRows, Ties};
 use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
 use super::tabular::{
     block_length, count_sweep, Blocks, Experience, RewardModel, TabularlReference, REWARDS, TABULARL_REFERENCE,
@@ -101,12 +104,23 @@ const MAX_SWEEPS: usize = 100_000;
 /// they are sorted (into `order`, S entries): a row costs `O(S + k log k)` for a support of k
 /// states rather than a sort of all S. Ties in `w` change which state gives, not the value.
 pub fn inner_max(p_hat: &[f64], w: &[f64], d: f64, seen: &[u32], order: &mut [u32]) -> f64 {
+    inner_max_at(p_hat, w, first_argmax(w), d, seen, order)
+}
+
+/// The first index of `w`'s maximum (a left-to-right scan keeping the first of equals).
+pub fn first_argmax(w: &[f64]) -> usize {
     let mut best = 0;
     for (y, &value) in w.iter().enumerate() {
         if value > w[best] {
             best = y;
         }
     }
+    best
+}
+
+/// [`inner_max`] with its best next state `best` given: `w` is read only at `best` and at the
+/// states of `seen`, so a caller that knows `best` fills only those.
+pub fn inner_max_at(p_hat: &[f64], w: &[f64], best: usize, d: f64, seen: &[u32], order: &mut [u32]) -> f64 {
     let gain = (d / 2.0).min(1.0 - p_hat[best]).max(0.0);
     let mut value = gain * w[best];
     let mut givers = 0;
@@ -201,6 +215,75 @@ struct Ucrl2State {
     p_work: Vec<f64>,
     d_p: Vec<f64>,
     v_next: Vec<f64>,
+    /// The known reward table's structure on large models (`None`: the dense loops).
+    structure: Option<KnownStructure>,
+}
+
+/// The known reward table by default and exceptions, and its classes' orders for the current
+/// sweep (agents/reward_rows.rs): each row's best next state without a scan of every state.
+#[derive(Clone, Debug)]
+struct KnownStructure {
+    rows: Arc<RewardRows>,
+    best_first: BestFirst,
+}
+
+/// The optimistic value `max_p sum_y p(y) (R(s, a, y) + gamma u(y))` of `row` under known rewards
+/// (`w`, `order`: scratch of S entries). With `structure` (its orders made for `u`), `w` is filled
+/// only at the row's best next state and its support; without, over every state.
+#[allow(clippy::too_many_arguments)]
+fn known_value(
+    exp: &Experience,
+    structure: Option<&KnownStructure>,
+    row: usize,
+    gamma: f64,
+    u: &[f64],
+    p_hat: &[f64],
+    d_p: f64,
+    w: &mut [f64],
+    order: &mut [u32],
+) -> f64 {
+    let (known, seen) = (exp.known_row(row), exp.seen(row));
+    match structure {
+        Some(k) => {
+            let best = k.best_first.best(&k.rows, row, known, gamma, u);
+            w[best] = known[best] + gamma * u[best];
+            for &y in seen {
+                w[y as usize] = known[y as usize] + gamma * u[y as usize];
+            }
+            inner_max_at(p_hat, w, best, d_p, seen, order)
+        }
+        None => {
+            for ((w, &r), &u) in w.iter_mut().zip(known).zip(u) {
+                *w = r + gamma * u;
+            }
+            inner_max(p_hat, w, d_p, seen, order)
+        }
+    }
+}
+
+impl Ucrl2State {
+    /// Orders the structure's classes for the values `u` (before a sweep under known rewards).
+    fn order_for(&mut self, u_is_v_next: bool) {
+        if let Some(k) = self.structure.as_mut() {
+            let u = if u_is_v_next { &self.v_next } else { &self.u };
+            k.best_first.update(&k.rows, self.gamma, u);
+        }
+    }
+
+    /// Counts one sweep of every row: the entries a row reads are its next states, or with the
+    /// structure its exceptions, its support and its best state, plus the classes' orders.
+    fn count_sweep(&self) {
+        let (ns, na) = (self.exp.n_states, self.exp.n_actions);
+        match &self.structure {
+            None => count_sweep(ns * na, ns * na * ns),
+            Some(k) => {
+                let rows = ns * na;
+                let entries: usize =
+                    (0..rows).map(|row| self.exp.seen(row).len() + k.rows.exceptions(row).len() + 1).sum();
+                count_sweep(rows, entries + k.rows.n_classes() * ns);
+            }
+        }
+    }
 }
 
 impl Ucrl2 {
@@ -288,6 +371,17 @@ impl Ucrl2State {
         }
         self.v_next.fill(0.0);
         for h in (0..len).rev() {
+            // Under learned rewards w = gamma V_{h+1} is the same for every row, and so its best state.
+            let mut best_learned = 0;
+            match rewards {
+                RewardModel::Known => self.order_for(true),
+                RewardModel::Learned => {
+                    for (w, &v) in self.w.iter_mut().zip(&self.v_next) {
+                        *w = self.gamma * v;
+                    }
+                    best_learned = first_argmax(&self.w);
+                }
+            }
             for st in 0..ns {
                 let mut best = f64::NEG_INFINITY;
                 for act in 0..na {
@@ -296,21 +390,22 @@ impl Ucrl2State {
                     let d_p = (14.0 * s * log_p / n).sqrt();
                     let p_hat = &self.p_hat[row * ns..(row + 1) * ns];
                     let value = match rewards {
-                        RewardModel::Known => {
-                            let known = self.exp.known_row(row);
-                            for ((w, &r), &v) in self.w.iter_mut().zip(known).zip(&self.v_next) {
-                                *w = r + self.gamma * v;
-                            }
-                            inner_max(p_hat, &self.w, d_p, self.exp.seen(row), &mut self.order)
-                        }
+                        RewardModel::Known => known_value(
+                            &self.exp,
+                            self.structure.as_ref(),
+                            row,
+                            self.gamma,
+                            &self.v_next,
+                            p_hat,
+                            d_p,
+                            &mut self.w,
+                            &mut self.order,
+                        ),
                         RewardModel::Learned => {
-                            for (w, &v) in self.w.iter_mut().zip(&self.v_next) {
-                                *w = self.gamma * v;
-                            }
                             let n_r = self.exp.reward_visits(row).max(1.0);
                             let d_r = scale * (7.0 * log_r / (2.0 * n_r)).sqrt();
                             let r = (self.r_hat[row] + d_r).min(self.exp.r_hi);
-                            r + inner_max(p_hat, &self.w, d_p, self.exp.seen(row), &mut self.order)
+                            r + inner_max_at(p_hat, &self.w, best_learned, d_p, self.exp.seen(row), &mut self.order)
                         }
                     };
                     self.q_stages[(h * ns + st) * na + act] = value;
@@ -319,7 +414,7 @@ impl Ucrl2State {
                 self.u_next[st] = best;
             }
             std::mem::swap(&mut self.v_next, &mut self.u_next);
-            count_sweep(ns * na, ns * na * ns);
+            self.count_sweep();
         }
         self.blocks.due = false;
         self.plans += 1;
@@ -393,10 +488,15 @@ impl Ucrl2State {
         self.u.fill(0.0);
         for _ in 0..MAX_SWEEPS {
             let mut change: f64 = 0.0;
-            if rewards == RewardModel::Learned {
-                // w = gamma u is the same for every row.
-                for (w, &u) in self.w.iter_mut().zip(&self.u) {
-                    *w = self.gamma * u;
+            // Under learned rewards w = gamma u is the same for every row, and so its best state.
+            let mut best_learned = 0;
+            match rewards {
+                RewardModel::Known => self.order_for(false),
+                RewardModel::Learned => {
+                    for (w, &u) in self.w.iter_mut().zip(&self.u) {
+                        *w = self.gamma * u;
+                    }
+                    best_learned = first_argmax(&self.w);
                 }
             }
             for st in 0..ns {
@@ -407,17 +507,21 @@ impl Ucrl2State {
                     let d_p = (14.0 * s * log_p / n).sqrt();
                     let p_hat = &self.p_hat[row * ns..(row + 1) * ns];
                     let value = match rewards {
-                        RewardModel::Known => {
-                            let known = self.exp.known_row(row);
-                            for ((w, &r), &u) in self.w.iter_mut().zip(known).zip(&self.u) {
-                                *w = r + self.gamma * u;
-                            }
-                            inner_max(p_hat, &self.w, d_p, self.exp.seen(row), &mut self.order)
-                        }
+                        RewardModel::Known => known_value(
+                            &self.exp,
+                            self.structure.as_ref(),
+                            row,
+                            self.gamma,
+                            &self.u,
+                            p_hat,
+                            d_p,
+                            &mut self.w,
+                            &mut self.order,
+                        ),
                         RewardModel::Learned => {
                             let d_r = scale * (7.0 * log_r / (2.0 * n)).sqrt();
                             let r = (self.r_hat[row] + d_r).min(self.exp.r_hi);
-                            r + inner_max(p_hat, &self.w, d_p, self.exp.seen(row), &mut self.order)
+                            r + inner_max_at(p_hat, &self.w, best_learned, d_p, self.exp.seen(row), &mut self.order)
                         }
                     };
                     self.q[row] = value;
@@ -426,7 +530,7 @@ impl Ucrl2State {
                 change = change.max((best - self.u[st]).abs());
                 self.u_next[st] = best;
             }
-            count_sweep(ns * na, ns * na * ns);
+            self.count_sweep();
             std::mem::swap(&mut self.u, &mut self.u_next);
             if change < threshold {
                 break;
@@ -446,7 +550,15 @@ impl Agent for Ucrl2 {
     fn learn_offline(&mut self, prior: &Fdm, setting: Setting, _rng: &mut Rng) -> Result<()> {
         let exp = Experience::new(prior);
         let (ns, na) = (exp.n_states, exp.n_actions);
+        let structure = match self.rewards {
+            RewardModel::Known => RewardRows::new(&prior.rewards_arc(), ns * na, ns).map(|rows| {
+                let best_first = BestFirst::new(&rows, Ties::LowIndexFirst);
+                KnownStructure { rows: Arc::new(rows), best_first }
+            }),
+            RewardModel::Learned => None,
+        };
         self.state = Some(Ucrl2State {
+            structure,
             exp,
             gamma: setting.gamma,
             t: 0,
@@ -749,6 +861,32 @@ mod tests {
             let n = st.exp.visits(row);
             let d_p = (4.0 * ns as f64 * log / (n + 1e-5 * (ns as f64 - 1.0)).max(1.0)).sqrt();
             assert!((st.d_p[row] - d_p).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn structured_rows_plan_bit_for_bit_as_the_dense_loops() {
+        use crate::agents::baseline_test_support::{decisions, structured_prior};
+        let prior = structured_prior();
+        for episodic in [false, true] {
+            let run = |dense: bool| {
+                let mut agent = Ucrl2::new(0.05, RewardModel::Known).unwrap();
+                let trace = decisions(
+                    &mut agent,
+                    &prior,
+                    episodic,
+                    |agent| {
+                        let st = agent.state.as_mut().unwrap();
+                        assert!(st.structure.is_some());
+                        if dense {
+                            st.structure = None;
+                        }
+                    },
+                    |agent, s| Ucrl2::q_row(agent.state.as_ref().unwrap(), s).iter().map(|q| q.to_bits()).collect(),
+                );
+                (trace, agent.epochs())
+            };
+            assert_eq!(run(false), run(true), "episodic: {episodic}");
         }
     }
 
