@@ -6,7 +6,14 @@
 //! * `X1 = QSelf`: counts `N(x, u, x) = 1`, 0 elsewhere, plus the observed counts;
 //! * `X2 = QUniform`: counts 1 for every (x, u, y), plus the observed counts.
 //!
-//! All share the prior's rewards. Only the variables the formula uses are instantiated and
+//! All share the prior's rewards. On models of more than 32 states, QUniform is not a dense
+//! counting model (S·A·S counts, every one positive, so that every sweep of its solve visited them
+//! all: most of OPPS-DS's cost on Taxi) but [`UniformCountsQ`], which keeps only the observed
+//! counts and sums the uniform part once per sweep: the same Q-iteration, equal to the dense one
+//! up to rounding (`solve/uniform.rs`). Models of at most 32 states, every model of the paper's
+//! problems among them, keep the dense counting model and their results bit for bit.
+//!
+//! Only the variables the formula uses are instantiated and
 //! solved; the others evaluate to 0.0 and cost nothing. The action is the argmax over `u` of
 //! `f(QMean(x, u), QSelf(x, u), QUniform(x, u))`, with uniformly random ties.
 //!
@@ -34,6 +41,8 @@ use crate::invalid;
 use crate::model::counts::CountModel;
 use crate::model::fdm::Fdm;
 use crate::rng::Rng;
+use crate::solve::uniform::{self, UniformCountsQ};
+use crate::solve::BBRL_Q_ACCURACY;
 
 /// The registry's entry.
 pub const SPEC: KindSpec = KindSpec {
@@ -86,12 +95,83 @@ pub fn variable_counts(index: usize, prior: &Fdm) -> Vec<f64> {
     }
 }
 
+/// One Q-variable: a counting model with its Q-table, or QUniform of a large model in the grouped
+/// form of [`UniformCountsQ`].
+// Three per agent, built once and never moved per step: the size of the larger variant costs nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug)]
+enum QVariable {
+    Counts(MeanModelQ),
+    Uniform { model: UniformCountsQ, q: Vec<f64>, setting: Setting, solved: bool },
+}
+
+impl QVariable {
+    /// Variable `index` of `prior`, with the counts of [`variable_counts`].
+    fn new(index: usize, prior: &Fdm, setting: Setting) -> Self {
+        let (s, a) = (prior.n_states(), prior.n_actions());
+        if index == 2 && uniform::suits(s) {
+            let mut model = UniformCountsQ::new(s, a, 1.0, prior.rewards_arc());
+            model.reset(setting.horizon);
+            return QVariable::Uniform { model, q: vec![0.0; s * a], setting, solved: false };
+        }
+        let counts = variable_counts(index, prior);
+        QVariable::Counts(MeanModelQ::new(CountModel::new(s, a, counts, prior.rewards_arc()), setting))
+    }
+
+    /// As [`MeanModelQ::ensure_solved`].
+    fn ensure_solved(&mut self) {
+        match self {
+            QVariable::Counts(v) => v.ensure_solved(),
+            QVariable::Uniform { model, q, setting, solved } => {
+                if !*solved {
+                    model.q_iteration(setting.gamma, setting.horizon, BBRL_Q_ACCURACY, q);
+                    *solved = true;
+                }
+            }
+        }
+    }
+
+    fn reset(&mut self, new_setting: Setting) {
+        match self {
+            QVariable::Counts(v) => v.reset(new_setting),
+            QVariable::Uniform { model, setting, solved, .. } => {
+                // A trajectory of T steps observes at most T distinct transitions.
+                model.reset(new_setting.horizon);
+                *setting = new_setting;
+                *solved = false;
+            }
+        }
+    }
+
+    fn observe(&mut self, state: usize, action: usize, next_state: usize) {
+        match self {
+            QVariable::Counts(v) => v.observe(state, action, next_state),
+            QVariable::Uniform { model, solved, .. } => {
+                model.observe(state, action, next_state);
+                *solved = false;
+            }
+        }
+    }
+
+    #[inline]
+    fn q_row(&self, state: usize) -> &[f64] {
+        match self {
+            QVariable::Counts(v) => v.q_row(state),
+            QVariable::Uniform { model, q, solved, .. } => {
+                debug_assert!(*solved, "q_row read before ensure_solved");
+                let na = model.n_actions();
+                &q[state * na..(state + 1) * na]
+            }
+        }
+    }
+}
+
 /// Greedy on `formula(QMean, QSelf, QUniform)`.
 #[derive(Clone, Debug)]
 pub struct FormulaAgent {
     formula: Arc<Formula>,
     compat: bool,
-    vars: [Option<MeanModelQ>; N_VARIABLES],
+    vars: [Option<QVariable>; N_VARIABLES],
     /// The formula's index of each action in the current state (length A, allocated offline).
     scratch: Vec<f64>,
 }
@@ -124,13 +204,7 @@ impl FormulaAgent {
     /// switch formulas with [`FormulaAgent::set_formula`]).
     pub(crate) fn build_variables(&mut self, prior: &Fdm, setting: Setting, all: bool) {
         for (i, var) in self.vars.iter_mut().enumerate() {
-            *var = (all || self.formula.uses(i)).then(|| {
-                let counts = variable_counts(i, prior);
-                MeanModelQ::new(
-                    CountModel::new(prior.n_states(), prior.n_actions(), counts, prior.rewards_arc()),
-                    setting,
-                )
-            });
+            *var = (all || self.formula.uses(i)).then(|| QVariable::new(i, prior, setting));
         }
         self.scratch = vec![0.0; prior.n_actions()];
     }
@@ -153,7 +227,7 @@ impl FormulaAgent {
     /// Fills `scratch` with the index of every action in `state`; returns the number of actions
     /// whose evaluation failed (their index is -inf), or the error in compat mode.
     fn fill_indices(&mut self, state: usize) -> Result<usize> {
-        self.for_used_variables(MeanModelQ::ensure_solved)?;
+        self.for_used_variables(QVariable::ensure_solved)?;
         let Self { formula, compat, vars, scratch } = self;
         let rows: [Option<&[f64]>; N_VARIABLES] =
             std::array::from_fn(|i| if formula.uses(i) { vars[i].as_ref().map(|v| v.q_row(state)) } else { None });
@@ -179,7 +253,7 @@ impl FormulaAgent {
         Ok(failed)
     }
 
-    fn for_used_variables(&mut self, mut f: impl FnMut(&mut MeanModelQ)) -> Result<()> {
+    fn for_used_variables(&mut self, mut f: impl FnMut(&mut QVariable)) -> Result<()> {
         self.trained()?;
         for (i, var) in self.vars.iter_mut().enumerate() {
             if self.formula.uses(i) {
@@ -343,6 +417,71 @@ pub(crate) mod tests {
         let mut strict = agent("X0 INV", true, &prior, setting);
         strict.start_task(&TaskContext { setting, true_mdp: None }, &mut stream(0, 0, 0)).unwrap();
         assert!(strict.action_probabilities(0, &mut p).is_err());
+    }
+
+    /// 40 states, 3 actions: each row reaches two to four random states; rewards constant over the
+    /// next state but for a few exceptions (as Taxi's).
+    fn large_prior() -> Fdm {
+        use rand::SeedableRng as _;
+        let (s, a) = (40, 3);
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5);
+        let mut theta = vec![0.0; s * a * s];
+        let mut rewards = vec![0.0; s * a * s];
+        for (row, (t, r)) in theta.chunks_exact_mut(s).zip(rewards.chunks_exact_mut(s)).enumerate() {
+            for _ in 0..rng.random_range(2..=4) {
+                t[rng.random_range(0..s)] += rng.random_range(0.5..3.0);
+            }
+            r.fill((row % 7) as f64 - 2.0);
+            r[rng.random_range(0..s)] = 10.0;
+        }
+        Fdm::new(s, a, theta, rewards, Some(0)).unwrap()
+    }
+
+    #[test]
+    fn quniform_of_a_large_model_is_the_dense_one_up_to_rounding_and_allocates_nothing() {
+        use super::super::planning_test_support::allocations;
+        let (prior, setting) = (large_prior(), Setting { gamma: 0.95, horizon: 80 });
+        let (ns, na) = (prior.n_states(), prior.n_actions());
+        assert!(matches!(QVariable::new(2, &small_prior(), setting), QVariable::Counts(_)), "small: dense");
+        let mut grouped = QVariable::new(2, &prior, setting);
+        assert!(matches!(grouped, QVariable::Uniform { .. }));
+        let counts = CountModel::new(ns, na, variable_counts(2, &prior), prior.rewards_arc());
+        let mut dense = QVariable::Counts(MeanModelQ::new(counts, setting));
+        let mdp = prior.sample_mdp(&mut stream(4, 1, 0));
+        let mut env = stream(4, 2, 0);
+        for task in 0..2 {
+            grouped.reset(setting);
+            dense.reset(setting);
+            let mut x = 0;
+            for t in 0..setting.horizon {
+                dense.ensure_solved();
+                let n = allocations(|| grouped.ensure_solved());
+                assert_eq!(n, 0, "task {task}, step {t}: the solve allocated");
+                for state in 0..ns {
+                    for (g, d) in grouped.q_row(state).iter().zip(dense.q_row(state)) {
+                        assert!((g - d).abs() <= 1e-12 * d.abs().max(1.0), "step {t}: {g} vs {d}");
+                    }
+                }
+                let u = (t + task) % na;
+                let (y, _) = mdp.step(x, u, &mut env);
+                dense.observe(x, u, y);
+                assert_eq!(allocations(|| grouped.observe(x, u, y)), 0, "step {t}: observe allocated");
+                x = y;
+            }
+        }
+        // The whole agent, acting on QUniform of the large model, allocates nothing per step.
+        let mut agent = agent("X2 X0 ADD2", false, &prior, setting);
+        agent.start_task(&TaskContext { setting, true_mdp: None }, &mut stream(0, 0, 0)).unwrap();
+        let (mut rng, mut x) = (stream(5, 0, 0), 0);
+        let n = allocations(|| {
+            for _ in 0..setting.horizon {
+                let u = agent.act(x, &mut rng).unwrap();
+                let (y, reward) = mdp.step(x, u, &mut env);
+                agent.observe(Transition { state: x, action: u, reward, next_state: y }, &mut rng).unwrap();
+                x = y;
+            }
+        });
+        assert_eq!(n, 0, "the agent allocated while acting");
     }
 
     #[test]

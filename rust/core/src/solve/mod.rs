@@ -9,6 +9,7 @@ mod pairs;
 mod ragged;
 #[cfg(test)]
 mod scalar;
+pub mod uniform;
 mod wide256;
 
 use crate::invalid;
