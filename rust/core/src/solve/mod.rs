@@ -723,6 +723,37 @@ mod tests {
         Mdp::from_parts(n_states, n_actions, p, r.into(), Some(0))
     }
 
+    /// A random model whose supports depend on the state only, as GC's and GDL's: every action
+    /// of a state reaches the same next states (one to `n_states` of them), with its own random
+    /// probabilities and rewards of either sign; the two-lane kernel then fetches each chunk's
+    /// `gamma V(y)` once for all actions.
+    fn state_support_model(n_states: usize, n_actions: usize, seed: u64) -> Mdp {
+        use rand::{Rng as _, SeedableRng as _};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+        let (ns, na) = (n_states, n_actions);
+        let mut p = vec![0.0; ns * na * ns];
+        let mut r = vec![0.0; p.len()];
+        for s in 0..ns {
+            let keep = rng.random_range(0.0..1.0);
+            let mut support: Vec<usize> = (0..ns).filter(|_| rng.random::<f64>() < keep).collect();
+            if support.is_empty() {
+                support.push(rng.random_range(0..ns));
+            }
+            for a in 0..na {
+                let base = (s * na + a) * ns;
+                for &y in &support {
+                    p[base + y] = rng.random_range(0.1..1.0);
+                }
+                let total: f64 = p[base..base + ns].iter().sum();
+                for y in 0..ns {
+                    p[base + y] /= total;
+                    r[base + y] = rng.random_range(-2.0..10.0);
+                }
+            }
+        }
+        Mdp::from_parts(ns, na, p, r.into(), Some(0))
+    }
+
     /// The vector paths this machine runs (the property test checks each against the scalar
     /// loops); the others are named on stderr, so that a run on a smaller CPU says what it could
     /// not check.
@@ -863,6 +894,19 @@ mod tests {
         ) {
             proptest::prop_assume!(rows * cols <= 40);
             assert_paths_match_scalar(&grid_like_model(rows, cols, seed), gamma, bonus)?;
+        }
+    }
+
+    proptest::proptest! {
+        /// The same on models whose supports depend on the state only (GC, GDL), of one to 12
+        /// states: the two-lane kernel's shared fetches of `gamma V`, at every width it
+        /// specialises (1 to 5) and above.
+        #[test]
+        fn vectorised_sweeps_are_bit_identical_on_state_support_models(
+            n_states in 1usize..=12, n_actions in 1usize..=5, seed in 0u64..u64::MAX,
+            gamma in 0.5f64..0.99, bonus in proptest::option::of(0.0f64..3.0),
+        ) {
+            assert_paths_match_scalar(&state_support_model(n_states, n_actions, seed), gamma, bonus)?;
         }
     }
 
