@@ -1,7 +1,8 @@
 //! The baseline sweeps of both value-iteration routines of [`crate::solve`]: two states at a
 //! time, in 128-bit registers of two doubles that every CPU of the two architectures has (SSE2 is
 //! part of x86-64, Advanced SIMD of AArch64), so this kernel is at once the `scalar` path, the
-//! floor of any x86-64 CPU without AVX2, and the NEON path of aarch64. Elsewhere the pairs are
+//! `avx2` path (AVX2 sweeps of four states per register were slower than it), the path of models
+//! too large for AVX-512's, and the NEON path of aarch64. Elsewhere the pairs are
 //! plain arrays. Bit-identical to the row-at-a-time loops of [`crate::solve::scalar`], which the
 //! tests keep as the reference.
 //!
