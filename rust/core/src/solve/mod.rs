@@ -3,26 +3,20 @@
 
 use std::sync::OnceLock;
 
-mod lanes256;
 mod lanes512;
 mod pairs;
 mod ragged;
 #[cfg(test)]
 mod scalar;
 pub mod uniform;
-mod wide256;
 
 use crate::invalid;
 use crate::model::tables::TabularView;
 use crate::work::{self, Unit};
 #[cfg(target_arch = "x86_64")]
-use lanes256::Lanes256;
-#[cfg(target_arch = "x86_64")]
 use lanes512::Lanes512;
 use pairs::LanePairs;
 use ragged::RaggedRows;
-#[cfg(target_arch = "x86_64")]
-use wide256::Wide256;
 
 /// BBRL's per-entry convergence threshold of Q-iteration (`ACCURACY` in `dds.h`).
 pub const BBRL_Q_ACCURACY: f64 = 1e-2;
@@ -140,15 +134,7 @@ impl QIterationWorkspace {
             #[cfg(target_arch = "aarch64")]
             Vectorised::Neon => {}
             #[cfg(target_arch = "x86_64")]
-            Vectorised::Avx2(lanes) => {
-                lanes.pack(model, None);
-                return lanes.q_iteration(gamma, max_sweeps, accuracy, q);
-            }
-            #[cfg(target_arch = "x86_64")]
-            Vectorised::Avx2Wide(lanes) => {
-                lanes.pack(model, None);
-                return lanes.q_iteration(gamma, max_sweeps, accuracy, q);
-            }
+            Vectorised::Avx2 => {}
             #[cfg(target_arch = "x86_64")]
             Vectorised::Avx512(lanes) => {
                 lanes.pack(model, None);
@@ -169,8 +155,8 @@ impl QIterationWorkspace {
 /// environment variable `BBRL_SIMD` (`scalar`, `neon`, `avx2`, `avx512` or `auto`) asks for
 /// another, for tests and benches. A workspace falls back to slower paths for models a vector path
 /// does not serve (AVX-512: more than 32 states; AVX2, NEON and the scalar path serve every
-/// size, AVX2 in two kernels: up to 16 states with gamma V in registers, above with loads, for
-/// Q-iteration only: value iteration above 16 states takes the scalar path there).
+/// size). AVX2 and NEON run the baseline kernel: AVX2 sweeps of their own were slower than it on
+/// the machine measured (benches/README.md, "Vector paths and machines").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SimdPath {
     /// The baseline: two states per 128-bit register (`pairs.rs`), every CPU, every model size.
@@ -180,8 +166,10 @@ pub enum SimdPath {
     /// NEON on aarch64: the same kernel as the scalar path there (`pairs.rs`), every size; named
     /// so that a run says it took NEON and the aarch64 check can insist on it.
     Neon,
-    /// AVX2 sweeps: x86-64 CPUs since 2013; models of up to 16 states in `lanes256.rs`, larger
-    /// ones in `wide256.rs` (Q-iteration only, see [`SimdPath::best_for_value_iteration`]).
+    /// x86-64 CPUs with AVX2 (since 2013): the baseline kernel (`pairs.rs`), every size. The
+    /// AVX2 sweeps it had (four states per register) were 30 to 75% slower than that kernel in
+    /// whole runs of GC, GDL and Grid on the machine measured, so they were removed; named so
+    /// that a run says which CPU class it was on.
     Avx2,
     /// AVX-512F sweeps (`lanes512.rs`): models of up to 32 states.
     Avx512,
@@ -217,7 +205,7 @@ impl SimdPath {
             #[cfg(target_arch = "aarch64")]
             SimdPath::Neon => std::arch::is_aarch64_feature_detected!("neon"),
             #[cfg(target_arch = "x86_64")]
-            SimdPath::Avx2 => lanes256::available(),
+            SimdPath::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
             #[cfg(target_arch = "x86_64")]
             SimdPath::Avx512 => lanes512::available(),
             #[allow(unreachable_patterns)]
@@ -249,18 +237,6 @@ impl SimdPath {
             .rev()
             .find(|&p| p <= self && p.is_available() && p.serves(n_states, n_actions))
             .unwrap_or(SimdPath::Scalar)
-    }
-
-    /// The path Guez value iteration takes when `self` is asked: [`Self::best_at_most`], except
-    /// AVX2 above 16 states, which takes the scalar path: `wide256.rs` was slower than it for
-    /// value iteration on the machine measured (benches/README.md), so it serves Q-iteration only.
-    pub fn best_for_value_iteration(self, n_states: usize, n_actions: usize) -> SimdPath {
-        let path = self.best_at_most(n_states, n_actions);
-        #[cfg(target_arch = "x86_64")]
-        if path == SimdPath::Avx2 && n_states > lanes256::MAX_STATES {
-            return SimdPath::Scalar;
-        }
-        path
     }
 
     /// The fastest path this CPU runs.
@@ -319,18 +295,16 @@ impl std::fmt::Display for SimdPath {
     }
 }
 
-/// A workspace's wider vector sweeps (`lanes256.rs`, `wide256.rs`, `lanes512.rs`), or none: the
-/// baseline kernel of `pairs.rs` (the scalar path, and NEON on aarch64). Boxed, so that a
-/// workspace on the baseline carries no other buffers.
+/// A workspace's wider vector sweeps (`lanes512.rs`), or none: the baseline kernel of `pairs.rs`
+/// (the scalar path, NEON on aarch64 and AVX2 on x86-64). Boxed, so that a workspace on the
+/// baseline carries no other buffers.
 #[derive(Clone, Debug)]
 enum Vectorised {
     Scalar,
     #[cfg(target_arch = "aarch64")]
     Neon,
     #[cfg(target_arch = "x86_64")]
-    Avx2(Box<Lanes256>),
-    #[cfg(target_arch = "x86_64")]
-    Avx2Wide(Box<Wide256>),
+    Avx2,
     #[cfg(target_arch = "x86_64")]
     Avx512(Box<Lanes512>),
 }
@@ -343,11 +317,7 @@ impl Vectorised {
             #[cfg(target_arch = "aarch64")]
             SimdPath::Neon => Vectorised::Neon,
             #[cfg(target_arch = "x86_64")]
-            SimdPath::Avx2 if n_states <= lanes256::MAX_STATES => {
-                Vectorised::Avx2(Box::new(Lanes256::new(n_states, n_actions)))
-            }
-            #[cfg(target_arch = "x86_64")]
-            SimdPath::Avx2 => Vectorised::Avx2Wide(Box::new(Wide256::new(n_states, n_actions))),
+            SimdPath::Avx2 => Vectorised::Avx2,
             #[cfg(target_arch = "x86_64")]
             SimdPath::Avx512 => Vectorised::Avx512(Box::new(Lanes512::new(n_states, n_actions))),
             #[allow(unreachable_patterns)]
@@ -361,7 +331,7 @@ impl Vectorised {
             #[cfg(target_arch = "aarch64")]
             Vectorised::Neon => SimdPath::Neon,
             #[cfg(target_arch = "x86_64")]
-            Vectorised::Avx2(_) | Vectorised::Avx2Wide(_) => SimdPath::Avx2,
+            Vectorised::Avx2 => SimdPath::Avx2,
             #[cfg(target_arch = "x86_64")]
             Vectorised::Avx512(_) => SimdPath::Avx512,
         }
@@ -461,7 +431,7 @@ impl ValueIterationWorkspace {
             n_states,
             n_actions,
             baseline: LanePairs::new(n_states, n_actions),
-            vectorised: Vectorised::new(n_states, n_actions, path.best_for_value_iteration(n_states, n_actions)),
+            vectorised: Vectorised::new(n_states, n_actions, path),
             ragged: ragged_rows(n_states, n_actions),
         }
     }
@@ -507,13 +477,7 @@ impl ValueIterationWorkspace {
             #[cfg(target_arch = "aarch64")]
             Vectorised::Neon => {}
             #[cfg(target_arch = "x86_64")]
-            Vectorised::Avx2(lanes) => {
-                lanes.pack(model, row_bonus);
-                return lanes.value_iteration(gamma, epsilon, GUEZ_VI_MAX_SWEEPS, values, policy);
-            }
-            // Never built for value iteration (best_for_value_iteration).
-            #[cfg(target_arch = "x86_64")]
-            Vectorised::Avx2Wide(_) => unreachable!("value iteration does not take the wide AVX2 kernel"),
+            Vectorised::Avx2 => {}
             #[cfg(target_arch = "x86_64")]
             Vectorised::Avx512(lanes) => {
                 lanes.pack(model, row_bonus);
@@ -724,6 +688,37 @@ mod tests {
         Mdp::from_parts(n_states, n_actions, p, r.into(), Some(0))
     }
 
+    /// A random model whose supports depend on the state only, as GC's and GDL's: every action
+    /// of a state reaches the same next states (one to `n_states` of them), with its own random
+    /// probabilities and rewards of either sign; the two-lane kernel then fetches each chunk's
+    /// `gamma V(y)` once for all actions.
+    fn state_support_model(n_states: usize, n_actions: usize, seed: u64) -> Mdp {
+        use rand::{Rng as _, SeedableRng as _};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+        let (ns, na) = (n_states, n_actions);
+        let mut p = vec![0.0; ns * na * ns];
+        let mut r = vec![0.0; p.len()];
+        for s in 0..ns {
+            let keep = rng.random_range(0.0..1.0);
+            let mut support: Vec<usize> = (0..ns).filter(|_| rng.random::<f64>() < keep).collect();
+            if support.is_empty() {
+                support.push(rng.random_range(0..ns));
+            }
+            for a in 0..na {
+                let base = (s * na + a) * ns;
+                for &y in &support {
+                    p[base + y] = rng.random_range(0.1..1.0);
+                }
+                let total: f64 = p[base..base + ns].iter().sum();
+                for y in 0..ns {
+                    p[base + y] /= total;
+                    r[base + y] = rng.random_range(-2.0..10.0);
+                }
+            }
+        }
+        Mdp::from_parts(ns, na, p, r.into(), Some(0))
+    }
+
     /// The vector paths this machine runs (the property test checks each against the scalar
     /// loops); the others are named on stderr, so that a run on a smaller CPU says what it could
     /// not check.
@@ -831,7 +826,7 @@ mod tests {
 
             let (mut v_fast, mut pi_fast) = (vec![0.0; ns], vec![0; ns]);
             let mut ws = ValueIterationWorkspace::with_path(ns, na, path);
-            prop_assert_eq!(ws.path(), path.best_for_value_iteration(ns, na));
+            prop_assert_eq!(ws.path(), expected);
             let (sweeps, vi_work) =
                 work::counted(|| ws.solve(mdp.view(), row_bonus.as_deref(), gamma, 1e-4, &mut v_fast, &mut pi_fast));
             prop_assert_eq!(sweeps, vi_sweeps_slow, "{} value-iteration sweeps", path);
@@ -867,6 +862,19 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// The same on models whose supports depend on the state only (GC, GDL), of one to 12
+        /// states: the two-lane kernel's shared fetches of `gamma V`, at every width it
+        /// specialises (1 to 5) and above.
+        #[test]
+        fn vectorised_sweeps_are_bit_identical_on_state_support_models(
+            n_states in 1usize..=12, n_actions in 1usize..=5, seed in 0u64..u64::MAX,
+            gamma in 0.5f64..0.99, bonus in proptest::option::of(0.0f64..3.0),
+        ) {
+            assert_paths_match_scalar(&state_support_model(n_states, n_actions, seed), gamma, bonus)?;
+        }
+    }
+
     #[test]
     fn each_path_serves_the_benchmark_problems_where_the_cpu_allows() {
         // Not a speed test: the wiring, without which the bit-identity property test would
@@ -879,8 +887,7 @@ mod tests {
                 let expected = path.best_at_most(ns, na);
                 assert!(expected == path || !path.is_available(), "{name} {path}");
                 assert_eq!(QIterationWorkspace::with_path(ns, na, path).path(), expected, "{name} {path}");
-                let vi_expected = path.best_for_value_iteration(ns, na);
-                assert_eq!(ValueIterationWorkspace::with_path(ns, na, path).path(), vi_expected, "{name} {path}");
+                assert_eq!(ValueIterationWorkspace::with_path(ns, na, path).path(), expected, "{name} {path}");
             }
         }
         #[cfg(target_arch = "x86_64")]
@@ -891,7 +898,7 @@ mod tests {
         // scalar loops, whichever the CPU runs).
         let fallback = QIterationWorkspace::with_path(33, 2, SimdPath::Avx512).path();
         assert!(fallback < SimdPath::Avx512 && fallback.is_available());
-        // AVX2 serves every size (above 16 states with the wide kernel), where it is built.
+        // AVX2 serves every size (the baseline kernel), where it is built.
         #[cfg(target_arch = "x86_64")]
         assert!(SimdPath::Avx2.serves(17, 2) && SimdPath::Avx2.serves(40, 5));
     }

@@ -1,7 +1,8 @@
 //! The baseline sweeps of both value-iteration routines of [`crate::solve`]: two states at a
 //! time, in 128-bit registers of two doubles that every CPU of the two architectures has (SSE2 is
 //! part of x86-64, Advanced SIMD of AArch64), so this kernel is at once the `scalar` path, the
-//! floor of any x86-64 CPU without AVX2, and the NEON path of aarch64. Elsewhere the pairs are
+//! `avx2` path (AVX2 sweeps of four states per register were slower than it), the path of models
+//! too large for AVX-512's, and the NEON path of aarch64. Elsewhere the pairs are
 //! plain arrays. Bit-identical to the row-at-a-time loops of [`crate::solve::scalar`], which the
 //! tests keep as the reference.
 //!
@@ -355,29 +356,28 @@ mod lane {
     }
 }
 
-/// Calls `$self.$sweeps::<W, A>($args)` with the model's width `W` and action count `A` as
-/// constants for the usual shapes (0: known at run time only): with both known, the compiler
+/// Calls `$self.$sweeps::<W, A, SHARED>($args)` with the model's width `W` and action count `A`
+/// as constants for the usual shapes (0: known at run time only): with both known, the compiler
 /// unrolls the action loop and the terms, which took a tenth of the instructions of GC's sweeps.
+/// `SHARED` (constant shapes only) is [`LanePairs::shared`]: each chunk's `gamma V(y)` pairs are
+/// then fetched once for all its actions.
 macro_rules! by_shape {
-    ($self:ident . $sweeps:ident ( $($arg:expr),* )) => {
-        match ($self.width, $self.n_actions) {
-            (1, 2) => $self.$sweeps::<1, 2>($($arg),*),
-            (1, 3) => $self.$sweeps::<1, 3>($($arg),*),
-            (1, 4) => $self.$sweeps::<1, 4>($($arg),*),
-            (2, 2) => $self.$sweeps::<2, 2>($($arg),*),
-            (2, 3) => $self.$sweeps::<2, 3>($($arg),*),
-            (2, 4) => $self.$sweeps::<2, 4>($($arg),*),
-            (3, 2) => $self.$sweeps::<3, 2>($($arg),*),
-            (3, 3) => $self.$sweeps::<3, 3>($($arg),*),
-            (3, 4) => $self.$sweeps::<3, 4>($($arg),*),
-            (4, 2) => $self.$sweeps::<4, 2>($($arg),*),
-            (4, 3) => $self.$sweeps::<4, 3>($($arg),*),
-            (4, 4) => $self.$sweeps::<4, 4>($($arg),*),
-            (1, _) => $self.$sweeps::<1, 0>($($arg),*),
-            (2, _) => $self.$sweeps::<2, 0>($($arg),*),
-            (3, _) => $self.$sweeps::<3, 0>($($arg),*),
-            (4, _) => $self.$sweeps::<4, 0>($($arg),*),
-            _ => $self.$sweeps::<0, 0>($($arg),*),
+    ($self:ident . $sweeps:ident $args:tt) => {
+        by_shape!(@shapes $self $sweeps $args [(1, 2) (1, 3) (1, 4) (2, 2) (2, 3) (2, 4) (3, 2) (3, 3) (3, 4)
+            (4, 2) (4, 3) (4, 4) (5, 2) (5, 3) (5, 4)])
+    };
+    (@shapes $self:ident $sweeps:ident $args:tt [$(($w:literal, $a:literal))*]) => {
+        match ($self.width, $self.n_actions, $self.shared) {
+            $(
+                ($w, $a, true) => $self.$sweeps::<$w, $a, true> $args,
+                ($w, $a, false) => $self.$sweeps::<$w, $a, false> $args,
+            )*
+            (1, _, _) => $self.$sweeps::<1, 0, false> $args,
+            (2, _, _) => $self.$sweeps::<2, 0, false> $args,
+            (3, _, _) => $self.$sweeps::<3, 0, false> $args,
+            (4, _, _) => $self.$sweeps::<4, 0, false> $args,
+            (5, _, _) => $self.$sweeps::<5, 0, false> $args,
+            _ => $self.$sweeps::<0, 0, false> $args,
         }
     };
 }
@@ -418,6 +418,40 @@ impl RowPointers {
         }
         acc
     }
+
+    /// The `gamma V(y)` pairs of the `W` slots of row pair `pair` (for a shared chunk, those of
+    /// every action of the chunk).
+    ///
+    /// # Safety
+    /// As [`Self::backups`], with `W == self.width > 0`.
+    #[inline(always)]
+    unsafe fn fetch<const W: usize>(self, pair: usize, scaled: *const f64) -> [Pair; W] {
+        std::array::from_fn(|j| {
+            // SAFETY: the caller's bounds, as in `backups`.
+            unsafe {
+                let [low, high] = *self.next.add(pair * W + j);
+                Pair::gather(scaled.add(low as usize), scaled.add(high as usize))
+            }
+        })
+    }
+
+    /// [`Self::backups`] with the `gamma V(y)` pairs already fetched (`fetch`): the same
+    /// operations on the same values, in the same order.
+    ///
+    /// # Safety
+    /// As [`Self::backups`], with `W == self.width > 0`.
+    #[inline(always)]
+    unsafe fn backups_of<const W: usize>(self, pair: usize, gv: &[Pair; W]) -> Pair {
+        let at = pair * W;
+        // SAFETY: at + j < (pair + 1) * W, within the tables (the caller's bounds).
+        let term =
+            |j: usize| unsafe { Pair::load(self.prob.add(at + j)).mul(Pair::load(self.reward.add(at + j)).add(gv[j])) };
+        let mut acc = term(0);
+        for j in 1..W {
+            acc = acc.add(term(j));
+        }
+        acc
+    }
 }
 
 /// A model packed for the pair sweeps, with the buffers of both routines.
@@ -429,6 +463,11 @@ pub(crate) struct LanePairs {
     chunks: usize,
     /// Support slots per row (the widest row's).
     width: usize,
+    /// Whether, in every chunk, every action's rows have the same next states slot by slot
+    /// (`next` is the same for all of a chunk's row pairs), as in GC and GDL, whose supports
+    /// depend on the state only: the sweeps then fetch a chunk's `gamma V(y)` once, not once per
+    /// action (two loads for the next states and two for the values per slot).
+    shared: bool,
     /// Lane `l` of `next[(c * n_actions + a) * width + j]`, and the same for `prob` and `reward`:
     /// the `j`-th support entry of row `(2c + l, a)`.
     next: Vec<[u32; 2]>,
@@ -456,6 +495,7 @@ impl LanePairs {
             n_actions,
             chunks,
             width: 0,
+            shared: false,
             next: Vec::with_capacity(table),
             prob: Vec::with_capacity(table),
             reward: Vec::with_capacity(table),
@@ -498,6 +538,9 @@ impl LanePairs {
                 }
             }
         }
+        let (width, chunk_rows) = (self.width, na * self.width);
+        self.shared = chunk_rows > 0
+            && self.next.chunks_exact(chunk_rows).all(|chunk| chunk.chunks_exact(width).all(|r| r == &chunk[..width]));
     }
 
     /// Asserts the buffer sizes the sweeps' unchecked loads and stores rely on.
@@ -526,7 +569,7 @@ impl LanePairs {
         by_shape!(self.q_sweeps(gamma, max_sweeps, accuracy, q))
     }
 
-    fn q_sweeps<const W: usize, const A: usize>(
+    fn q_sweeps<const W: usize, const A: usize, const SHARED: bool>(
         &mut self,
         gamma: f64,
         max_sweeps: usize,
@@ -534,28 +577,33 @@ impl LanePairs {
         q: &mut [f64],
     ) -> usize {
         self.check_sizes();
+        // The shapes by_shape passes: a constant width is the model's, and only then shared.
+        assert!((W == 0 || W == self.width) && (!SHARED || W > 0));
         let na = if A == 0 { self.n_actions } else { A };
         assert_eq!(q.len(), self.n_states * self.n_actions);
-        // Q = 0 before the first sweep, so gamma V = 0.
-        self.current.fill(Two::default());
+        // Q = 0 before the first sweep (the first sweep's old Q), so gamma V = 0.
+        self.previous.fill(Two::default());
         self.scaled.fill(Two::default());
+        let (gamma, accuracy) = (Pair::splat(gamma), Pair::splat(accuracy));
+        let t = self.pointers();
+        // Jacobi: every entry backs up the previous sweep's V (`gamma V` in `scaled`). The
+        // buffers swap roles after each sweep, as local pointers: swapping the vectors in `self`
+        // cost a dozen loads and stores per sweep.
+        let (mut out, mut old) = (self.current.as_mut_ptr(), self.previous.as_mut_ptr());
+        let (mut scaled, mut scaled_next) = (self.scaled.as_mut_ptr(), self.scaled_next.as_mut_ptr());
         let mut sweeps = 0;
         loop {
-            // Jacobi: every entry backs up the previous sweep's V (held in `scaled`).
-            std::mem::swap(&mut self.current, &mut self.previous);
             // SAFETY: check_sizes passed; every pair c * na + a < chunks * na, the length of
-            // current and previous, and c < chunks, the length of scaled_next.
+            // current and previous, and c < chunks, the length of scaled and scaled_next.
             let moved = unsafe {
-                let (gamma, accuracy) = (Pair::splat(gamma), Pair::splat(accuracy));
-                let (out, old) = (self.current.as_mut_ptr(), self.previous.as_ptr());
-                let (scaled, scaled_next) = (self.scaled.as_ptr().cast::<f64>(), self.scaled_next.as_mut_ptr());
-                let t = self.pointers();
+                let gv_old = scaled.cast::<f64>().cast_const();
                 let mut moved = Mask::none();
                 for c in 0..self.chunks {
                     let mut top = Pair::splat(f64::NEG_INFINITY);
+                    let gv = if SHARED { t.fetch::<W>(c * na, gv_old) } else { [Pair::splat(0.0); W] };
                     for a in 0..na {
                         let pair = c * na + a;
-                        let value = t.backups::<W>(pair, scaled);
+                        let value = if SHARED { t.backups_of::<W>(pair, &gv) } else { t.backups::<W>(pair, gv_old) };
                         moved = moved.or(value.moved(Pair::load(old.add(pair)), accuracy));
                         value.store(out.add(pair));
                         // V(y) = max_b Q(y, b), the first maximum; action 0 beats -inf (backups
@@ -566,14 +614,17 @@ impl LanePairs {
                 }
                 moved.any()
             };
-            std::mem::swap(&mut self.scaled, &mut self.scaled_next);
+            std::mem::swap(&mut out, &mut old);
+            std::mem::swap(&mut scaled, &mut scaled_next);
             let go_on = sweeps < max_sweeps && moved;
             sweeps += 1;
             if !go_on {
+                // This sweep's Q is now behind `old`.
                 for (s, q_row) in q.chunks_exact_mut(na).enumerate() {
                     let (c, l) = (s / LANES, s % LANES);
                     for (a, value) in q_row.iter_mut().enumerate() {
-                        *value = self.current[c * na + a].0[l];
+                        // SAFETY: c * na + a < chunks * na, the buffer's length.
+                        *value = unsafe { (*old.add(c * na + a)).0[l] };
                     }
                 }
                 return sweeps;
@@ -594,7 +645,7 @@ impl LanePairs {
         by_shape!(self.vi_sweeps(gamma, epsilon, max_sweeps, values, policy))
     }
 
-    fn vi_sweeps<const W: usize, const A: usize>(
+    fn vi_sweeps<const W: usize, const A: usize, const SHARED: bool>(
         &mut self,
         gamma: f64,
         epsilon: f64,
@@ -603,6 +654,8 @@ impl LanePairs {
         policy: &mut [usize],
     ) -> usize {
         self.check_sizes();
+        // The shapes by_shape passes: a constant width is the model's, and only then shared.
+        assert!((W == 0 || W == self.width) && (!SHARED || W > 0));
         let ns = self.n_states;
         let na = if A == 0 { self.n_actions } else { A };
         assert!(values.len() == ns && policy.len() == ns);
@@ -610,26 +663,26 @@ impl LanePairs {
         // V = 0 before the first sweep, so gamma V = 0.
         self.best.fill(Two::default());
         self.scaled.fill(Two::default());
+        let gamma = Pair::splat(gamma);
+        let t = self.pointers();
+        let best = self.best.as_mut_ptr();
+        // Jacobi: every row backs up V_old (`gamma V_old` in `scaled`) before any state is
+        // updated; `best` holds V_old until the chunk's new V replaces it. The two `gamma V`
+        // buffers swap roles after each sweep, as local pointers (see q_sweeps).
+        let (mut scaled, mut scaled_next) = (self.scaled.as_mut_ptr(), self.scaled_next.as_mut_ptr());
         let mut sweeps = 0;
         loop {
-            // Jacobi: every row backs up V_old (held in `scaled`) before any state is updated;
-            // `best` holds V_old until the chunk's new V replaces it.
             let mut change = 0.0;
-            // SAFETY: check_sizes passed; every pair c * na + a < chunks * na, the length of
-            // current, and c < chunks, the length of best and scaled_next.
+            let gv_old = scaled.cast::<f64>().cast_const();
+            // SAFETY: check_sizes passed; every pair c * na + a < chunks * na, and c < chunks,
+            // the length of best, scaled and scaled_next.
             unsafe {
-                let gamma = Pair::splat(gamma);
-                let (out, scaled, scaled_next) =
-                    (self.current.as_mut_ptr(), self.scaled.as_ptr().cast::<f64>(), self.scaled_next.as_mut_ptr());
-                let best = self.best.as_mut_ptr();
-                let t = self.pointers();
                 for c in 0..self.chunks {
                     let mut top = Pair::splat(f64::NEG_INFINITY);
+                    let gv = if SHARED { t.fetch::<W>(c * na, gv_old) } else { [Pair::splat(0.0); W] };
                     for a in 0..na {
                         let pair = c * na + a;
-                        let value = t.backups::<W>(pair, scaled);
-                        // The backups are kept for the greedy action, read after the last sweep.
-                        value.store(out.add(pair));
+                        let value = if SHARED { t.backups_of::<W>(pair, &gv) } else { t.backups::<W>(pair, gv_old) };
                         top = value.greater_or(top);
                     }
                     // The squared change, summed over states in increasing order as the original
@@ -645,14 +698,28 @@ impl LanePairs {
                     gamma.mul(top).store(scaled_next.add(c));
                 }
             }
-            std::mem::swap(&mut self.scaled, &mut self.scaled_next);
             sweeps += 1;
             if change <= threshold || sweeps >= max_sweeps {
                 for (s, v) in values.iter_mut().enumerate() {
                     *v = self.best[s / LANES].0[s % LANES];
                 }
-                // The greedy policy of the last sweep: strict `>` over increasing actions keeps
-                // the lowest of tied actions.
+                // The greedy policy of the last sweep's backups. They are not stored by every
+                // sweep (only the last one's are read): the last sweep's are computed again here,
+                // from the same `gamma V_old`, so they are the same bits.
+                let out = self.current.as_mut_ptr();
+                for c in 0..self.chunks {
+                    // SAFETY: as in the sweep above; current has chunks * na pairs.
+                    unsafe {
+                        let gv = if SHARED { t.fetch::<W>(c * na, gv_old) } else { [Pair::splat(0.0); W] };
+                        for a in 0..na {
+                            let pair = c * na + a;
+                            let value =
+                                if SHARED { t.backups_of::<W>(pair, &gv) } else { t.backups::<W>(pair, gv_old) };
+                            value.store(out.add(pair));
+                        }
+                    }
+                }
+                // Strict `>` over increasing actions keeps the lowest of tied actions.
                 for (s, p) in policy.iter_mut().enumerate() {
                     let (c, l) = (s / LANES, s % LANES);
                     let mut top = f64::NEG_INFINITY;
@@ -666,6 +733,7 @@ impl LanePairs {
                 }
                 return sweeps;
             }
+            std::mem::swap(&mut scaled, &mut scaled_next);
         }
     }
 }

@@ -6,7 +6,7 @@
 //! (500 states, 6 actions) the rows that restart a trajectory reach the start law's 300 states
 //! while most rows reach 1 to 5: padded, a sweep visited 3000 x 303 slots for about 31,000 support
 //! entries, and e-Greedy spent nearly all its time in padding (perf: 88% of the samples in the
-//! padded AVX2 sweep). Here a row holds exactly its support.
+//! padded AVX2 sweep of the time). Here a row holds exactly its support.
 //!
 //! Bit-identical to the padded scalar loops of [`super::scalar`], so any layout may be chosen for
 //! any model: a row's backup is the same sum over its support in increasing next state, started
