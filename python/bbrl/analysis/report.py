@@ -572,8 +572,9 @@ def write_report(
     ``machine``: the calibration the maps' costs use (:func:`resolve_calibration`): ``"reference"``
     (the shipped reference machine, the default), ``"own"`` (fitted on these results), a calibration
     file, or ``"measured"`` (the measured CPU times, no cost model). Whatever the choice, the
-    calibration of these results' own cells is fitted, cached in ``results_dir/calibration.json``
-    and its fit per algorithm is reported (``calibration-fit.csv``).
+    calibration of these results' own cells is fitted (or reused from ``results_dir/calibration.json``
+    when fitted there on the same cells: :func:`~bbrl.analysis.cost.cached_fit`), cached there, and
+    its fit per algorithm is reported (``calibration-fit.csv``).
     """
     results = with_paired_means(load(results_dir))
     race = race_settings(results_dir)
