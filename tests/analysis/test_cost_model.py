@@ -14,9 +14,10 @@ import pytest
 from rich.console import Console
 
 from bbrl import agents, grid
-from bbrl.analysis import stats
+from bbrl.analysis import cost, stats
 from bbrl.analysis.cost import (
     Calibration,
+    cached_fit,
     cell_costs,
     fit_calibration,
     fit_rows,
@@ -163,6 +164,31 @@ def test_calibration_files_round_trip_and_bad_files_are_named(tmp_path: Path) ->
         load_calibration(tmp_path / "negative.json")
     reference = reference_calibration()
     assert reference.name == "reference" and set(reference.seconds_per_unit) == set(WORK_UNITS)
+
+
+def test_a_fit_is_reused_from_its_file_for_the_same_rows_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(1)
+    work = np.zeros((12, len(WORK_UNITS)))
+    work[:, :3] = rng.integers(1, 10**5, size=(12, 3))
+    seconds = work[:, :3] @ np.array([2e-8, 1e-9, 4e-9]) * rng.lognormal(0.0, 0.05, 12)
+    cells = _cells(work, seconds, ["A"] * 6 + ["B"] * 6)
+    path = tmp_path / "calibration.json"
+    first = cached_fit(cells, "mine", "here", path)
+    assert path.is_file() and first.rows_digest == cost.rows_digest(cost.calibration_rows(cells))
+    assert first == fit_calibration(cells, "mine", "here", date=first.date)  # the fit, with its rows' digest
+    # The same rows, name, source and machine: the saved fit, not fitted again (no scipy import).
+    monkeypatch.setattr(cost, "fit_rows", lambda *args, **kwargs: pytest.fail("fitted again"))
+    assert cached_fit(cells, "mine", "here", path) == first
+    monkeypatch.undo()
+    # Other rows (one cell's time changed by its last bit), another name, a damaged file: fitted again.
+    nudged = _cells(work, np.where(np.arange(12) == 0, np.nextafter(seconds, np.inf), seconds), ["A"] * 6 + ["B"] * 6)
+    assert cost.rows_digest(cost.calibration_rows(nudged)) != first.rows_digest
+    assert cached_fit(nudged, "mine", "here", path).rows_digest != first.rows_digest
+    assert load_calibration(path).rows_digest != first.rows_digest
+    assert cached_fit(cells, "other", "here", path).name == "other"
+    path.write_text("{not json")
+    again = cached_fit(cells, "mine", "here", path)
+    assert again.fit == first.fit and load_calibration(path) == again
 
 
 def test_cells_without_work_counts_keep_their_measured_times() -> None:

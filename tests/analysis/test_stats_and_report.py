@@ -348,6 +348,13 @@ def test_normalized_scores_iqm_and_bootstrap() -> None:
     # Both statistics from one set of replicates: the numbers of one call per statistic, bit for bit.
     both = stats.stratified_bootstrap_cis(strata, ("iqm", "mean"), seed=1)
     assert both == {s: stats.stratified_bootstrap_ci(strata, s, seed=1) for s in ("iqm", "mean")}
+    # The replicates are each stratum resampled within itself, stratum after stratum, from one
+    # generator: the same draws whatever the strata's values (shared by a report's algorithms).
+    for values in (strata, [rng.normal(5.0, 2.0, 200), rng.normal(-1.0, 1.0, 50)]):
+        draws = np.random.default_rng(1)
+        replicates = np.concatenate([a[draws.integers(0, a.size, size=(2000, a.size))] for a in values], axis=1)
+        low, high = np.quantile(replicates.mean(axis=1), [0.025, 0.975])
+        assert stats.stratified_bootstrap_ci(values, "mean", seed=1)[1:] == (low, high)
     with pytest.raises(ValueError, match="'median'"):
         stats.stratified_bootstrap_cis(strata, ("iqm", "median"))
 

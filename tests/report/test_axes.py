@@ -1,7 +1,10 @@
 """The report's axis rules on their own: three labelled ticks on a narrow log range, coinciding
-distributions drawn once, markers that would overlap spread apart."""
+distributions drawn once, markers that would overlap spread apart; and its PNGs."""
 
 from __future__ import annotations
+
+import io
+from pathlib import Path
 
 import matplotlib
 
@@ -9,8 +12,10 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pytest
+from PIL import Image
 
-from bbrl.analysis.axes import MIN_LOG_TICKS, log_ticks, spread_overlaps, widen_for_ticks
+from bbrl.analysis.axes import MIN_LOG_TICKS, log_ticks, png_bytes, save_figure, spread_overlaps, widen_for_ticks
 from bbrl.analysis.figures import coinciding, ecdf_figure
 
 
@@ -44,3 +49,24 @@ def test_overlapping_markers_are_spread_a_marker_apart() -> None:
     assert abs(gap - 7.0 * 100 / 72) < 1e-6  # a marker's width apart, around their centre
     assert abs((x[0] + x[1]) / 2 - 5.005) < 1e-9
     plt.close(fig)
+
+
+def test_a_figure_png_decodes_to_its_pixels_and_figures_of_one_size_share_a_renderer(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    for shape in ((1, 1, 3), (7, 5, 3), (40, 33, 3)):
+        rgb = rng.integers(0, 256, size=shape, dtype=np.uint8)
+        decoded = Image.open(io.BytesIO(png_bytes(rgb)))
+        assert decoded.mode == "RGB" and (np.asarray(decoded) == rgb).all()
+    with pytest.raises(ValueError, match="uint8"):
+        png_bytes(np.zeros((2, 2, 4), dtype=np.uint8))
+    # Two figures of one size drawn one after the other on one renderer, the first after the
+    # second again: each PNG is the pixels of its own figure.
+    pngs = {}
+    for order in (("a", "b"), ("b", "a")):
+        for name in order:
+            fig, ax = plt.subplots(figsize=(3, 2))
+            ax.plot([0, 1], [0, 1] if name == "a" else [1, 0], label=name)
+            ax.legend()
+            path = save_figure(fig, tmp_path / f"{name}-{'-'.join(order)}", ("png",))["png"]
+            pngs.setdefault(name, []).append(path.read_bytes())
+    assert pngs["a"][0] == pngs["a"][1] and pngs["b"][0] == pngs["b"][1] and pngs["a"][0] != pngs["b"][0]

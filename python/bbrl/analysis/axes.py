@@ -7,13 +7,18 @@ series 10^k, 1-2-5, 1-2-3-5-7, 1..9 and 1..9 with 1.5 and 2.5 that fits the axis
 three ticks are labelled. :func:`spread_overlaps` moves markers that would be drawn on top of each
 other sideways by a marker's width (the figures say so on their axis). :func:`save_figure` draws
 the figure once on the Agg canvas and crops the white margin from the pixels (``bbox_inches="tight"``
-draws it twice, and its text layout was most of a report's time); SVG on request.
+draws it twice, and its text layout was most of a report's time), on a renderer shared by the
+figures of one size (matplotlib caches text metrics per renderer: the experiments' figures of one
+kind repeat most of their texts), and written as an unfiltered PNG; SVG on request.
 """
 
 from __future__ import annotations
 
 import io
 import math
+import struct
+import threading
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +32,7 @@ __all__ = [
     "MIN_LOG_TICKS",
     "apply_log_ticks",
     "log_ticks",
+    "png_bytes",
     "save_figure",
     "spread_overlaps",
     "widen_for_ticks",
@@ -191,6 +197,62 @@ def _grow_to_fit(fig: Any, renderer: Any) -> bool:
     return True
 
 
+#: Agg renderers by (width, height, dpi) in pixels, most recent last: at most this many are kept.
+_RENDERERS_KEPT = 8
+_renderers: dict[tuple[float, float, float], Any] = {}
+#: Held from a draw until its pixels are copied: a renderer shared by two threads' figures would
+#: mix their pixels.
+_drawing = threading.Lock()
+
+
+def _canvas(fig: Any) -> Any:
+    """An Agg canvas for ``fig`` whose renderer is shared with the earlier figures of the same size
+    in pixels. matplotlib measures each text once per renderer (a FreeType layout, about a
+    millisecond per label): a renderer of its own for each figure measured the same algorithm
+    names, axis labels and tick labels again in every experiment. The canvas clears the renderer
+    before each draw, and the pixels are the same as on a renderer of its own."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
+
+    class SharedRendererCanvas(FigureCanvasAgg):
+        def get_renderer(self) -> Any:
+            width, height = self.figure.bbox.size
+            key = (float(width), float(height), float(self.figure.dpi))
+            renderer = _renderers.pop(key, None)
+            if renderer is None:
+                renderer = RendererAgg(width, height, self.figure.dpi)
+            _renderers[key] = renderer  # the most recent last
+            while len(_renderers) > _RENDERERS_KEPT:
+                del _renderers[next(iter(_renderers))]
+            self.renderer, self._lastKey = renderer, key
+            return renderer
+
+    return SharedRendererCanvas(fig)
+
+
+def png_bytes(rgb: np.ndarray) -> bytes:
+    """An 8-bit RGB image (``(height, width, 3)`` uint8) as a PNG file: every row unfiltered, the
+    whole compressed at zlib's fastest level. A figure is mostly flat colour, where Pillow's choice
+    of a filter per row (trying each of the five) took two thirds of the encoding time and saved
+    nothing: these files are about 5% smaller and three times faster to write, the pixels the same."""
+    rgb = np.asarray(rgb)
+    if rgb.dtype != np.uint8 or rgb.ndim != 3 or rgb.shape[2] != 3 or 0 in rgb.shape:
+        raise ValueError(f"a PNG needs a non-empty (height, width, 3) uint8 image, got {rgb.dtype} {rgb.shape}")
+    height, width, _ = rgb.shape
+    rows = np.zeros((height, 1 + 3 * width), dtype=np.uint8)  # each row: filter type 0 (none), its bytes
+    rows[:, 1:] = rgb.reshape(height, 3 * width)
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8 bits, truecolour, no interlace
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows.tobytes(), 1))
+        + chunk(b"IEND", b"")
+    )
+
+
 def save_figure(fig: Any, base: Path, formats: Sequence[str] = ("png", "svg")) -> dict[str, Path]:
     """Writes ``fig`` as ``base.png`` (drawn once at :data:`DPI`, its white margin cropped) and,
     if asked, ``base.svg``, each atomically; closes the figure; returns the paths by format.
@@ -199,8 +261,6 @@ def save_figure(fig: Any, base: Path, formats: Sequence[str] = ("png", "svg")) -
     their outside legends): nothing outside it is drawn."""
     import matplotlib
     import matplotlib.pyplot as plt
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from PIL import Image
 
     unknown = set(formats) - {"png", "svg"}
     if unknown:
@@ -208,17 +268,16 @@ def save_figure(fig: Any, base: Path, formats: Sequence[str] = ("png", "svg")) -
     paths = {}
     if "png" in formats:
         fig.set_dpi(DPI)
-        canvas = FigureCanvasAgg(fig)
-        with matplotlib.rc_context(_TEXT_RC):
+        canvas = _canvas(fig)
+        with _drawing, matplotlib.rc_context(_TEXT_RC):
             canvas.draw()
             # Ink on the canvas' border: something was cut off (measuring every artist's extent
             # costs as much as a draw, so it is measured only then).
             if _touches_border(np.asarray(canvas.buffer_rgba())) and _grow_to_fit(fig, canvas.get_renderer()):
                 canvas.draw()
-        pixels = _crop_white(np.asarray(canvas.buffer_rgba()), pad=int(0.08 * DPI))
-        buffer = io.BytesIO()
-        Image.fromarray(np.ascontiguousarray(pixels[..., :3])).save(buffer, format="png", compress_level=1)
-        paths["png"] = write_atomic(base.with_suffix(".png"), buffer.getvalue())
+            pixels = _crop_white(np.asarray(canvas.buffer_rgba()), pad=int(0.08 * DPI))
+            rgb = np.ascontiguousarray(pixels[..., :3])  # a copy: the renderer draws the next figure
+        paths["png"] = write_atomic(base.with_suffix(".png"), png_bytes(rgb))
     if "svg" in formats:
         buffer = io.BytesIO()
         fig.savefig(buffer, format="svg", bbox_inches="tight")

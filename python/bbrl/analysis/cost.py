@@ -19,11 +19,14 @@ root-mean-square relative error) is kept in the calibration, and an algorithm's 
 relative error is the uncertainty the map gives its costs (a map cell whose answer depends on which
 side of a bound a cost falls within it is marked as a boundary). Calibrations are small JSON files
 (:meth:`Calibration.save`, written atomically); the package ships one for a named reference machine
-(:func:`reference_calibration`), the default of ``bbrl report``.
+(:func:`reference_calibration`), the default of ``bbrl report``. A calibration records the digest of
+the rows it was fitted on (:func:`rows_digest`), so that a report redrawn from the same cells reuses
+its folder's fit (:func:`cached_fit`) instead of importing scipy and fitting again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -44,6 +47,7 @@ __all__ = [
     "REFERENCE",
     "Calibration",
     "CellCosts",
+    "cached_fit",
     "calibration_rows",
     "cell_costs",
     "fit_calibration",
@@ -52,6 +56,7 @@ __all__ = [
     "load_calibration",
     "reference_calibration",
     "reference_rows",
+    "rows_digest",
 ]
 
 #: The format name of a calibration file.
@@ -84,6 +89,8 @@ class Calibration:
             the key ``"all"`` holds the whole fit.
         source: what it was fitted on (a folder, a grid).
         date: the day the cells it was fitted on were run (ISO 8601, ``YYYY-MM-DD``; "" unknown).
+        rows_digest: :func:`rows_digest` of the rows it was fitted on ("" unknown: the shipped
+            calibration, files of an older bbrl).
     """
 
     name: str
@@ -93,6 +100,7 @@ class Calibration:
     source: str = ""
     per_algorithm: dict[str, dict[str, float]] = field(default_factory=dict)
     date: str = ""
+    rows_digest: str = ""
 
     def describe(self) -> str:
         """Where and when the calibration was measured, as one phrase."""
@@ -122,6 +130,7 @@ class Calibration:
             "seconds_per_unit": {u: self.seconds_per_unit.get(u, 0.0) for u in WORK_UNITS},
             "per_algorithm": {a: {u: t.get(u, 0.0) for u in WORK_UNITS} for a, t in self.per_algorithm.items()},
             "fit": self.fit,
+            "rows_sha256": self.rows_digest,
         }
 
     def save(self, path: str | os.PathLike[str]) -> Path:
@@ -187,6 +196,7 @@ def _from_document(document: Any, source: str) -> Calibration:
         source=str(document.get("source", "")),
         per_algorithm={str(a): _unit_table(t, source, f"per_algorithm[{a!r}]") for a, t in per_algorithm.items()},
         date=str(json_field(document, "date", "a string", source, "")),
+        rows_digest=str(json_field(document, "rows_sha256", "a string", source, "")),
     )
 
 
@@ -261,6 +271,42 @@ def fit_calibration(
     return fit_rows(calibration_rows(cells), name, source, machine, date)
 
 
+def cached_fit(cells: pl.DataFrame, name: str, source: str, path: str | os.PathLike[str]) -> Calibration:
+    """:func:`fit_calibration` of ``cells``, reusing the calibration saved at ``path`` when it was
+    fitted on the same rows (:func:`rows_digest`) with the same name, source and machine; else
+    fitted and saved there. The fit is deterministic, so the reused one has the same numbers; only
+    its ``date`` is the first fit's. A file that is missing, damaged or of an older bbrl is fitted
+    again and replaced.
+
+    Raises:
+        ValueError: no cell has both work counts and CPU times.
+    """
+    rows = calibration_rows(cells)
+    machine = _machine_of(cells)
+    try:
+        saved = load_calibration(path) if Path(path).is_file() else None
+    except (OSError, ValueError):
+        saved = None
+    wanted = (rows_digest(rows), name, source, machine)
+    if saved is not None and (saved.rows_digest, saved.name, saved.source, saved.machine) == wanted:
+        return saved
+    fitted = fit_rows(rows, name, source, machine)
+    fitted.save(path)
+    return fitted
+
+
+def rows_digest(rows: pl.DataFrame) -> str:
+    """SHA-256 (hex) of calibration rows (:func:`calibration_rows`): their owners, cells and parts,
+    and the exact bits of their CPU seconds and work counts, in order; the same rows, the same fit."""
+    digest = hashlib.sha256(b"bbrl-calibration-rows 1\n")
+    for column in ROW_COLUMNS[:3]:
+        digest.update("\x1f".join(map(str, rows[column].to_list())).encode() + b"\x1e")
+    digest.update("\x1f".join(("cpu_seconds", *WORK_UNITS)).encode() + b"\x1e")
+    numbers = rows.select("cpu_seconds", *WORK_UNITS).cast(pl.Float64).to_numpy()
+    digest.update(np.ascontiguousarray(numbers, dtype="<f8").tobytes())
+    return digest.hexdigest()
+
+
 def fit_rows(
     rows: pl.DataFrame, name: str, source: str = "", machine: str = "", date: str | None = None
 ) -> Calibration:
@@ -301,6 +347,7 @@ def fit_rows(
         source=source,
         per_algorithm=per_algorithm,
         date=date if date is not None else datetime.now(timezone.utc).date().isoformat(),
+        rows_digest=rows_digest(rows),
     )
 
 

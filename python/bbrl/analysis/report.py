@@ -29,7 +29,7 @@ from ..protocol.results import Results, load, returns_matrix
 from ..protocol.schema import Col
 from ..version import __version__
 from .axes import save_figure
-from .cost import REFERENCE, Calibration, CellCosts, cell_costs, fit_calibration, load_calibration
+from .cost import REFERENCE, Calibration, CellCosts, cached_fit, cell_costs, load_calibration
 from .figures import (
     ALGORITHM_ORDER,
     algorithm_colour,
@@ -368,14 +368,15 @@ def _host_summary(cells: pl.DataFrame) -> str:
 
 
 def _own_calibration(results_dir: str | os.PathLike[str], cells: pl.DataFrame) -> Calibration | None:
-    """The calibration fitted on the results' own cells, written to ``calibration.json`` in the
-    results folder; None when no cell has work counts (results of an older bbrl)."""
+    """The calibration fitted on the results' own cells, kept in ``calibration.json`` in the
+    results folder (reused from there when fitted on the same cells); None when no cell has work
+    counts (results of an older bbrl)."""
     try:
-        own = fit_calibration(cells, name=f"{Path(results_dir).name} (own cells)", source=str(results_dir))
+        return cached_fit(
+            cells, f"{Path(results_dir).name} (own cells)", str(results_dir), Path(results_dir) / CALIBRATION_FILE
+        )
     except ValueError:
         return None
-    own.save(Path(results_dir) / CALIBRATION_FILE)
-    return own
 
 
 def resolve_calibration(machine: str | os.PathLike[str], own: Calibration | None) -> Calibration | None:
@@ -571,8 +572,9 @@ def write_report(
     ``machine``: the calibration the maps' costs use (:func:`resolve_calibration`): ``"reference"``
     (the shipped reference machine, the default), ``"own"`` (fitted on these results), a calibration
     file, or ``"measured"`` (the measured CPU times, no cost model). Whatever the choice, the
-    calibration of these results' own cells is fitted, cached in ``results_dir/calibration.json``
-    and its fit per algorithm is reported (``calibration-fit.csv``).
+    calibration of these results' own cells is fitted (or reused from ``results_dir/calibration.json``
+    when fitted there on the same cells: :func:`~bbrl.analysis.cost.cached_fit`), cached there, and
+    its fit per algorithm is reported (``calibration-fit.csv``).
     """
     results = with_paired_means(load(results_dir))
     race = race_settings(results_dir)

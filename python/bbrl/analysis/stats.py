@@ -7,6 +7,7 @@ The 95% interval itself is :mod:`bbrl.intervals` (re-exported here).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -561,6 +562,22 @@ def iqm(values: np.ndarray) -> float:
     return float(_trim_mean(np.asarray(values, dtype=np.float64).ravel(), 0.25))
 
 
+@functools.lru_cache(maxsize=4)
+def _bootstrap_indices(sizes: tuple[int, ...], n_boot: int, seed: int) -> np.ndarray:
+    """The replicates of :func:`stratified_bootstrap_cis` as indices into the strata pooled in
+    order, ``(n_boot, sum(sizes))``: stratum k's values resampled within it, drawn stratum after
+    stratum from one generator seeded with ``seed``. They depend only on the strata's sizes, so a
+    report's algorithms (the same experiments, the same MDPs) share one draw; cached read-only."""
+    rng = np.random.default_rng(seed)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    indices = np.concatenate(
+        [start + rng.integers(0, size, size=(n_boot, size)) for start, size in zip(starts, sizes, strict=True)],
+        axis=1,
+    )
+    indices.flags.writeable = False
+    return indices
+
+
 def stratified_bootstrap_ci(
     strata: Sequence[np.ndarray],
     statistic: str = "iqm",
@@ -604,8 +621,7 @@ def stratified_bootstrap_cis(
         return _trim_mean(pooled, 0.25) if statistic == "iqm" else pooled.mean(axis=-1)
 
     pooled = np.concatenate(arrays)
-    rng = np.random.default_rng(seed)
-    replicates = np.concatenate([a[rng.integers(0, a.size, size=(n_boot, a.size))] for a in arrays], axis=1)
+    replicates = pooled[_bootstrap_indices(tuple(a.size for a in arrays), n_boot, seed)]
     tail = (1.0 - confidence) / 2.0
     out = {}
     for statistic in statistics:
