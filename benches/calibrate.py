@@ -116,6 +116,14 @@ def main() -> int:
         loads.append(os.getloadavg()[0])
         print(f"round {round_index + 1} of {args.rounds}: {time.perf_counter() - started:.0f} s", flush=True)
 
+    # How far the rounds of one batch lie apart (median absolute deviation from their median,
+    # relative): the measurement's own noise, a floor under the fit's errors.
+    spread = np.array([np.median(np.abs(np.array(t) / np.median(t) - 1.0)) for t in online_cpu.values()])
+    print(
+        f"rounds of a batch apart by {100 * np.median(spread):.1f}% (median over cells; 90th percentile "
+        f"{100 * np.quantile(spread, 0.9):.1f}%, largest {100 * spread.max():.1f}%)",
+        flush=True,
+    )
     rows = []
     for cell in cells:
         cpu = float(np.median(online_cpu[cell.id]))
