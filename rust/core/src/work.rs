@@ -61,7 +61,9 @@ pub enum Unit {
     SolveEntries,
     /// Support entries walked by draws from rows of three states or more outside a sweep: BAMCP's
     /// simulated steps on the posterior's wide rows (uniform priors), each a walk over the row's
-    /// weights, where a row of one or two states costs a simulated step alone.
+    /// weights, where a row of one or two states costs a simulated step alone; BFS3's draws of a
+    /// node's children and of its root samples, each a walk over the row's cumulative weights
+    /// (summed once more when the row holds planning counts).
     DrawEntries,
 }
 

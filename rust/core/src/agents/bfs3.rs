@@ -104,6 +104,9 @@ struct Bfs3State {
     sampled: Vec<u32>,
     /// The cumulative predictive weights of a row's support while its children are drawn.
     row_weights: Vec<f64>,
+    /// Support entries walked by the draws from rows of three states or more since the last
+    /// FSSS tree's count (Unit::DrawEntries): kept here, added to the thread's counters once per tree.
+    walked: u64,
     /// Per (s, a) row (at `row * S`), the cumulative weights of its support under the real
     /// counts: the predictive of a row without planning counts (see `sample_children`).
     row_cumulative: Vec<f64>,
@@ -187,13 +190,18 @@ impl Bfs3State {
             let row = x * na + a;
             let mut q = 0.0;
             for _ in 0..c {
-                let y = self.counts.support().row(row)[self.predictive_index(row, rng)] as usize;
+                let support = self.counts.support().row(row);
+                if support.len() >= 3 {
+                    self.walked += support.len() as u64;
+                }
+                let y = support[self.predictive_index(row, rng)] as usize;
                 let root = self.fsss(x, a, y, c, depth, rng);
                 // One count per FSSS tree: nodes (less the placeholder node 0), sampled
-                // children, and rollout levels.
+                // children, rollout levels, and the entries its draws from wide rows walked.
                 work::add(Unit::TreeNodes, self.tree.nodes.len() as u64 - 1);
                 work::add(Unit::TreeEdges, self.tree.edges.len() as u64);
                 work::add(Unit::SimulatedSteps, (self.rollouts * depth.saturating_sub(1)) as u64);
+                work::add(Unit::DrawEntries, std::mem::take(&mut self.walked));
                 let upper = self.tree.nodes[root as usize].upper;
                 q += (self.counts.rewards()[row * ns + y] + self.gamma * upper) / c as f64;
             }
@@ -377,9 +385,12 @@ impl Bfs3State {
                 // The cumulative weights of the real counts are kept per row (`update_row`); with
                 // planning counts in the row they are summed afresh (adding a zero planning count
                 // leaves every sum as it is, so both give the same bits).
+                // Each draw walks the row's cumulative weights, and summing them walks it once more.
                 let cumulative: &[f64] = if self.planning_totals[row] == 0 {
+                    self.walked += (c * len) as u64;
                     &self.row_cumulative[base..base + len]
                 } else {
+                    self.walked += ((c + 1) * len) as u64;
                     self.row_weights.resize(len, 0.0);
                     let (alpha, planned) = (&self.counts.counts()[base..base + ns], &self.planning[base..base + ns]);
                     cumulative_weights(support, alpha, planned, &mut self.row_weights);
@@ -594,6 +605,7 @@ impl Agent for Bfs3 {
             tree: FsssTree::new(na),
             sampled: Vec::with_capacity(ns),
             row_weights: Vec::with_capacity(ns),
+            walked: 0,
             weights: (0..=self.c).map(|k| k as f64 / self.c as f64).collect(),
             row_reward: vec![f64::NAN; ns * na],
             two_state_rows: vec![None; ns * na],
@@ -883,6 +895,32 @@ mod tests {
             assert!((mean - true_mean).abs() < 5.0 * (true_var / draws as f64).sqrt(), "state {i}: mean {mean}");
             assert!((var - true_var).abs() < 5.0 * se_var, "state {i}: variance {var} vs {true_var}");
         }
+    }
+
+    #[test]
+    fn draws_from_wide_rows_count_their_entries() {
+        // Rows of two states (the chain's vague prior) walk no entries. On a prior where every
+        // row holds all S = 5 states with distinct rewards, one decision with K = C (one rollout
+        // per tree) and depth 2 draws, per action, C root samples (S entries each) and grows C
+        // trees of two expanded nodes whose A rows each draw C children (C S entries, and S more
+        // when the row's cumulative weights are summed again for planning counts).
+        let (p, r) = chain_mdp();
+        let mut agent = Bfs3::new(3, 3, 2).unwrap();
+        let ((), narrow) = work::counted(|| {
+            play(&mut agent, Bfs3::action_values, &vague(&p, &r, 4, 2), 1, 3);
+        });
+        assert_eq!(narrow.get(Unit::DrawEntries), 0);
+        let (ns, na, c) = (5_u64, 2_u64, 3_u64);
+        let n = (ns * na * ns) as usize;
+        let rewards = (0..n).map(|i| i as f64 / n as f64).collect();
+        let wide = Fdm::new(ns as usize, na as usize, vec![1.0; n], rewards, Some(0)).unwrap();
+        let (mut agent, mut rng) = trained(c as usize, c as usize, 2, &wide, 4);
+        let ((), work) = work::counted(|| {
+            agent.act(0, &mut rng).unwrap();
+        });
+        let walked = work.get(Unit::DrawEntries);
+        let (least, most) = (na * c * ns * (1 + 2 * na * c), na * c * ns * (1 + 2 * na * (c + 1)));
+        assert!(walked % ns == 0 && (least..=most).contains(&walked), "{walked} not in {least}..={most}");
     }
 
     #[test]
