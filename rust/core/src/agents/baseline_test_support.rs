@@ -121,3 +121,33 @@ pub(crate) fn decisions<A: Agent>(
     }
     trace
 }
+
+/// Checks that `agent`, trained on `prior` and reset, allocates nothing over 300 steps on an MDP
+/// drawn from it (episodes of 20 steps when `episodic`; the first decision included, the first
+/// episode's start not: it sizes the staged tables once).
+pub(crate) fn assert_no_allocation_on(agent: &mut dyn Agent, prior: &Fdm, episodic: bool) {
+    let mdp = prior.sample_seeded(3);
+    let setting = Setting { gamma: 0.95, horizon: 300 };
+    let (mut rng, mut env) = (stream(2, 0, 0), stream(2, 1, 0));
+    agent.learn_offline(prior, setting, &mut rng).unwrap();
+    agent.start_task(&TaskContext { setting, true_mdp: None }, &mut rng).unwrap();
+    let mut probabilities = vec![0.0; prior.n_actions()];
+    let mut s = 0;
+    if episodic {
+        agent.start_episode(0, &mut rng).unwrap();
+    }
+    let count = crate::agents::planning_test_support::allocations(|| {
+        for t in 1..=300 {
+            if episodic && t % 20 == 0 {
+                agent.start_episode(0, &mut rng).unwrap();
+                s = 0;
+            }
+            let a = agent.act(s, &mut rng).unwrap();
+            agent.action_probabilities(s, &mut probabilities).unwrap();
+            let (y, reward) = mdp.step(s, a, &mut env);
+            agent.observe(Transition { state: s, action: a, reward, next_state: y }, &mut rng).unwrap();
+            s = y;
+        }
+    });
+    assert_eq!(count, 0, "{} allocated {count} times in 300 steps (episodic: {episodic})", agent.name());
+}

@@ -804,6 +804,11 @@ mod tests {
                 )
             };
             assert_eq!(run(false), run(true), "episodic: {episodic}");
+            crate::agents::baseline_test_support::assert_no_allocation_on(
+                &mut Ucfh::new(0.05, 0.1, 0, RewardModel::Known).unwrap(),
+                &prior,
+                episodic,
+            );
         }
     }
 

@@ -887,6 +887,11 @@ mod tests {
                 (trace, agent.epochs())
             };
             assert_eq!(run(false), run(true), "episodic: {episodic}");
+            crate::agents::baseline_test_support::assert_no_allocation_on(
+                &mut Ucrl2::new(0.05, RewardModel::Known).unwrap(),
+                &prior,
+                episodic,
+            );
         }
     }
 
