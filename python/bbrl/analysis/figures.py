@@ -87,6 +87,10 @@ _MARKERS = "os^vD<>phX*Pd"
 
 _LINESTYLES = ("-", "--", "-.", ":")
 
+#: Characters per line of a map's note under its title (10 pt text: about 9 inches, the room
+#: centred over the map between the canvas' left edge and the legend).
+_NOTE_CHARACTERS = 100
+
 #: Size of a setting's marker in the score figures (points).
 _MARKER_SIZE = 6.0
 
@@ -475,7 +479,10 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
     hatches = {a: _TIE_HATCHES[k % len(_TIE_HATCHES)] for k, a in enumerate(algorithms)}
     legend = _legend_inches([*algorithms, "boundary: depends on a cost", "no agent within the bounds"])
     plot_width, map_height, strip_height, gap = 7.0, 3.6 if positive else 0.0, 0.45, 0.3
-    left, bottom, top = 1.0, 0.75, 0.75 if note else 0.5
+    # The note in lines that fit over the map (centred on it, with the margin and the legend's
+    # room): a longer line reached past the canvas, which then grew and was drawn a second time.
+    note_lines = _wrap(note, _NOTE_CHARACTERS) if note else []
+    left, bottom, top = 1.0, 0.75, 0.57 + 0.18 * len(note_lines) if note_lines else 0.5
     width = left + plot_width + 0.1 + legend
     height = bottom + (strip_height + gap if 0.0 in ys else 0.0) + map_height + top
     fig = plt.figure(figsize=(width, height))
@@ -555,7 +562,7 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
     top_ax = main if main is not None else strip
     # y = 1: where matplotlib would place it (nothing is drawn above the map), without measuring
     # every tick label to find that out.
-    top_ax.set_title(title + (f"\n{note}" if note else ""), fontsize=10, y=1.0)
+    top_ax.set_title("\n".join([title, *note_lines]), fontsize=10, y=1.0)
     handles = [
         Patch(
             facecolor=c,
