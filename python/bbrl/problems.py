@@ -10,26 +10,42 @@ read it."""
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import TYPE_CHECKING, Any
 
 from . import _core, names
 
 __all__ = ["REGISTRY", "canonical", "entry", "names_of", "prior_names"]
 
-#: One entry per problem, distributions first, in the core's order.
-REGISTRY: tuple[dict[str, Any], ...] = tuple(_core.problems())
+if TYPE_CHECKING:
+    #: One entry per problem, distributions first, in the core's order.
+    REGISTRY: tuple[dict[str, Any], ...]
+
+
+@functools.cache
+def _registry() -> tuple[dict[str, Any], ...]:
+    return tuple(_core.problems())
+
+
+def __getattr__(name: str) -> Any:
+    # REGISTRY is built on first use, not at import: the core describes every environment to build
+    # it (a quarter of a second), and importing bbrl.agents (through bbrl.distributions) should not
+    # pay that when no problem is looked up (a report of results, for one).
+    if name == "REGISTRY":
+        return _registry()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def names_of(source: str | None = None) -> tuple[str, ...]:
     """The problems' names, all or those of one source (``"distribution"``, ``"environment"``)."""
-    return tuple(e["name"] for e in REGISTRY if source is None or e["source"] == source)
+    return tuple(e["name"] for e in _registry() if source is None or e["source"] == source)
 
 
 def prior_names() -> tuple[str, ...]:
     """Every named distribution: the distribution problems, then their other priors in the same
     order (GC, GDL, Grid, UGC, UGDL, UGrid)."""
-    depth = max((len(e["priors"]) for e in REGISTRY), default=0)
-    return tuple(e["priors"][i] for i in range(depth) for e in REGISTRY if i < len(e["priors"]))
+    depth = max((len(e["priors"]) for e in _registry()), default=0)
+    return tuple(e["priors"][i] for i in range(depth) for e in _registry() if i < len(e["priors"]))
 
 
 def entry(name: str) -> dict[str, Any]:
@@ -41,7 +57,7 @@ def entry(name: str) -> dict[str, Any]:
     found = names.find(names_of(), name)
     if found is None:
         raise ValueError(f"unknown problem {name!r}; the problems are {', '.join(names_of())}")
-    return next(e for e in REGISTRY if e["name"] == found)
+    return next(e for e in _registry() if e["name"] == found)
 
 
 def canonical(name: str) -> str:

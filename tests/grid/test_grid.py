@@ -356,6 +356,26 @@ def test_run_status_results_and_training_cache(tmp_path: Path) -> None:
     assert by_cell["GC/GC/random"] != direct.fingerprint  # 12 test MDPs, not 10
 
 
+def test_missing_cells_read_from_the_footers_agree_with_the_full_check(tmp_path: Path) -> None:
+    config = grid.parse_config(SMALL)
+    out = tmp_path / "out"
+    grid.run_grid(config, out, shard=(1, 3), console=_quiet())
+    done = grid.status(config, out).done
+    cut, short = (grid.cell_path(out, cell) for cell in done[:2])
+    cut.write_bytes(cut.read_bytes()[:-40])  # a file cut short: its footer is gone
+    frame = pl.read_parquet(short)
+    frame.head(frame.height - 1).write_parquet(short)  # one row short of its test MDPs
+    full = grid.status(config, out)
+    assert len(full.broken) == 2 and len(full.done) == len(done) - 2
+    expected: dict[str, int] = {}
+    for cell in [*full.missing, *(c for c, _ in full.broken)]:
+        expected[cell.experiment.key] = expected.get(cell.experiment.key, 0) + 1
+    assert grid.missing_by_experiment(out) == expected
+    footers = grid.status(config, out, footers_only=True)
+    assert [c.id for c in footers.done] == [c.id for c in full.done]
+    assert [c.id for c, _ in footers.broken] == [c.id for c, _ in full.broken]
+
+
 def test_cells_written_before_fingerprints_get_theirs_where_the_distribution_is_built_in(tmp_path: Path) -> None:
     config = grid.parse_config(SMALL.replace("epsilon = [0.1, 0.01]", "epsilon = 0.1"))
     grid.run_grid(config, tmp_path, console=_quiet())

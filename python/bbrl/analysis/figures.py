@@ -87,6 +87,10 @@ _MARKERS = "os^vD<>phX*Pd"
 
 _LINESTYLES = ("-", "--", "-.", ":")
 
+#: Characters per line of a map's note under its title (10 pt text: about 9 inches, the room
+#: centred over the map between the canvas' left edge and the legend).
+_NOTE_CHARACTERS = 100
+
 #: Size of a setting's marker in the score figures (points).
 _MARKER_SIZE = 6.0
 
@@ -460,8 +464,8 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.collections import PatchCollection, PathCollection
-    from matplotlib.patches import Patch, Rectangle
+    from matplotlib.collections import PathCollection
+    from matplotlib.patches import Patch
     from matplotlib.path import Path
 
     xs = sorted(set(bounds["online_bound_seconds_per_step"].to_list()))
@@ -475,7 +479,10 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
     hatches = {a: _TIE_HATCHES[k % len(_TIE_HATCHES)] for k, a in enumerate(algorithms)}
     legend = _legend_inches([*algorithms, "boundary: depends on a cost", "no agent within the bounds"])
     plot_width, map_height, strip_height, gap = 7.0, 3.6 if positive else 0.0, 0.45, 0.3
-    left, bottom, top = 1.0, 0.75, 0.75 if note else 0.5
+    # The note in lines that fit over the map (centred on it, with the margin and the legend's
+    # room): a longer line reached past the canvas, which then grew and was drawn a second time.
+    note_lines = _wrap(note, _NOTE_CHARACTERS) if note else []
+    left, bottom, top = 1.0, 0.75, 0.57 + 0.18 * len(note_lines) if note_lines else 0.5
     width = left + plot_width + 0.1 + legend
     height = bottom + (strip_height + gap if 0.0 in ys else 0.0) + map_height + top
     fig = plt.figure(figsize=(width, height))
@@ -520,8 +527,9 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
                 layers.setdefault((ax, "///", ink), []).append((box, None))
     for (ax, hatch, ink), boxes in layers.items():
         if hatch is None:
-            rectangles = [Rectangle(*box) for box, _ in boxes]
-            fills = PatchCollection(rectangles, facecolors=[c for _, c in boxes], edgecolors="white", linewidths=0.4)
+            # The outlines as paths: a Rectangle patch per cell cost more to make than to draw.
+            outlines = [_box_path(*box) for box, _ in boxes]
+            fills = PathCollection(outlines, facecolors=[c for _, c in boxes], edgecolors="white", linewidths=0.4)
             ax.add_collection(fills, autolim=False)
         else:
             # A hatch layer as one path: Agg renders the hatch's tile once per path, and the dense
@@ -555,7 +563,7 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
     top_ax = main if main is not None else strip
     # y = 1: where matplotlib would place it (nothing is drawn above the map), without measuring
     # every tick label to find that out.
-    top_ax.set_title(title + (f"\n{note}" if note else ""), fontsize=10, y=1.0)
+    top_ax.set_title("\n".join([title, *note_lines]), fontsize=10, y=1.0)
     handles = [
         Patch(
             facecolor=c,

@@ -35,8 +35,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import polars as pl
+
 from ..fileio import json_field, read_json_document, write_atomic
-from ..protocol.results import EXPERIMENTS_FILE, CellFileError, check_cell_file, read_experiments
+from ..protocol.results import (
+    EXPERIMENTS_FILE,
+    PARQUET_ERRORS,
+    CellFileError,
+    check_cell_file,
+    read_experiments,
+)
 from .claims import Claim, ClaimInfo, file_lock, pid_alive, read_claim
 from .config import load_config
 from .model import Cell, ExperimentConfig, GridConfig
@@ -315,8 +323,12 @@ class GridStatus:
         return len(self.done) + len(self.missing) + len(self.failed) + len(self.broken)
 
 
-def status(config: GridConfig, out: str | os.PathLike[str]) -> GridStatus:
+def status(config: GridConfig, out: str | os.PathLike[str], footers_only: bool = False) -> GridStatus:
     """Which cells of ``config`` are done, failed, broken or missing in ``out``.
+
+    ``footers_only``: a cell whose file's Parquet footer gives one row per test MDP counts as done
+    without reading its columns (:func:`_rows_in_footer`); any other file is checked in full. For a
+    reader that reads every file whole next (a report), which then names a damaged one.
 
     Raises:
         ValueError: the folder's ``experiments.json`` is damaged (the message names it).
@@ -330,6 +342,9 @@ def status(config: GridConfig, out: str | os.PathLike[str]) -> GridStatus:
     for cell in config.cells:
         path = cell_path(folder, cell)
         if path.is_file():
+            if footers_only and _rows_in_footer(path) == cell.experiment.n_mdps:
+                done.append(cell)
+                continue
             try:
                 check_cell_file(path, cell.experiment.n_mdps)
                 done.append(cell)
@@ -352,14 +367,27 @@ def status(config: GridConfig, out: str | os.PathLike[str]) -> GridStatus:
     return GridStatus(done, missing, stale_temp_files(folder), failed, broken, running, expired)
 
 
+def _rows_in_footer(path: Path) -> int | None:
+    """The number of rows a Parquet file's footer records (None: no footer can be read, e.g. a
+    file cut short), without reading its columns."""
+    try:
+        return int(pl.scan_parquet(path).select(pl.len()).collect().item())
+    except PARQUET_ERRORS:
+        return None
+
+
 def missing_by_experiment(results_dir: str | os.PathLike[str]) -> dict[str, int]:
     """Cells of the folder's configuration without a usable result, per experiment key (empty if
-    the folder has no configuration, e.g. cells copied by hand)."""
+    the folder has no configuration, e.g. cells copied by hand).
+
+    A cell file whose footer gives one row per test MDP counts as a result without reading its
+    columns: the reports that ask read every cell file whole next (and name a damaged one), and
+    reading each file twice was a tenth of a report's time."""
     try:
         config = load_output_config(Path(results_dir), check_agents=False)
     except (FileNotFoundError, ValueError):
         return {}
-    state = status(config, results_dir)
+    state = status(config, results_dir, footers_only=True)
     missing: dict[str, int] = {}
     for cell in [*state.missing, *(c for c, _ in state.failed), *(c for c, _ in state.broken)]:
         missing[cell.experiment.key] = missing.get(cell.experiment.key, 0) + 1
