@@ -18,6 +18,8 @@
 //! plans are bit-identical to the dense ones. Small models (at most [`MIN_STATES`] states, the
 //! paper's problems) keep the dense loops: their rows are a few entries long.
 
+use std::sync::Arc;
+
 /// Models of more states than this use the structured rows (fewer keep the dense loops).
 pub const MIN_STATES: usize = 32;
 
@@ -106,9 +108,11 @@ impl RewardRows {
     }
 }
 
-/// Per sweep, each class's states by decreasing `default + gamma u(y)`, ties as set.
+/// Per sweep, each class's states by decreasing `default + gamma u(y)`, ties as set; holds the
+/// table's structure it orders (shared between the copies of an agent).
 #[derive(Clone, Debug)]
 pub struct BestFirst {
+    rows: Arc<RewardRows>,
     n_states: usize,
     ties: Ties,
     /// `default_k + gamma u(y)` at `k * S + y`.
@@ -120,7 +124,12 @@ pub struct BestFirst {
 }
 
 impl BestFirst {
-    pub fn new(rows: &RewardRows, ties: Ties) -> Self {
+    /// The orders of `known`'s structure ([`RewardRows::new`]), or `None` where it has none.
+    pub fn for_table(known: &[f64], n_rows: usize, n_states: usize, ties: Ties) -> Option<Self> {
+        RewardRows::new(known, n_rows, n_states).map(|rows| Self::new(Arc::new(rows), ties))
+    }
+
+    pub fn new(rows: Arc<RewardRows>, ties: Ties) -> Self {
         let cells = rows.n_classes() * rows.n_states;
         let widest = (0..rows.class.len()).map(|r| rows.exceptions(r).len()).max().unwrap_or(0);
         Self {
@@ -129,13 +138,19 @@ impl BestFirst {
             keys: vec![0.0; cells],
             orders: vec![0; cells],
             scratch: Vec::with_capacity(widest),
+            rows,
         }
     }
 
+    /// The table's structure.
+    pub fn rows(&self) -> &RewardRows {
+        &self.rows
+    }
+
     /// Orders every class's states for the values `u` (once per sweep or stage).
-    pub fn update(&mut self, rows: &RewardRows, gamma: f64, u: &[f64]) {
+    pub fn update(&mut self, gamma: f64, u: &[f64]) {
         let ns = self.n_states;
-        for (k, &default) in rows.defaults.iter().enumerate() {
+        for (k, &default) in self.rows.defaults.iter().enumerate() {
             let keys = &mut self.keys[k * ns..(k + 1) * ns];
             for (key, &u) in keys.iter_mut().zip(u) {
                 *key = default + gamma * u;
@@ -159,8 +174,9 @@ impl BestFirst {
 
     /// The first state (lowest index) maximising `known_row(y) + gamma u(y)` over every state,
     /// as a left-to-right scan with a strict `>` finds it (needs [`Ties::LowIndexFirst`]).
-    pub fn best(&self, rows: &RewardRows, row: usize, known_row: &[f64], gamma: f64, u: &[f64]) -> usize {
+    pub fn best(&self, row: usize, known_row: &[f64], gamma: f64, u: &[f64]) -> usize {
         debug_assert_eq!(self.ties, Ties::LowIndexFirst);
+        let rows = &*self.rows;
         let exceptions = rows.exceptions(row);
         let (mut best, mut best_w) = (usize::MAX, f64::NEG_INFINITY);
         for &y in exceptions {
@@ -189,17 +205,18 @@ impl BestFirst {
     /// [`Ties`]) until `f` returns `false`.
     pub fn visit(
         &mut self,
-        rows: &RewardRows,
         row: usize,
         known_row: &[f64],
         gamma: f64,
         u: &[f64],
         mut f: impl FnMut(usize, f64) -> bool,
     ) {
+        // Disjoint borrows: the scratch is written while the structure and orders are read.
+        let Self { rows, n_states, ties, keys, orders, scratch } = self;
         let exceptions = rows.exceptions(row);
-        self.scratch.clear();
-        self.scratch.extend(exceptions.iter().map(|&y| (known_row[y as usize] + gamma * u[y as usize], y)));
-        let ties = self.ties;
+        scratch.clear();
+        scratch.extend(exceptions.iter().map(|&y| (known_row[y as usize] + gamma * u[y as usize], y)));
+        let ties = *ties;
         let before = |a: (f64, u32), b: (f64, u32)| match a.0.total_cmp(&b.0) {
             std::cmp::Ordering::Equal => match ties {
                 Ties::LowIndexFirst => a.1 < b.1,
@@ -207,24 +224,26 @@ impl BestFirst {
             },
             order => order == std::cmp::Ordering::Greater,
         };
-        self.scratch.sort_unstable_by(|&a, &b| {
-            if before(a, b) {
-                std::cmp::Ordering::Less
-            } else {
-                std::cmp::Ordering::Greater
-            }
-        });
+        scratch.sort_unstable_by(
+            |&a, &b| {
+                if before(a, b) {
+                    std::cmp::Ordering::Less
+                } else {
+                    std::cmp::Ordering::Greater
+                }
+            },
+        );
         let k = rows.class(row);
-        let ns = self.n_states;
-        let (order, keys) = (&self.orders[k * ns..(k + 1) * ns], &self.keys[k * ns..(k + 1) * ns]);
+        let ns = *n_states;
+        let (order, keys) = (&orders[k * ns..(k + 1) * ns], &keys[k * ns..(k + 1) * ns]);
         let mut next_exception = 0;
         for &y in order {
             if exceptions.binary_search(&y).is_ok() {
                 continue;
             }
             let here = (keys[y as usize], y);
-            while next_exception < self.scratch.len() && before(self.scratch[next_exception], here) {
-                let (w, e) = self.scratch[next_exception];
+            while next_exception < scratch.len() && before(scratch[next_exception], here) {
+                let (w, e) = scratch[next_exception];
                 next_exception += 1;
                 if !f(e as usize, w) {
                     return;
@@ -234,7 +253,7 @@ impl BestFirst {
                 return;
             }
         }
-        for &(w, e) in &self.scratch[next_exception..] {
+        for &(w, e) in &scratch[next_exception..] {
             if !f(e as usize, w) {
                 return;
             }
@@ -270,14 +289,14 @@ mod tests {
         ) {
             let ns = 40;
             let known = table(ns, &picks, &classes);
-            let rows = RewardRows::new(&known, classes.len(), ns).expect("structured");
+            let rows = Arc::new(RewardRows::new(&known, classes.len(), ns).expect("structured"));
             // At most 8 exceptions: at most a quarter of the 40 entries of one row.
             // Few distinct values, so equal w (and equal u) are common.
             let u: Vec<f64> = levels.iter().map(|&l| [0.0, 1.5, 1.5000000000000002, 7.25][l]).collect();
-            let mut low = BestFirst::new(&rows, Ties::LowIndexFirst);
-            let mut high = BestFirst::new(&rows, Ties::HighIndexFirst);
-            low.update(&rows, gamma, &u);
-            high.update(&rows, gamma, &u);
+            let mut low = BestFirst::new(Arc::clone(&rows), Ties::LowIndexFirst);
+            let mut high = BestFirst::new(rows, Ties::HighIndexFirst);
+            low.update(gamma, &u);
+            high.update(gamma, &u);
             for row in 0..classes.len() {
                 let known_row = &known[row * ns..(row + 1) * ns];
                 let w: Vec<f64> = known_row.iter().zip(&u).map(|(&r, &u)| r + gamma * u).collect();
@@ -287,13 +306,13 @@ mod tests {
                         first = y;
                     }
                 }
-                prop_assert_eq!(low.best(&rows, row, known_row, gamma, &u), first);
+                prop_assert_eq!(low.best(row, known_row, gamma, &u), first);
                 // The dense sort by increasing (w, index), read backwards.
                 let mut dense: Vec<usize> = (0..ns).collect();
                 dense.sort_by(|&a, &b| w[a].total_cmp(&w[b]).then(a.cmp(&b)));
                 dense.reverse();
                 let mut got = Vec::new();
-                high.visit(&rows, row, known_row, gamma, &u, |y, wy| {
+                high.visit(row, known_row, gamma, &u, |y, wy| {
                     got.push((y, wy.to_bits()));
                     true
                 });
@@ -319,12 +338,11 @@ mod tests {
     fn visit_stops_when_asked() {
         let ns = 40;
         let known = vec![-1.0; ns];
-        let rows = RewardRows::new(&known, 1, ns).unwrap();
-        let mut order = BestFirst::new(&rows, Ties::HighIndexFirst);
+        let mut order = BestFirst::for_table(&known, 1, ns, Ties::HighIndexFirst).unwrap();
         let u: Vec<f64> = (0..ns).map(|y| y as f64).collect();
-        order.update(&rows, 0.9, &u);
+        order.update(0.9, &u);
         let mut seen = Vec::new();
-        order.visit(&rows, 0, &known, 0.9, &u, |y, _| {
+        order.visit(0, &known, 0.9, &u, |y, _| {
             seen.push(y);
             seen.len() < 3
         });

@@ -41,10 +41,8 @@
 //! filling stops as soon as less than 0.001 of mass is left to place (the row may sum to 0.999);
 //! the transition of a block's last step is not counted (its reward is).
 
-use std::sync::Arc;
-
 use super::common::{argmax_random_tie, greedy_probabilities};
-use super::reward_rows::{BestFirst, RewardRows, Ties};
+use super::reward_rows::{BestFirst, Ties};
 use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
 use super::tabular::{
     block_length, count_sweep, Blocks, Experience, RewardModel, TabularlReference, PLAN_HORIZON, REWARDS,
@@ -254,16 +252,8 @@ struct UcfhState {
     /// The known reward table's structure on large models (the paper's setting under known
     /// rewards; `None`: the dense loops), and per row whether its unseen next states' lower
     /// bound is 0, which lets the row skip them (every row but pathological ones).
-    structure: Option<KnownStructure>,
+    structure: Option<BestFirst>,
     floor_zero: Vec<bool>,
-}
-
-/// The known reward table by default and exceptions, and its classes' orders for the stage being
-/// planned (agents/reward_rows.rs): a row's next states best-first without a sort of every state.
-#[derive(Clone, Debug)]
-struct KnownStructure {
-    rows: Arc<RewardRows>,
-    best_first: BestFirst,
 }
 
 impl Ucfh {
@@ -391,7 +381,7 @@ impl UcfhState {
         self.v_next.fill(0.0);
         for h in (0..len).rev() {
             if let (true, Some(k)) = (known, self.structure.as_mut()) {
-                k.best_first.update(&k.rows, self.gamma, &self.v_next);
+                k.update(self.gamma, &self.v_next);
             }
             if !known {
                 // w = gamma V_{h+1} is the same for every row: one sort per stage.
@@ -461,13 +451,13 @@ impl UcfhState {
                 let entries: usize = (0..rows)
                     .map(|row| {
                         if self.floor_zero[row] {
-                            2 * self.exp.seen(row).len() + k.rows.exceptions(row).len() + 1
+                            2 * self.exp.seen(row).len() + k.rows().exceptions(row).len() + 1
                         } else {
                             ns
                         }
                     })
                     .sum();
-                count_sweep(rows, entries + k.rows.n_classes() * ns);
+                count_sweep(rows, entries + k.rows().n_classes() * ns);
             }
             _ => count_sweep(ns * na, ns * na * ns),
         }
@@ -481,7 +471,7 @@ impl UcfhState {
 /// [`optimistic_row`] on the dense `w` sorted by [`sort_by_value`] (the unseen states' terms are
 /// `0 * w`, which leave a sum unchanged), so the same bits.
 fn structured_row_value(
-    k: &mut KnownStructure,
+    k: &mut BestFirst,
     exp: &Experience,
     row: usize,
     gamma: f64,
@@ -493,7 +483,7 @@ fn structured_row_value(
     let mut value: f64 =
         exp.seen(row).iter().map(|&y| lo[y as usize] * (known[y as usize] + gamma * v[y as usize])).sum();
     let mut slack = slack;
-    k.best_first.visit(&k.rows, row, known, gamma, v, |y, w| {
+    k.visit(row, known, gamma, v, |y, w| {
         let add = slack.min(hi[y] - lo[y]).max(0.0);
         value += add * w;
         slack -= add;
@@ -519,10 +509,7 @@ impl Agent for Ucfh {
         let (ns, na) = (exp.n_states, exp.n_actions);
         let structure = match (self.rewards, self.reference) {
             (RewardModel::Known, TabularlReference::Paper) => {
-                RewardRows::new(&prior.rewards_arc(), ns * na, ns).map(|rows| {
-                    let best_first = BestFirst::new(&rows, Ties::HighIndexFirst);
-                    KnownStructure { rows: Arc::new(rows), best_first }
-                })
+                BestFirst::for_table(&prior.rewards_arc(), ns * na, ns, Ties::HighIndexFirst)
             }
             _ => None,
         };

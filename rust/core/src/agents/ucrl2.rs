@@ -44,10 +44,8 @@
 //! compounds over the H stages ([`tabularl_inner_max`]); `P̂` is rebuilt from the counts at every
 //! plan. Ties in the values are ordered by state index (the best is the last of the maximisers).
 
-use std::sync::Arc;
-
 use super::common::{argmax_random_tie, greedy_probabilities};
-use super::reward_rows::{BestFirst, RewardRows, Ties};
+use super::reward_rows::{BestFirst, Ties};
 use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
 use super::tabular::{
     block_length, count_sweep, Blocks, Experience, RewardModel, TabularlReference, REWARDS, TABULARL_REFERENCE,
@@ -216,15 +214,7 @@ struct Ucrl2State {
     d_p: Vec<f64>,
     v_next: Vec<f64>,
     /// The known reward table's structure on large models (`None`: the dense loops).
-    structure: Option<KnownStructure>,
-}
-
-/// The known reward table by default and exceptions, and its classes' orders for the current
-/// sweep (agents/reward_rows.rs): each row's best next state without a scan of every state.
-#[derive(Clone, Debug)]
-struct KnownStructure {
-    rows: Arc<RewardRows>,
-    best_first: BestFirst,
+    structure: Option<BestFirst>,
 }
 
 /// The optimistic value `max_p sum_y p(y) (R(s, a, y) + gamma u(y))` of `row` under known rewards
@@ -233,7 +223,7 @@ struct KnownStructure {
 #[allow(clippy::too_many_arguments)]
 fn known_value(
     exp: &Experience,
-    structure: Option<&KnownStructure>,
+    structure: Option<&BestFirst>,
     row: usize,
     gamma: f64,
     u: &[f64],
@@ -245,7 +235,7 @@ fn known_value(
     let (known, seen) = (exp.known_row(row), exp.seen(row));
     match structure {
         Some(k) => {
-            let best = k.best_first.best(&k.rows, row, known, gamma, u);
+            let best = k.best(row, known, gamma, u);
             w[best] = known[best] + gamma * u[best];
             for &y in seen {
                 w[y as usize] = known[y as usize] + gamma * u[y as usize];
@@ -262,14 +252,6 @@ fn known_value(
 }
 
 impl Ucrl2State {
-    /// Orders the structure's classes for the values `u` (before a sweep under known rewards).
-    fn order_for(&mut self, u_is_v_next: bool) {
-        if let Some(k) = self.structure.as_mut() {
-            let u = if u_is_v_next { &self.v_next } else { &self.u };
-            k.best_first.update(&k.rows, self.gamma, u);
-        }
-    }
-
     /// Counts one sweep of every row: the entries a row reads are its next states, or with the
     /// structure its exceptions, its support and its best state, plus the classes' orders.
     fn count_sweep(&self) {
@@ -279,8 +261,8 @@ impl Ucrl2State {
             Some(k) => {
                 let rows = ns * na;
                 let entries: usize =
-                    (0..rows).map(|row| self.exp.seen(row).len() + k.rows.exceptions(row).len() + 1).sum();
-                count_sweep(rows, entries + k.rows.n_classes() * ns);
+                    (0..rows).map(|row| self.exp.seen(row).len() + k.rows().exceptions(row).len() + 1).sum();
+                count_sweep(rows, entries + k.rows().n_classes() * ns);
             }
         }
     }
@@ -374,7 +356,11 @@ impl Ucrl2State {
             // Under learned rewards w = gamma V_{h+1} is the same for every row, and so its best state.
             let mut best_learned = 0;
             match rewards {
-                RewardModel::Known => self.order_for(true),
+                RewardModel::Known => {
+                    if let Some(k) = self.structure.as_mut() {
+                        k.update(self.gamma, &self.v_next);
+                    }
+                }
                 RewardModel::Learned => {
                     for (w, &v) in self.w.iter_mut().zip(&self.v_next) {
                         *w = self.gamma * v;
@@ -491,7 +477,11 @@ impl Ucrl2State {
             // Under learned rewards w = gamma u is the same for every row, and so its best state.
             let mut best_learned = 0;
             match rewards {
-                RewardModel::Known => self.order_for(false),
+                RewardModel::Known => {
+                    if let Some(k) = self.structure.as_mut() {
+                        k.update(self.gamma, &self.u);
+                    }
+                }
                 RewardModel::Learned => {
                     for (w, &u) in self.w.iter_mut().zip(&self.u) {
                         *w = self.gamma * u;
@@ -551,10 +541,7 @@ impl Agent for Ucrl2 {
         let exp = Experience::new(prior);
         let (ns, na) = (exp.n_states, exp.n_actions);
         let structure = match self.rewards {
-            RewardModel::Known => RewardRows::new(&prior.rewards_arc(), ns * na, ns).map(|rows| {
-                let best_first = BestFirst::new(&rows, Ties::LowIndexFirst);
-                KnownStructure { rows: Arc::new(rows), best_first }
-            }),
+            RewardModel::Known => BestFirst::for_table(&prior.rewards_arc(), ns * na, ns, Ties::LowIndexFirst),
             RewardModel::Learned => None,
         };
         self.state = Some(Ucrl2State {
