@@ -38,6 +38,7 @@ __all__ = [
     "make_env",
     "name_key",
     "problem_distribution",
+    "problem_names",
     "problems",
     "q_iteration",
     "replay_collect",
@@ -336,6 +337,10 @@ def environments() -> list[dict[str, Any]]:
 
 def name_key(name: str) -> str:
     """The form registered names are compared in: lower case, without ``-`` and ``_``."""
+
+def problem_names() -> list[tuple[str, str, list[str]]]:
+    """Per problem, in the order of :func:`problems`: ``(name, source, priors)``, without building
+    the environments (what a name lookup needs)."""
 
 def problems() -> list[dict[str, Any]]:
     """The problem registry, distributions first: per problem, ``name``, ``long_name``, ``summary``,

@@ -27,6 +27,13 @@ def _registry() -> tuple[dict[str, Any], ...]:
     return tuple(_core.problems())
 
 
+@functools.cache
+def _names() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    # The names, sources and priors alone: the core gives them without building the environments
+    # (which describing them takes), so that parsing a grid's configuration does not pay for Taxi.
+    return tuple((name, source, tuple(priors)) for name, source, priors in _core.problem_names())
+
+
 def __getattr__(name: str) -> Any:
     # REGISTRY is built on first use, not at import: the core describes every environment to build
     # it (a quarter of a second), and importing bbrl.agents (through bbrl.distributions) should not
@@ -38,14 +45,15 @@ def __getattr__(name: str) -> Any:
 
 def names_of(source: str | None = None) -> tuple[str, ...]:
     """The problems' names, all or those of one source (``"distribution"``, ``"environment"``)."""
-    return tuple(e["name"] for e in _registry() if source is None or e["source"] == source)
+    return tuple(name for name, kind, _ in _names() if source is None or kind == source)
 
 
 def prior_names() -> tuple[str, ...]:
     """Every named distribution: the distribution problems, then their other priors in the same
     order (GC, GDL, Grid, UGC, UGDL, UGrid)."""
-    depth = max((len(e["priors"]) for e in _registry()), default=0)
-    return tuple(e["priors"][i] for i in range(depth) for e in _registry() if i < len(e["priors"]))
+    priors = [p for _, _, p in _names()]
+    depth = max((len(p) for p in priors), default=0)
+    return tuple(p[i] for i in range(depth) for p in priors if i < len(p))
 
 
 def entry(name: str) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bbrl import agents, distributions, envs, grid, names, problems
+from bbrl import _core, agents, distributions, envs, grid, names, problems
 from bbrl.envs import registry as env_registry
 
 
@@ -39,6 +39,15 @@ def test_every_kind_is_reached_in_every_spelling(kind):
             f"[[experiment]]\nname = 'GC'\ntest = 'GC'\n\n[[agent]]\nkind = '{spelling}'\n{block}\n"
         )
         assert config.cells[0].kind == kind, spelling
+
+
+def test_the_cheap_name_list_is_the_registry_s():
+    # Name lookups read the core's name list, which does not build the environments: it must be
+    # the full registry's names, sources and priors, in its order.
+    full = [(e["name"], e["source"], list(e["priors"])) for e in problems.REGISTRY]
+    assert [(n, s, list(p)) for n, s, p in _core.problem_names()] == full
+    assert problems.names_of() == tuple(n for n, _, _ in full)
+    assert problems.prior_names() == ("GC", "GDL", "Grid", "UGC", "UGDL", "UGrid")
 
 
 def test_every_environment_problem_and_prior_is_reached_in_every_spelling():

@@ -77,6 +77,41 @@ def test_cell_files(grid_folder: Path, tmp_path: Path, data: st.DataObject) -> N
     assert_reader_fails_cleanly(lambda: compare({c.id: 1.0 for c in config.cells}, config, out), file.name, out)
 
 
+def _one_by_one(files: list[Path]) -> pl.DataFrame | str:
+    try:
+        return pl.concat([results.read_cell_file(f) for f in files], how="diagonal_relaxed")
+    except results.CellFileError as exc:
+        return str(exc)
+
+
+@FUZZ
+@given(data=st.data())
+def test_reading_every_cell_file_at_once_accepts_what_reading_each_accepts(
+    grid_folder: Path, tmp_path: Path, data: st.DataObject
+) -> None:
+    # The report reads a folder's cell files in one call when it can: it must accept exactly the
+    # files the one-by-one reader accepts, give the same rows, and name the same damaged file.
+    files = sorted((grid_folder / "cells").rglob("*.parquet"))
+    victim = data.draw(st.integers(0, len(files) - 1))
+    damage = data.draw(_cell_damage(files[victim]))
+    out = fresh_copy(grid_folder, tmp_path)
+    copies = sorted((out / "cells").rglob("*.parquet"))
+    copies[victim].write_bytes(damage)
+    expected = _one_by_one(copies)
+    try:
+        got: pl.DataFrame | str = pl.concat(results.read_cell_files(copies), how="diagonal_relaxed")
+    except results.CellFileError as exc:
+        got = str(exc)
+    if isinstance(expected, str):
+        assert got == expected
+    else:
+        assert isinstance(got, pl.DataFrame)
+        key = ["cell_index", "mdp"]
+        assert got.sort(key).equals(expected.sort(key))
+    footers = store._rows_in_footers(copies)
+    assert footers == {f: store._rows_in_footer(f) for f in copies}
+
+
 @FUZZ
 @given(data=st.data())
 def test_race_batches(race_folder: Path, tmp_path: Path, data: st.DataObject) -> None:

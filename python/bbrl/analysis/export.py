@@ -28,11 +28,10 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from ..fileio import write_atomic
 
 if TYPE_CHECKING:
+    import numpy as np
     import polars as pl
 
     from ..protocol.results import Results
@@ -49,8 +48,8 @@ __all__ = [
     "rliable_scores",
 ]
 
-# polars and the results' readers are imported where used: the command line's parser reads
-# FORMATS without importing them.
+# NumPy, polars and the results' readers are imported where used: the command line's parser reads
+# FORMATS without importing them (and the command line sets NumPy's BLAS threads before NumPy loads).
 
 #: The formats ``bbrl export --format`` writes.
 FORMATS = ("rliable", "adastop", "csv")
@@ -115,6 +114,8 @@ def rliable_scores(results_dir: str | os.PathLike[str]) -> tuple[dict[str, np.nd
             f"{results_dir}: the experiments' best settings ran different numbers of test MDPs ({shown}); rliable "
             "needs one (MDPs x experiments) array per algorithm: export --format csv instead"
         )
+    import numpy as np
+
     scores = {a: np.column_stack([normalized.scores[k][a] for k in keys]) for a in common}
     columns = pl.DataFrame(
         {
@@ -136,6 +137,7 @@ def adastop_tables(results_dir: str | os.PathLike[str]) -> dict[str, pl.DataFram
         FileNotFoundError: ``results_dir`` is not a results folder, or holds no cell.
         ValueError: an experiment's algorithms ran different numbers of test MDPs (a raced grid).
     """
+    import numpy as np
     import polars as pl
 
     from ..protocol.schema import Col
@@ -207,6 +209,8 @@ def export(results_dir: str | os.PathLike[str], fmt: str, out: str | os.PathLike
     folder = Path(out)
     if fmt == "rliable":
         scores, columns = rliable_scores(results_dir)
+        import numpy as np
+
         buffer = io.BytesIO()
         np.savez(buffer, **scores)  # float64 arrays only: nothing pickled
         folder.mkdir(parents=True, exist_ok=True)

@@ -584,6 +584,35 @@ def _bootstrap_indices(sizes: tuple[int, ...], n_boot: int, seed: int) -> np.nda
     return indices
 
 
+@functools.lru_cache(maxsize=4)
+def _bootstrap_counts(sizes: tuple[int, ...], n_boot: int, seed: int) -> np.ndarray:
+    """How many times each pooled value is drawn in each replicate of :func:`_bootstrap_indices`,
+    ``(n_boot, sum(sizes))`` (int32); cached read-only."""
+    indices = _bootstrap_indices(sizes, n_boot, seed)
+    n = indices.shape[1]
+    flat = (indices + (np.arange(n_boot, dtype=np.int64) * n)[:, None]).ravel()
+    counts = np.bincount(flat, minlength=n_boot * n).reshape(n_boot, n).astype(np.int32)
+    counts.flags.writeable = False
+    return counts
+
+
+def _replicate_iqms(pooled: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The interquartile mean of each replicate (:func:`_trim_mean` of ``pooled`` drawn ``counts``
+    times per value), from the draw counts: a replicate's middle half is the run of ranks
+    [low, high) of its values, so, the values sorted once, each value contributes the part of its
+    copies' ranks inside that run. Five passes over the counts instead of a partition per replicate
+    (a third of the time); the same value up to the order of the sums (about 1e-15 relative)."""
+    n = pooled.size
+    low = int(0.25 * n)
+    high = n - low
+    order = np.argsort(pooled, kind="stable")
+    drawn = counts[:, order]
+    after = np.cumsum(drawn, axis=1, dtype=np.int32)
+    inside = np.minimum(after, high) - np.maximum(after - drawn, low)
+    np.maximum(inside, 0, out=inside)
+    return (inside @ pooled[order]) / (high - low)
+
+
 def stratified_bootstrap_ci(
     strata: Sequence[np.ndarray],
     statistic: str = "iqm",
@@ -623,16 +652,20 @@ def stratified_bootstrap_cis(
     if not arrays or any(a.size == 0 for a in arrays):
         raise ValueError("every stratum needs at least one value")
 
-    def compute(pooled: np.ndarray, statistic: str) -> np.ndarray:
-        return _trim_mean(pooled, 0.25) if statistic == "iqm" else pooled.mean(axis=-1)
-
     pooled = np.concatenate(arrays)
-    replicates = pooled[_bootstrap_indices(tuple(a.size for a in arrays), n_boot, seed)]
+    sizes = tuple(a.size for a in arrays)
+
+    def replicated(statistic: str) -> np.ndarray:
+        if statistic == "iqm":
+            return _replicate_iqms(pooled, _bootstrap_counts(sizes, n_boot, seed))
+        return pooled[_bootstrap_indices(sizes, n_boot, seed)].mean(axis=-1)
+
     tail = (1.0 - confidence) / 2.0
     out = {}
     for statistic in statistics:
-        low, high = np.quantile(compute(replicates, statistic), [tail, 1.0 - tail])
-        out[statistic] = (float(compute(pooled, statistic)), float(low), float(high))
+        estimate = _trim_mean(pooled, 0.25) if statistic == "iqm" else pooled.mean()
+        low, high = np.quantile(replicated(statistic), [tail, 1.0 - tail])
+        out[statistic] = (float(estimate), float(low), float(high))
     return out
 
 

@@ -174,9 +174,24 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     print(f"bbrl: {category.__name__}: {message}", file=file or sys.stderr)
 
 
+#: The BLAS libraries' thread counts the command line sets to 1 when the user has not set them.
+_BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _one_blas_thread() -> None:
+    """Makes NumPy's BLAS single-threaded, unless the user chose otherwise or NumPy is already
+    loaded (the library reads these at load). The command line's own NumPy work is small (the
+    statistics and fits of a report); a multi-threaded OpenBLAS's workers spin after each call and
+    cost a report about a tenth of its CPU time, where the agents' hot loops run in the core."""
+    if "numpy" not in sys.modules:
+        for name in _BLAS_THREADS:
+            os.environ.setdefault(name, "1")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _one_blas_thread()
     from rich.console import Console  # once a command runs: --help and --version exit before
 
     warnings.showwarning = _one_line_warning

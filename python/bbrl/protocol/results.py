@@ -244,8 +244,42 @@ def load(out: str | os.PathLike[str]) -> Results:
     files = sorted(folder.rglob("*.parquet")) if folder.is_dir() else []
     if not files:
         raise FileNotFoundError(f"no finished cells in {str(Path(out))!r} (run `bbrl grid run CONFIG --out DIR` first)")
-    # A clear error naming a damaged file, not a bare polars one.
-    return from_frames([read_cell_file(file) for file in files])
+    return from_frames(read_cell_files(files))
+
+
+def read_cell_files(files: list[Path]) -> list[pl.DataFrame]:
+    """The frames of many cell files (:func:`read_cell_file`'s checks), read in one call when they
+    can be: reading 150 small files one by one cost three times as long, most of it per call. Any
+    file the one call cannot read (damaged, of an older schema) or whose rows fail the checks sends
+    every file through :func:`read_cell_file`, whose error names the file.
+
+    Raises:
+        CellFileError: as :func:`read_cell_file`, naming the first bad file.
+    """
+    if len(files) > 1:
+        source = "__bbrl_source_file__"
+        try:
+            # Strict: a file with a column more or less than the first (another schema) fails the
+            # one call (a polars too old to be told so fails it too), it is not read partly.
+            whole = pl.scan_parquet(
+                files,
+                hive_partitioning=False,
+                glob=False,
+                include_file_paths=source,
+                missing_columns="raise",
+                extra_columns="raise",
+            ).collect()
+        except PARQUET_ERRORS:
+            whole = None
+        if (
+            whole is not None
+            and whole[source].n_unique() == len(files)  # no file without rows
+            and all(c in whole.columns for c in REQUIRED_COLUMNS)
+            and not schema_problem(whole)
+        ):
+            return [whole.drop(source)]
+    # One by one: a clear error naming a damaged file, not a bare polars one.
+    return [read_cell_file(file) for file in files]
 
 
 def from_frames(frames: list[pl.DataFrame]) -> Results:
