@@ -9,7 +9,10 @@ other sideways by a marker's width (the figures say so on their axis). :func:`sa
 the figure once on the Agg canvas and crops the white margin from the pixels (``bbox_inches="tight"``
 draws it twice, and its text layout was most of a report's time), on a renderer shared by the
 figures of one size (matplotlib caches text metrics per renderer: the experiments' figures of one
-kind repeat most of their texts), and written as an unfiltered PNG; SVG on request.
+kind repeat most of their texts), and written as an unfiltered PNG; SVG on request. A legend an
+earlier figure drew is pasted from its pixels rather than drawn again
+(:mod:`~bbrl.analysis.legend_pixels`: the score and distribution figures of every experiment
+repeat theirs).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..fileio import write_atomic
+from . import legend_pixels
 
 __all__ = [
     "DPI",
@@ -253,6 +257,27 @@ def png_bytes(rgb: np.ndarray) -> bytes:
     )
 
 
+def _draw(fig: Any, canvas: Any) -> np.ndarray:
+    """Draws ``fig`` on ``canvas`` and returns its pixels (the canvas' buffer), each legend drawn
+    before by an earlier figure pasted from its kept pixels instead of laid out and rendered again
+    (:mod:`bbrl.analysis.legend_pixels`). The figure's legends are all visible again on return."""
+    # A legend not kept yet is drawn alone first and kept: the figure is then drawn without it, as
+    # with a kept one, so that a legend costs one rendering either way.
+    legend_pixels.capture(fig, canvas)
+    hidden = legend_pixels.hide_reusable(fig)
+    try:
+        canvas.draw()
+        rgba = np.asarray(canvas.buffer_rgba())
+        if hidden and not legend_pixels.paste(hidden, rgba):
+            legend_pixels.restore(hidden)
+            hidden = []
+            canvas.draw()
+            rgba = np.asarray(canvas.buffer_rgba())
+    finally:
+        legend_pixels.restore(hidden)
+    return rgba
+
+
 def save_figure(fig: Any, base: Path, formats: Sequence[str] = ("png", "svg")) -> dict[str, Path]:
     """Writes ``fig`` as ``base.png`` (drawn once at :data:`DPI`, its white margin cropped) and,
     if asked, ``base.svg``, each atomically; closes the figure; returns the paths by format.
@@ -270,12 +295,12 @@ def save_figure(fig: Any, base: Path, formats: Sequence[str] = ("png", "svg")) -
         fig.set_dpi(DPI)
         canvas = _canvas(fig)
         with _drawing, matplotlib.rc_context(_TEXT_RC):
-            canvas.draw()
+            rgba = _draw(fig, canvas)
             # Ink on the canvas' border: something was cut off (measuring every artist's extent
             # costs as much as a draw, so it is measured only then).
-            if _touches_border(np.asarray(canvas.buffer_rgba())) and _grow_to_fit(fig, canvas.get_renderer()):
-                canvas.draw()
-            pixels = _crop_white(np.asarray(canvas.buffer_rgba()), pad=int(0.08 * DPI))
+            if _touches_border(rgba) and _grow_to_fit(fig, canvas.get_renderer()):
+                rgba = _draw(fig, canvas)
+            pixels = _crop_white(rgba, pad=int(0.08 * DPI))
             rgb = np.ascontiguousarray(pixels[..., :3])  # a copy: the renderer draws the next figure
         paths["png"] = write_atomic(base.with_suffix(".png"), png_bytes(rgb))
     if "svg" in formats:
