@@ -13,6 +13,8 @@ import numpy as np
 import polars as pl
 import pytest
 import scipy.stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bbrl import grid
 from bbrl.analysis import stats
@@ -407,3 +409,26 @@ def test_paired_z_test_refuses_runs_of_different_experiments() -> None:
     # Same experiment under another name: the same MDPs, accepted.
     renamed = bbrl.Experiment("GC", n_mdps=40, horizon=30, seed=1, name="chain").run(agents.EGreedy(0.0), threads=1)
     assert renamed.fingerprint == gc.fingerprint and stats.paired_z_test(gc, renamed).n == 40
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.integers(1, 40), min_size=1, max_size=4),
+    seed=st.integers(0, 2**32 - 1),
+    ties=st.booleans(),
+)
+def test_the_bootstrap_iqm_from_draw_counts_is_the_trimmed_mean_of_each_replicate(
+    sizes: list[int], seed: int, ties: bool
+) -> None:
+    # The IQM of each replicate is computed from how often each value is drawn; it must be the
+    # mean of the middle half of the replicate's values (scipy's trim_mean, step for step), up to
+    # the order of the sums, ties (rounded values) and strata of one value included.
+    rng = np.random.default_rng(seed)
+    pooled = rng.normal(0.0, 3.0, sum(sizes))
+    if ties:
+        pooled = np.round(pooled)
+    key = (tuple(sizes), 300, seed % 1000)
+    replicates = pooled[stats._bootstrap_indices(*key)]
+    expected = stats._trim_mean(replicates, 0.25)
+    got = stats._replicate_iqms(pooled, stats._bootstrap_counts(*key))
+    assert np.allclose(got, expected, rtol=1e-12, atol=1e-12 * max(1.0, float(np.abs(pooled).max())))
