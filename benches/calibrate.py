@@ -14,7 +14,7 @@ trajectory is the row's work. Cells that learn offline are trained once per roun
 training cost is the median of the rounds' CPU times. The rows (:func:`bbrl.analysis.cost.calibration_rows`'
 columns) are written to ``OUT/NAME-rows.csv`` and the calibration fitted on them to ``OUT/NAME.json``.
 
-    python benches/calibrate.py benches/calibration-grid.toml --out python/bbrl/data/calibrations --rounds 7
+    python benches/calibrate.py benches/calibration-grid.toml --out python/bbrl/data/calibrations --rounds 21
 
 The machine (CPU, vector extensions, cores) and the load average before and after every round are
 recorded in the calibration.
@@ -59,7 +59,7 @@ def main() -> int:
     parser.add_argument("--mdps", type=int, default=10, help="test MDPs per cell, at least (default 10)")
     parser.add_argument("--max-mdps", type=int, default=4000, help="test MDPs per cell, at most (default 4000)")
     parser.add_argument("--batch-ms", type=float, default=40.0, help="CPU time of a cell's batch, ms (default 40)")
-    parser.add_argument("--rounds", type=int, default=7, help="rounds (default 7)")
+    parser.add_argument("--rounds", type=int, default=21, help="rounds (default 21)")
     parser.add_argument("--recount", type=Path, help="a calibration whose rows' CPU times to keep (see above)")
     args = parser.parse_args()
     if args.mdps < 1 or args.rounds < 1 or args.max_mdps < args.mdps or not args.batch_ms >= 0:

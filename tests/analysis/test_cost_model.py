@@ -131,22 +131,23 @@ def test_the_shipped_calibration_is_the_fit_of_its_shipped_rows_and_meets_the_bo
     # Dated, with the machine and its load stated.
     assert len(reference.date) == 10 and reference.date[4] == "-" and "load average" in reference.machine
     # Every algorithm of the quick grid and the exploration baselines is fitted. The bounds
-    # (median <= 10%, largest <= 35%) are met by all but three on rows measured on an idle machine
-    # (docs/cost-planning.md, the fit table): RLSVI misses the median by less than a point, and
-    # Random and Q-learning, whose one unit is the decision, cost 1.4 to 1.7 times more per
-    # decision on Grid than on GC, which no unit counts yet. These bounds guard the measured level
-    # against a worse model or a miscounted unit.
+    # (median <= 10%, largest <= 35%) are met by all but two on rows measured on an idle machine
+    # (docs/cost-planning.md, the fit table): OPPS-DS misses the median by less than a point (its
+    # cost per decision differs between the problems' shapes more than its units say), and
+    # Q-learning, whose one unit is the decision, costs 1.4 to 1.8 times more per decision on Grid
+    # than on GC, which no unit counts yet. These bounds guard the measured level against a worse
+    # model or a miscounted unit.
     table = reference.fit_table().filter(pl.col(Col.ALGORITHM) != "all")
     kinds = agents.kinds()
     fitted = set(table[Col.ALGORITHM].to_list())
     assert {kinds[k].display for k in ("random", "egreedy", "bamcp", "sboss", "ucrl2", "qlearning")} <= fitted
     meets = set(table.filter(pl.col("verdict") == "meets")[Col.ALGORITHM].to_list())
-    misfits = {kinds[k].display for k in ("random", "qlearning")}
-    met = ("egreedy", "softmax", "oppsds", "bamcp", "bfs3", "sboss", "beb", "ucrl2", "ucbvi", "mbie_eb", "rmax")
+    misfits = {kinds[k].display for k in ("oppsds", "qlearning")}
+    met = ("random", "egreedy", "softmax", "bamcp", "bfs3", "sboss", "beb", "ucrl2", "ucbvi", "mbie_eb", "rmax", "rlsvi")
     assert {kinds[k].display for k in met} <= meets
     fitted_well = table.filter(~pl.col(Col.ALGORITHM).is_in(sorted(misfits)))
-    assert (fitted_well["median_relative_error"] < 0.11).all() and (fitted_well["max_relative_error"] <= 0.35).all()
-    assert (table["median_relative_error"] < 0.17).all() and (table["max_relative_error"] <= 0.37).all()
+    assert (fitted_well["median_relative_error"] <= 0.10).all() and (fitted_well["max_relative_error"] <= 0.35).all()
+    assert (table["median_relative_error"] < 0.15).all() and (table["max_relative_error"] <= 0.35).all()
 
 
 def test_a_fit_verdict_names_the_bounds_it_misses() -> None:

@@ -5,6 +5,7 @@ place on the pixel grid)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import matplotlib
@@ -52,6 +53,14 @@ def _pixels(path: Path) -> np.ndarray:
 @pytest.fixture
 def fresh(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(legend_pixels, "_kept", {})
+
+
+@pytest.fixture(autouse=True)
+def no_open_figures() -> Iterator[None]:
+    # Figures other tests left open count towards matplotlib's warning about many open figures.
+    plt.close("all")
+    yield
+    plt.close("all")
 
 
 def _drawn_each_time(monkeypatch: pytest.MonkeyPatch, make, path: Path) -> np.ndarray:
