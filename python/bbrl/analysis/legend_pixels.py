@@ -123,7 +123,15 @@ def _anchor(legend: Any) -> tuple[float, float] | None:
 def legend_key(legend: Any) -> tuple[Any, ...] | None:
     """Everything that sets a legend's pixels (None: a legend that is always drawn), its anchor's
     fraction of a pixel included: FreeType places glyphs to a 64th of a pixel, so a legend is
-    reused only where it falls on the pixel grid exactly as where it was drawn."""
+    reused only where it falls on the pixel grid exactly as where it was drawn. A matplotlib whose
+    legends lack an attribute read here has its legends drawn each time."""
+    try:
+        return _key(legend)
+    except AttributeError:
+        return None
+
+
+def _key(legend: Any) -> tuple[Any, ...] | None:
     import matplotlib
 
     anchor = _anchor(legend)
