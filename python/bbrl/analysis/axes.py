@@ -263,8 +263,9 @@ def _draw(fig: Any, canvas: Any) -> np.ndarray:
     (:mod:`bbrl.analysis.legend_pixels`). The figure's legends are all visible again on return."""
     # A legend not kept yet is drawn alone first and kept: the figure is then drawn without it, as
     # with a kept one, so that a legend costs one rendering either way.
-    legend_pixels.capture(fig, canvas)
-    hidden = legend_pixels.hide_reusable(fig)
+    found = legend_pixels.reusable(fig)
+    legend_pixels.capture(fig, canvas, found)
+    hidden = legend_pixels.hide_kept(found)
     try:
         canvas.draw()
         rgba = np.asarray(canvas.buffer_rgba())

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LegendPixels", "capture", "hide_reusable", "legend_key", "paste", "restore"]
+__all__ = ["LegendPixels", "capture", "hide_kept", "legend_key", "paste", "restore", "reusable"]
 
 #: Distinct legends kept (the oldest are forgotten first).
 _KEPT = 32
@@ -163,23 +163,31 @@ def _key(legend: Any) -> tuple[Any, ...] | None:
     )
 
 
-def hide_reusable(figure: Any) -> list[tuple[Any, LegendPixels]]:
-    """Hides the legends of ``figure`` whose pixels are kept, and returns them with their pixels,
-    to be drawn back by :func:`paste` (or shown again by :func:`restore`)."""
-    hidden = []
+def reusable(figure: Any) -> list[tuple[Any, tuple[Any, ...]]]:
+    """The legends of ``figure`` that can be reused as pixels, each with its :func:`legend_key`
+    (computed once per draw, for :func:`capture` and :func:`hide_kept` alike)."""
+    found = []
     for ax in figure.axes:
         legend = ax.get_legend()
-        if legend is None:
-            continue
-        key = legend_key(legend)
-        if key is not None and key in _kept:
+        key = None if legend is None else legend_key(legend)
+        if key is not None:
+            found.append((legend, key))
+    return found
+
+
+def hide_kept(found: list[tuple[Any, tuple[Any, ...]]]) -> list[tuple[Any, LegendPixels]]:
+    """Hides the legends of :func:`reusable` whose pixels are kept, and returns them with their
+    pixels, to be drawn back by :func:`paste` (or shown again by :func:`restore`)."""
+    hidden = []
+    for legend, key in found:
+        if key in _kept:
             legend.set_visible(False)
             hidden.append((legend, _kept[key]))
     return hidden
 
 
 def restore(hidden: list[tuple[Any, LegendPixels]]) -> None:
-    """Shows again the legends :func:`hide_reusable` hid."""
+    """Shows again the legends :func:`hide_kept` hid."""
     for legend, _ in hidden:
         legend.set_visible(True)
 
@@ -207,16 +215,11 @@ def paste(hidden: list[tuple[Any, LegendPixels]], rgba: np.ndarray) -> bool:
     return True
 
 
-def capture(figure: Any, canvas: Any) -> None:
-    """Keeps the pixels of each reusable legend of ``figure`` not kept yet, drawn alone: the
+def capture(figure: Any, canvas: Any, found: list[tuple[Any, tuple[Any, ...]]]) -> None:
+    """Keeps the pixels of each legend of :func:`reusable` not kept yet, drawn alone: the
     figure's other artists are hidden for one draw of the legends over the white background, then
     shown again (the caller draws the figure itself next, the legends pasted by :func:`paste`)."""
-    wanted = []
-    for ax in figure.axes:
-        legend = ax.get_legend()
-        key = None if legend is None else legend_key(legend)
-        if key is not None and key not in _kept:
-            wanted.append((legend, key))
+    wanted = [(legend, key) for legend, key in found if key not in _kept]
     if not wanted:
         return
     shown: list[Any] = []

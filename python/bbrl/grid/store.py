@@ -41,6 +41,7 @@ from ..fileio import json_field, read_json_document, write_atomic
 from ..protocol.results import (
     EXPERIMENTS_FILE,
     PARQUET_ERRORS,
+    SOURCE_FILE_COLUMN,
     CellFileError,
     check_cell_file,
     read_experiments,
@@ -372,7 +373,7 @@ def _rows_in_footers(paths: list[Path]) -> dict[Path, int | None]:
     """:func:`_rows_in_footer` of every file, in one scan when every footer can be read (a scan per
     file cost six times as long, most of it per call); else file by file."""
     if len(paths) > 1:
-        source = "__bbrl_source_file__"
+        source = SOURCE_FILE_COLUMN
         try:
             counts = (
                 pl.scan_parquet(paths, hive_partitioning=False, glob=False, include_file_paths=source)

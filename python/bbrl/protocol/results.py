@@ -44,6 +44,8 @@ REQUIRED_COLUMNS = (Col.CELL_ID, Col.MDP, Col.RETURN, Col.ONLINE_SECONDS)
 #: What polars raises for a damaged Parquet file: one of several error types, or, for some
 #: damage (row groups whose lengths disagree), a Rust panic, which is not an ``Exception``.
 PARQUET_ERRORS = (Exception, pl.exceptions.PanicException)
+#: The column a scan of many cell files adds to name each row's file (no cell column has it).
+SOURCE_FILE_COLUMN = "__bbrl_source_file__"
 
 
 class CellFileError(ValueError):
@@ -257,7 +259,7 @@ def read_cell_files(files: list[Path]) -> list[pl.DataFrame]:
         CellFileError: as :func:`read_cell_file`, naming the first bad file.
     """
     if len(files) > 1:
-        source = "__bbrl_source_file__"
+        source = SOURCE_FILE_COLUMN
         try:
             # Strict: a file with a column more or less than the first (another schema) fails the
             # one call (a polars too old to be told so fails it too), it is not read partly.

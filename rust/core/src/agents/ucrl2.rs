@@ -251,6 +251,32 @@ fn known_value(
     }
 }
 
+/// What a sweep's rows share, from the values `v` the sweep backs up: under learned rewards the
+/// weights `w = gamma v` (the same for every row) and their best state, returned; under known
+/// rewards, the structured rows' order of the next states (`structure`, above 32 states), and 0.
+fn sweep_weights(
+    rewards: RewardModel,
+    gamma: f64,
+    v: &[f64],
+    w: &mut [f64],
+    structure: &mut Option<BestFirst>,
+) -> usize {
+    match rewards {
+        RewardModel::Known => {
+            if let Some(k) = structure.as_mut() {
+                k.update(gamma, v);
+            }
+            0
+        }
+        RewardModel::Learned => {
+            for (w, &v) in w.iter_mut().zip(v) {
+                *w = gamma * v;
+            }
+            first_argmax(w)
+        }
+    }
+}
+
 impl Ucrl2State {
     /// Counts one sweep of every row: the entries a row reads are its next states, or with the
     /// structure its exceptions, its support and its best state, plus the classes' orders.
@@ -353,21 +379,7 @@ impl Ucrl2State {
         }
         self.v_next.fill(0.0);
         for h in (0..len).rev() {
-            // Under learned rewards w = gamma V_{h+1} is the same for every row, and so its best state.
-            let mut best_learned = 0;
-            match rewards {
-                RewardModel::Known => {
-                    if let Some(k) = self.structure.as_mut() {
-                        k.update(self.gamma, &self.v_next);
-                    }
-                }
-                RewardModel::Learned => {
-                    for (w, &v) in self.w.iter_mut().zip(&self.v_next) {
-                        *w = self.gamma * v;
-                    }
-                    best_learned = first_argmax(&self.w);
-                }
-            }
+            let best_learned = sweep_weights(rewards, self.gamma, &self.v_next, &mut self.w, &mut self.structure);
             for st in 0..ns {
                 let mut best = f64::NEG_INFINITY;
                 for act in 0..na {
@@ -474,21 +486,7 @@ impl Ucrl2State {
         self.u.fill(0.0);
         for _ in 0..MAX_SWEEPS {
             let mut change: f64 = 0.0;
-            // Under learned rewards w = gamma u is the same for every row, and so its best state.
-            let mut best_learned = 0;
-            match rewards {
-                RewardModel::Known => {
-                    if let Some(k) = self.structure.as_mut() {
-                        k.update(self.gamma, &self.u);
-                    }
-                }
-                RewardModel::Learned => {
-                    for (w, &u) in self.w.iter_mut().zip(&self.u) {
-                        *w = self.gamma * u;
-                    }
-                    best_learned = first_argmax(&self.w);
-                }
-            }
+            let best_learned = sweep_weights(rewards, self.gamma, &self.u, &mut self.w, &mut self.structure);
             for st in 0..ns {
                 let mut best = f64::NEG_INFINITY;
                 for act in 0..na {

@@ -38,6 +38,23 @@ pub fn q_iteration(model: TabularView<'_>, gamma: f64, max_sweeps: usize, accura
     QIterationWorkspace::new(model.n_states, model.n_actions).solve(model, gamma, max_sweeps, accuracy, q)
 }
 
+/// The sweeps of BBRL Q-iteration's stopping rule (see [`q_iteration`]): runs `sweep` (one Jacobi
+/// sweep, saying whether an entry moved by more than the accuracy) until one moves nothing or
+/// `max_sweeps + 1` have run; returns how many ran. The row-at-a-time solvers share it; the
+/// vector kernels keep the rule in their own loops, around their lane pointers.
+#[inline(always)]
+pub(crate) fn q_iteration_sweeps(max_sweeps: usize, mut sweep: impl FnMut() -> bool) -> usize {
+    let mut sweeps = 0;
+    loop {
+        let moved = sweep();
+        let go_on = sweeps < max_sweeps && moved;
+        sweeps += 1;
+        if !go_on {
+            return sweeps;
+        }
+    }
+}
+
 /// A discount in [0, 1) (the solvers' contract), or an error naming it.
 fn check_gamma(gamma: f64) -> crate::Result<()> {
     if !(0.0..1.0).contains(&gamma) {

@@ -169,19 +169,15 @@ impl ScalarRows {
         // Q = 0 before the first sweep, so gamma V = 0.
         self.current.fill(0.0);
         self.scaled.fill(0.0);
-        let mut sweeps = 0;
-        loop {
+        let sweeps = super::q_iteration_sweeps(max_sweeps, || {
             // Jacobi: every entry backs up the previous sweep's V (held in `scaled`).
             std::mem::swap(&mut self.current, &mut self.previous);
             let moved = self.q_sweep::<W>(gamma, accuracy);
             std::mem::swap(&mut self.scaled, &mut self.scaled_next);
-            let go_on = sweeps < max_sweeps && moved;
-            sweeps += 1;
-            if !go_on {
-                q.copy_from_slice(&self.current);
-                return sweeps;
-            }
-        }
+            moved
+        });
+        q.copy_from_slice(&self.current);
+        sweeps
     }
 
     /// One Q-iteration sweep for rows of `W` entries (`W = 0`: any width): backs up every row

@@ -143,23 +143,19 @@ impl UniformCountsQ {
         // Q = 0 before the first sweep, so gamma V = 0.
         self.current.fill(0.0);
         self.scaled.fill(0.0);
-        let mut sweeps = 0;
-        loop {
+        let sweeps = super::q_iteration_sweeps(max_sweeps, || {
             std::mem::swap(&mut self.current, &mut self.previous);
             let moved = self.sweep(gamma, accuracy);
             std::mem::swap(&mut self.scaled, &mut self.scaled_next);
-            let go_on = sweeps < max_sweeps && moved;
-            sweeps += 1;
-            if !go_on {
-                q.copy_from_slice(&self.current);
-                let terms = self.n_states + rows + self.entries.len();
-                work::add(Unit::QRowSweeps, (rows * sweeps) as u64);
-                work::add(Unit::QEntrySweeps, (terms * sweeps) as u64);
-                work::add(Unit::Solves, 1);
-                work::add(Unit::SolveEntries, terms as u64);
-                return sweeps;
-            }
-        }
+            moved
+        });
+        q.copy_from_slice(&self.current);
+        let terms = self.n_states + rows + self.entries.len();
+        work::add(Unit::QRowSweeps, (rows * sweeps) as u64);
+        work::add(Unit::QEntrySweeps, (terms * sweeps) as u64);
+        work::add(Unit::Solves, 1);
+        work::add(Unit::SolveEntries, terms as u64);
+        sweeps
     }
 
     /// One Jacobi sweep against `scaled` (gamma V of the previous sweep) into `current`, gamma V
