@@ -130,25 +130,56 @@ def test_the_shipped_calibration_is_the_fit_of_its_shipped_rows_and_meets_the_bo
     assert refit.unit_seconds() == pytest.approx(reference.unit_seconds(), rel=1e-9, abs=1e-18)
     # Dated, with the machine and its load stated.
     assert len(reference.date) == 10 and reference.date[4] == "-" and "load average" in reference.machine
-    # Every algorithm of the quick grid and the exploration baselines is fitted. The bounds
-    # (median <= 10%, largest <= 35%) are met by all but two on rows measured on an idle machine
-    # (docs/cost-planning.md, the fit table): OPPS-DS misses the median by less than a point (its
-    # cost per decision differs between the problems' shapes more than its units say), and
-    # Q-learning, whose one unit is the decision, costs 1.4 to 1.8 times more per decision on Grid
-    # than on GC, which no unit counts yet. These bounds guard the measured level against a worse
+    # Every algorithm of the quick grid and the exploration baselines is fitted and meets the
+    # bounds (median <= 10%, largest <= 35%) on rows measured on an idle machine
+    # (docs/cost-planning.md, the fit table). These bounds guard the measured level against a worse
     # model or a miscounted unit.
     table = reference.fit_table().filter(pl.col(Col.ALGORITHM) != "all")
     kinds = agents.kinds()
     fitted = set(table[Col.ALGORITHM].to_list())
-    assert {kinds[k].display for k in ("random", "egreedy", "bamcp", "sboss", "ucrl2", "qlearning")} <= fitted
-    meets = set(table.filter(pl.col("verdict") == "meets")[Col.ALGORITHM].to_list())
-    misfits = {kinds[k].display for k in ("oppsds", "qlearning")}
-    met = ("random", "egreedy", "softmax", "bamcp", "bfs3", "sboss", "beb")
-    met += ("ucrl2", "ucbvi", "mbie_eb", "rmax", "rlsvi")
-    assert {kinds[k].display for k in met} <= meets
-    fitted_well = table.filter(~pl.col(Col.ALGORITHM).is_in(sorted(misfits)))
-    assert (fitted_well["median_relative_error"] <= 0.10).all() and (fitted_well["max_relative_error"] <= 0.35).all()
-    assert (table["median_relative_error"] < 0.15).all() and (table["max_relative_error"] <= 0.35).all()
+    original = ("random", "egreedy", "softmax", "oppsds", "bamcp", "bfs3", "sboss", "beb")
+    baselines = ("ucrl2", "ucbvi", "mbie_eb", "rmax", "opsrl", "rlsvi", "optql", "qlearning")
+    assert {kinds[k].display for k in original + baselines} <= fitted
+    assert (table["verdict"] == "meets").all(), table.filter(pl.col("verdict") != "meets")
+    # The agents whose errors decide the maps' cheap end fit to a few percent (the band a map
+    # cell's boundary is drawn with): at most 9% RMS each.
+    deciders = table.filter(pl.col(Col.ALGORITHM).is_in([kinds[k].display for k in original]))
+    assert (deciders["rms_relative_error"] <= 0.09).all(), deciders
+
+
+def test_size_units_enter_a_fit_only_where_they_lower_the_leave_one_out_error() -> None:
+    rng = np.random.default_rng(3)
+    n = 24
+    work = np.zeros((n, len(WORK_UNITS)))
+    decisions, by_states = WORK_UNITS.index("decisions"), WORK_UNITS.index("decisions_by_states")
+    states = rng.choice([5, 9, 25], size=n)
+    work[:, decisions] = rng.integers(100, 1000, size=n)
+    work[:, by_states] = work[:, decisions] * states
+    # A: the cost per decision grows with the state count (1 ns per decision and state);
+    # B: it does not, and its times carry 3% noise that a size term could only fit by chance.
+    cost_a = work[:, decisions] * 2e-8 + work[:, by_states] * 1e-9
+    cost_b = work[:, decisions] * 2e-8 * rng.lognormal(0.0, 0.03, n)
+    cells = _cells(np.vstack([work, work]), np.concatenate([cost_a, cost_b]), ["A"] * n + ["B"] * n)
+    calibration = fit_calibration(cells, name="size", machine="a test")
+    a, b = calibration.per_algorithm["A"], calibration.per_algorithm["B"]
+    assert a["decisions_by_states"] == pytest.approx(1e-9, rel=1e-6) and a["decisions"] == pytest.approx(2e-8, rel=1e-6)
+    assert b["decisions_by_states"] == 0.0 and b["decisions"] == pytest.approx(2e-8, rel=0.02)
+    # Without the size unit, A's fit misses by the spread of its state counts.
+    assert calibration.fit["A"]["max_relative_error"] < 1e-6 < 0.1 < calibration.fit["B"]["max_relative_error"] + 0.1
+
+
+def test_a_unit_missing_from_a_file_matters_only_where_it_is_priced() -> None:
+    # Results of an older bbrl lack the newer units (read as NaN): a cell whose algorithm's
+    # calibration prices none of them is still priced from its work.
+    older = [u for u in WORK_UNITS if u != "decisions_by_states"]
+    cells = _cells(np.ones((2, len(WORK_UNITS))), np.array([1e-3, 2e-3]), ["A", "B"])
+    cells = cells.with_columns(pl.DataFrame({u: [1.0, 1.0] for u in older}).to_struct(Col.ONLINE_WORK_PER_TRAJECTORY))
+    priced = {u: 1e-6 for u in WORK_UNITS}
+    unpriced = {**priced, "decisions_by_states": 0.0}
+    calibration = Calibration("c", "m", priced, per_algorithm={"A": unpriced, "B": priced})
+    costs = cell_costs(cells, calibration)
+    assert costs.basis == ["work", "measured"]
+    assert costs.online[0] == pytest.approx((len(WORK_UNITS) - 1) * 1e-6) and costs.online[1] == 2e-3
 
 
 def test_a_fit_verdict_names_the_bounds_it_misses() -> None:

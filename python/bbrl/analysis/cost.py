@@ -45,6 +45,7 @@ from ..protocol.schema import WORK_UNITS, Col, host_line, work_array
 __all__ = [
     "CALIBRATION_FORMAT",
     "REFERENCE",
+    "SIZE_UNITS",
     "Calibration",
     "CellCosts",
     "cached_fit",
@@ -63,6 +64,11 @@ __all__ = [
 CALIBRATION_FORMAT = "bbrl-calibration"
 #: The name of the calibration the package ships (``bbrl report --machine reference``).
 REFERENCE = "reference"
+#: The units that scale another unit by the model's size (its number of states or actions). They
+#: explain why the same count costs more on a larger model, but with a calibration's few problem
+#: shapes each one can also fit noise: an algorithm's fit takes those of them, among the ones its
+#: rows count, that lower its leave-one-out error (:func:`fit_rows`).
+SIZE_UNITS = ("decisions_by_states", "decisions_by_actions", "solve_entries_by_states", "simulated_steps_by_actions")
 #: The smallest relative uncertainty a cost is given: below it, the fit's own rounding.
 _MIN_UNCERTAINTY = 0.01
 #: The bounds a fit meets per algorithm (:func:`fit_verdict`): the median and the largest relative
@@ -333,7 +339,7 @@ def fit_rows(
     per_algorithm, predicted = {}, np.empty_like(y)
     masks = {a: np.array([o == a for o in owners]) for a in dict.fromkeys(owners)}
     for algorithm, mask in masks.items():
-        own = _relative_nnls(x[mask], y[mask])
+        own = _selected_fit(x[mask], y[mask])
         per_algorithm[algorithm] = {u: float(s) for u, s in zip(WORK_UNITS, own, strict=True)}
         predicted[mask] = x[mask] @ own
     fit = {"all": _fit_stats(y, predicted)}
@@ -349,6 +355,35 @@ def fit_rows(
         date=date if date is not None else datetime.now(timezone.utc).date().isoformat(),
         rows_digest=rows_digest(rows),
     )
+
+
+def _selected_fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Seconds per unit for one algorithm's rows: every unit but the :data:`SIZE_UNITS`, plus
+    the subset of the size units its rows count that gives the smallest leave-one-out RMS relative
+    error (a larger subset only where it is strictly smaller; none with fewer than three rows)."""
+    size = [WORK_UNITS.index(u) for u in SIZE_UNITS if (x[:, WORK_UNITS.index(u)] > 0).any()]
+    base = [j for j in range(x.shape[1]) if WORK_UNITS[j] not in SIZE_UNITS]
+    best, best_error = base, math.inf
+    if len(y) >= 3:
+        subsets = [[j for k, j in enumerate(size) if mask >> k & 1] for mask in range(1 << len(size))]
+        for subset in sorted(subsets, key=len):
+            error = _leave_one_out_error(x[:, base + subset], y)
+            if error < best_error:
+                best, best_error = base + subset, error
+    seconds = np.zeros(x.shape[1])
+    seconds[best] = _relative_nnls(x[:, best], y)
+    return seconds
+
+
+def _leave_one_out_error(x: np.ndarray, y: np.ndarray) -> float:
+    """RMS relative error of each row's prediction by the fit of the other rows."""
+    keep = np.ones(len(y), dtype=bool)
+    errors = np.empty(len(y))
+    for i in range(len(y)):
+        keep[i] = False
+        errors[i] = x[i] @ _relative_nnls(x[keep], y[keep]) / y[i] - 1.0
+        keep[i] = True
+    return float(np.sqrt(np.mean(errors**2)))
 
 
 def _relative_nnls(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -446,11 +481,13 @@ def cell_costs(cells: pl.DataFrame, calibration: Calibration | None) -> CellCost
     if calibration is not None:
         algorithms = cells[Col.ALGORITHM].to_list()
         for i in range(n):
-            if not np.isfinite(online_work[i]).all():
-                continue
             seconds = calibration.unit_seconds(algorithms[i])
+            # A unit the cell's file lacks (results of an older bbrl) matters only if it is priced.
+            priced = seconds > 0.0
+            if not np.isfinite(online_work[i][priced]).all():
+                continue
             u = calibration.uncertainty(algorithms[i])
-            online[i], u_on[i], basis[i] = float(online_work[i] @ seconds), u, "work"
-            if np.isfinite(offline_work[i]).all():
-                offline[i], u_off[i] = float(offline_work[i] @ seconds), u
+            online[i], u_on[i], basis[i] = float(online_work[i][priced] @ seconds[priced]), u, "work"
+            if np.isfinite(offline_work[i][priced]).all():
+                offline[i], u_off[i] = float(offline_work[i][priced] @ seconds[priced]), u
     return CellCosts(online, offline, u_on, u_off, basis)

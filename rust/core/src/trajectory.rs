@@ -6,7 +6,7 @@ use crate::agent::{Agent, Setting, StepFailure, TaskContext};
 use crate::error::{BbrlError, Result};
 use crate::model::mdp::Mdp;
 use crate::rng::Rng;
-use crate::work::{self, Unit, Work};
+use crate::work::{self, Work};
 
 /// The outcome of one trajectory.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -86,7 +86,7 @@ fn trajectory(
         .map_err(|StepFailure { step, message }| fail(agent, step, message))?;
     let cpu_seconds = crate::platform::cputime::thread_cpu_seconds() - cpu_start;
     // The loop's own decisions, counted once per trajectory rather than per step.
-    work::add(Unit::Decisions, setting.horizon as u64);
+    work::add_decisions(setting.horizon as u64, mdp.n_states(), mdp.n_actions());
     let work = Work::delta_since(&work_start);
     Ok(TrajectoryOutcome { discounted_return, seconds: start.elapsed().as_secs_f64(), cpu_seconds, work })
 }

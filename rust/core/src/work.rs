@@ -65,10 +65,25 @@ pub enum Unit {
     /// node's children and of its root samples, each a walk over the row's cumulative weights
     /// (summed once more when the row holds planning counts).
     DrawEntries,
+    /// Decisions times the number of states of the task. The same count of decisions costs more
+    /// on a larger model (the agent's per-state tables and the environment's rows no longer sit in
+    /// the nearest caches; an observe updates a row as wide as the state set): without it one
+    /// price per decision cannot fit GC (5 states), GDL (9) and Grid (25) at once.
+    DecisionsByStates,
+    /// Decisions times the number of actions: the scans over a state's actions (a greedy or
+    /// index choice, a tie-break) that every act makes.
+    DecisionsByActions,
+    /// Support entries of each solved model times its number of states, once per call: the part
+    /// of re-solving a model at every decision that grows faster than its entries (on the
+    /// calibration's machine, packing a model of S states costs more per entry as S grows).
+    SolveEntriesByStates,
+    /// Simulated steps times the number of actions: a planner's choice among the actions at
+    /// each simulated step (BAMCP's UCB1 over a node's actions, BFS3's bounds over them).
+    SimulatedStepsByActions,
 }
 
 /// Every unit, in index order.
-pub const UNITS: [Unit; 15] = [
+pub const UNITS: [Unit; 19] = [
     Unit::Decisions,
     Unit::QRowSweeps,
     Unit::QEntrySweeps,
@@ -84,6 +99,10 @@ pub const UNITS: [Unit; 15] = [
     Unit::Solves,
     Unit::SolveEntries,
     Unit::DrawEntries,
+    Unit::DecisionsByStates,
+    Unit::DecisionsByActions,
+    Unit::SolveEntriesByStates,
+    Unit::SimulatedStepsByActions,
 ];
 
 /// The number of units.
@@ -108,6 +127,10 @@ impl Unit {
             Unit::Solves => "solves",
             Unit::SolveEntries => "solve_entries",
             Unit::DrawEntries => "draw_entries",
+            Unit::DecisionsByStates => "decisions_by_states",
+            Unit::DecisionsByActions => "decisions_by_actions",
+            Unit::SolveEntriesByStates => "solve_entries_by_states",
+            Unit::SimulatedStepsByActions => "simulated_steps_by_actions",
         }
     }
 }
@@ -155,6 +178,29 @@ pub fn add(unit: Unit, amount: u64) {
         let cell = &counters[unit as usize];
         cell.set(cell.get().wrapping_add(amount));
     });
+}
+
+/// Counts `decisions` decisions on a task of `n_states` states and `n_actions` actions
+/// ([`Unit::Decisions`] and the two units that scale it by the task's size).
+pub fn add_decisions(decisions: u64, n_states: usize, n_actions: usize) {
+    add(Unit::Decisions, decisions);
+    add(Unit::DecisionsByStates, decisions.saturating_mul(n_states as u64));
+    add(Unit::DecisionsByActions, decisions.saturating_mul(n_actions as u64));
+}
+
+/// Counts one solve of a model of `n_entries` support entries over `n_states` states
+/// ([`Unit::Solves`], [`Unit::SolveEntries`] and [`Unit::SolveEntriesByStates`]).
+pub fn add_solve(n_entries: u64, n_states: usize) {
+    add(Unit::Solves, 1);
+    add(Unit::SolveEntries, n_entries);
+    add(Unit::SolveEntriesByStates, n_entries.saturating_mul(n_states as u64));
+}
+
+/// Counts `steps` simulated steps of a planner choosing among `n_actions` actions
+/// ([`Unit::SimulatedSteps`] and [`Unit::SimulatedStepsByActions`]).
+pub fn add_simulated_steps(steps: u64, n_actions: usize) {
+    add(Unit::SimulatedSteps, steps);
+    add(Unit::SimulatedStepsByActions, steps.saturating_mul(n_actions as u64));
 }
 
 /// Adds every count of `work` to this thread's counters (work measured on other threads).

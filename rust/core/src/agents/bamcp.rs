@@ -167,7 +167,7 @@ impl BamcpState {
         }
         self.path = path;
         // Every simulation covers exactly `depth` simulated steps (tree descent and rollout).
-        work::add(Unit::SimulatedSteps, (k * depth) as u64);
+        work::add_simulated_steps((k * depth) as u64, self.posterior.n_actions);
         work::add(Unit::TreeNodes, self.tree.v.len() as u64);
         // A node holds one child slot per support state of each action: wide rows (uniform
         // priors) make every node and every step from it dearer.

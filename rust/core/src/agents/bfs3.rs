@@ -200,7 +200,7 @@ impl Bfs3State {
                 // children, rollout levels, and the entries its draws from wide rows walked.
                 work::add(Unit::TreeNodes, self.tree.nodes.len() as u64 - 1);
                 work::add(Unit::TreeEdges, self.tree.edges.len() as u64);
-                work::add(Unit::SimulatedSteps, (self.rollouts * depth.saturating_sub(1)) as u64);
+                work::add_simulated_steps((self.rollouts * depth.saturating_sub(1)) as u64, na);
                 work::add(Unit::DrawEntries, std::mem::take(&mut self.walked));
                 let upper = self.tree.nodes[root as usize].upper;
                 q += (self.counts.rewards()[row * ns + y] + self.gamma * upper) / c as f64;

@@ -563,8 +563,8 @@ impl SbossState {
         // orders of magnitude at small epsilon.
         work::add(Unit::ViRowSweeps, rows_read as u64);
         work::add(Unit::ViEntrySweeps, entries_read as u64);
-        work::add(Unit::Solves, 1);
-        work::add(Unit::SolveEntries, (0..self.rows()).map(|row| self.support.row(row).len() as u64).sum());
+        let entries = (0..self.rows()).map(|row| self.support.row(row).len() as u64).sum();
+        work::add_solve(entries, self.n_states);
         if compat {
             let half = self.alpha.len() / 2;
             self.alpha_last[..half].copy_from_slice(&self.alpha[..half]);

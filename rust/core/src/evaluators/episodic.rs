@@ -32,7 +32,7 @@ use crate::model::mdp::Mdp;
 use crate::platform::threads;
 use crate::rng::{purpose, stream, Rng};
 use crate::stepper::Stepper;
-use crate::work::{self, Unit, Work};
+use crate::work::{self, Work};
 
 /// One MDP of the episodic protocol: its tables, start law, terminal states, reward noise and
 /// episode length.
@@ -491,7 +491,7 @@ impl EpisodicExperiment {
             record.steps.push(steps);
             record.cpu_seconds.push(crate::platform::cputime::thread_cpu_seconds() - cpu_start);
         }
-        work::add(Unit::Decisions, step_count as u64);
+        work::add_decisions(step_count as u64, mdp.n_states(), mdp.n_actions());
         record.work = Work::delta_since(&work_start);
         record.seconds = clock.elapsed().as_secs_f64();
         Ok(record)
@@ -692,7 +692,7 @@ mod tests {
                 assert_eq!(one.returns, two.returns, "{}", spec.kind);
                 assert_eq!(one.expected_regret, two.expected_regret, "{}", spec.kind);
                 assert_eq!(one.run_work, two.run_work, "{}", spec.kind);
-                assert!(one.run_work.iter().all(|w| w.get(Unit::Decisions) > 0));
+                assert!(one.run_work.iter().all(|w| w.get(work::Unit::Decisions) > 0));
             }
         }
         // The start states are drawn once, before any agent runs: every agent meets the same.

@@ -370,8 +370,7 @@ fn count_sweeps(model: TabularView<'_>, sweeps: usize, rows: Unit, entries: Unit
     let n_entries: usize = (0..n_rows).map(|row| model.support.row(row).len()).sum();
     work::add(rows, (n_rows * sweeps) as u64);
     work::add(entries, (n_entries * sweeps) as u64);
-    work::add(Unit::Solves, 1);
-    work::add(Unit::SolveEntries, n_entries as u64);
+    work::add_solve(n_entries as u64, model.n_states);
 }
 
 /// Guez value iteration (`MDPutils.cpp::valueIteration`, SPEC 2.2): Jacobi sweeps from `V = 0`

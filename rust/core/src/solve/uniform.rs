@@ -153,8 +153,7 @@ impl UniformCountsQ {
         let terms = self.n_states + rows + self.entries.len();
         work::add(Unit::QRowSweeps, (rows * sweeps) as u64);
         work::add(Unit::QEntrySweeps, (terms * sweeps) as u64);
-        work::add(Unit::Solves, 1);
-        work::add(Unit::SolveEntries, terms as u64);
+        work::add_solve(terms as u64, self.n_states);
         sweeps
     }
 
