@@ -148,6 +148,13 @@ def test_the_shipped_calibration_is_the_fit_of_its_shipped_rows_and_meets_the_bo
 
 
 def test_size_units_enter_a_fit_only_where_they_lower_the_leave_one_out_error() -> None:
+    # Found by the core's naming rule (<unit>_by_states, <unit>_by_actions): all four, no other.
+    assert set(cost.SIZE_UNITS) == {
+        "decisions_by_states",
+        "decisions_by_actions",
+        "solve_entries_by_states",
+        "simulated_steps_by_actions",
+    }
     rng = np.random.default_rng(3)
     n = 24
     work = np.zeros((n, len(WORK_UNITS)))

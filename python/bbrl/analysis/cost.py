@@ -64,11 +64,14 @@ __all__ = [
 CALIBRATION_FORMAT = "bbrl-calibration"
 #: The name of the calibration the package ships (``bbrl report --machine reference``).
 REFERENCE = "reference"
-#: The units that scale another unit by the model's size (its number of states or actions). They
-#: explain why the same count costs more on a larger model, but with a calibration's few problem
-#: shapes each one can also fit noise: an algorithm's fit takes those of them, among the ones its
-#: rows count, that lower its leave-one-out error (:func:`fit_rows`).
-SIZE_UNITS = ("decisions_by_states", "decisions_by_actions", "solve_entries_by_states", "simulated_steps_by_actions")
+#: The units that scale another unit by the model's size (its number of states or actions; the
+#: core names them ``<unit>_by_states`` and ``<unit>_by_actions``). They explain why the same count
+#: costs more on a larger model, but with a calibration's few problem shapes each one can also fit
+#: noise: an algorithm's fit takes those of them, among the ones its rows count, that lower its
+#: leave-one-out error (:func:`fit_rows`).
+SIZE_UNITS = tuple(u for u in WORK_UNITS if u.endswith(("_by_states", "_by_actions")))
+_SIZE_COLUMNS = [WORK_UNITS.index(u) for u in SIZE_UNITS]
+_BASE_COLUMNS = [j for j, u in enumerate(WORK_UNITS) if u not in SIZE_UNITS]
 #: The smallest relative uncertainty a cost is given: below it, the fit's own rounding.
 _MIN_UNCERTAINTY = 0.01
 #: The bounds a fit meets per algorithm (:func:`fit_verdict`): the median and the largest relative
@@ -361,8 +364,8 @@ def _selected_fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Seconds per unit for one algorithm's rows: every unit but the :data:`SIZE_UNITS`, plus
     the subset of the size units its rows count that gives the smallest leave-one-out RMS relative
     error (a larger subset only where it is strictly smaller; none with fewer than three rows)."""
-    size = [WORK_UNITS.index(u) for u in SIZE_UNITS if (x[:, WORK_UNITS.index(u)] > 0).any()]
-    base = [j for j in range(x.shape[1]) if WORK_UNITS[j] not in SIZE_UNITS]
+    size = [j for j in _SIZE_COLUMNS if (x[:, j] > 0).any()]
+    base = _BASE_COLUMNS
     best, best_error = base, math.inf
     if len(y) >= 3:
         subsets = [[j for k, j in enumerate(size) if mask >> k & 1] for mask in range(1 << len(size))]
@@ -484,10 +487,12 @@ def cell_costs(cells: pl.DataFrame, calibration: Calibration | None) -> CellCost
             seconds = calibration.unit_seconds(algorithms[i])
             # A unit the cell's file lacks (results of an older bbrl) matters only if it is priced.
             priced = seconds > 0.0
-            if not np.isfinite(online_work[i][priced]).all():
+            per_trajectory, priced_seconds = online_work[i][priced], seconds[priced]
+            if not np.isfinite(per_trajectory).all():
                 continue
             u = calibration.uncertainty(algorithms[i])
-            online[i], u_on[i], basis[i] = float(online_work[i][priced] @ seconds[priced]), u, "work"
-            if np.isfinite(offline_work[i][priced]).all():
-                offline[i], u_off[i] = float(offline_work[i][priced] @ seconds[priced]), u
+            online[i], u_on[i], basis[i] = float(per_trajectory @ priced_seconds), u, "work"
+            trained = offline_work[i][priced]
+            if np.isfinite(trained).all():
+                offline[i], u_off[i] = float(trained @ priced_seconds), u
     return CellCosts(online, offline, u_on, u_off, basis)

@@ -65,6 +65,10 @@ pub enum Unit {
     /// node's children and of its root samples, each a walk over the row's cumulative weights
     /// (summed once more when the row holds planning counts).
     DrawEntries,
+    /// The size units below are another unit times the task's number of states or actions,
+    /// named `<unit>_by_states` and `<unit>_by_actions` (the Python calibration finds them by
+    /// those names and fits each only where it lowers the leave-one-out error).
+    ///
     /// Decisions times the number of states of the task. The same count of decisions costs more
     /// on a larger model (the agent's per-state tables and the environment's rows no longer sit in
     /// the nearest caches; an observe updates a row as wide as the state set): without it one
