@@ -12,7 +12,8 @@ figures of one size (matplotlib caches text metrics per renderer: the experiment
 kind repeat most of their texts), and written as an unfiltered PNG; SVG on request. A legend an
 earlier figure drew is pasted from its pixels rather than drawn again
 (:mod:`~bbrl.analysis.legend_pixels`: the score and distribution figures of every experiment
-repeat theirs).
+repeat theirs), and so is a text (:mod:`~bbrl.analysis.text_pixels`: the tick labels, axis labels
+and names repeat across figures).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..fileio import write_atomic
-from . import legend_pixels
+from . import legend_pixels, text_pixels
 
 __all__ = [
     "DPI",
@@ -214,8 +215,11 @@ def _canvas(fig: Any) -> Any:
     in pixels. matplotlib measures each text once per renderer (a FreeType layout, about a
     millisecond per label): a renderer of its own for each figure measured the same algorithm
     names, axis labels and tick labels again in every experiment. The canvas clears the renderer
-    before each draw, and the pixels are the same as on a renderer of its own."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
+    before each draw, and the pixels are the same as on a renderer of its own. Its texts are
+    drawn from the images :mod:`~bbrl.analysis.text_pixels` keeps."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer_agg = text_pixels.renderer_class()
 
     class SharedRendererCanvas(FigureCanvasAgg):
         def get_renderer(self) -> Any:
@@ -223,7 +227,7 @@ def _canvas(fig: Any) -> Any:
             key = (float(width), float(height), float(self.figure.dpi))
             renderer = _renderers.pop(key, None)
             if renderer is None:
-                renderer = RendererAgg(width, height, self.figure.dpi)
+                renderer = renderer_agg(width, height, self.figure.dpi)
             _renderers[key] = renderer  # the most recent last
             while len(_renderers) > _RENDERERS_KEPT:
                 del _renderers[next(iter(_renderers))]
