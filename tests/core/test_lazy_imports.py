@@ -117,24 +117,26 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         exec("from bbrl import no_such_name", {})
 
 
-def test_the_command_line_keeps_numpy_s_blas_to_one_thread_unless_told() -> None:
-    # A multi-threaded OpenBLAS's idle workers spin after each call: the command line, whose NumPy
-    # work is small, asks for one thread before NumPy loads, unless the user set a count. It can
-    # only while building the parser leaves NumPy unloaded.
-    assert "numpy" not in _imported_after("import bbrl.cli; bbrl.cli.build_parser()")
+def test_the_command_line_keeps_blas_and_polars_to_one_thread_unless_told() -> None:
+    # A multi-threaded OpenBLAS's idle workers spin after each call, and polars' pool costs more
+    # than it saves on small tables: the command line, whose NumPy and polars work is small, asks
+    # for one thread before they load, unless the user set a count. It can only while building the
+    # parser leaves them unloaded.
+    assert not {"numpy", "polars"} & _imported_after("import bbrl.cli; bbrl.cli.build_parser()")
     code = (
         "import os, sys\n"
         "from bbrl.cli import app\n"
-        "app._one_blas_thread()\n"
-        "import numpy\n"
-        "print(os.environ.get('OPENBLAS_NUM_THREADS'), os.environ.get('MKL_NUM_THREADS'))"
+        "app._one_thread_pools()\n"
+        "import numpy, polars\n"
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'), os.environ.get('MKL_NUM_THREADS'), polars.thread_pool_size())"
     )
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    names = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "POLARS_MAX_THREADS")
+    env = {k: v for k, v in os.environ.items() if k not in names}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["1", "1"]
+    assert out.stdout.split() == ["1", "1", "1"]
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-        env={**env, "OPENBLAS_NUM_THREADS": "4"},
+        env={**env, "OPENBLAS_NUM_THREADS": "4", "POLARS_MAX_THREADS": "2"},
     )  # fmt: skip
-    assert out.stdout.split() == ["4", "1"], out.stderr
+    assert out.stdout.split() == ["4", "1", "2"], out.stderr

@@ -174,24 +174,28 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     print(f"bbrl: {category.__name__}: {message}", file=file or sys.stderr)
 
 
-#: The BLAS libraries' thread counts the command line sets to 1 when the user has not set them.
-_BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+#: The thread counts the command line sets to 1 when the user has not set them, by the library
+#: that reads them when it loads: NumPy's BLAS and polars' thread pool.
+_ONE_THREAD = {"numpy": ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"), "polars": ("POLARS_MAX_THREADS",)}
 
 
-def _one_blas_thread() -> None:
-    """Makes NumPy's BLAS single-threaded, unless the user chose otherwise or NumPy is already
-    loaded (the library reads these at load). The command line's own NumPy work is small (the
-    statistics and fits of a report); a multi-threaded OpenBLAS's workers spin after each call and
-    cost a report about a tenth of its CPU time, where the agents' hot loops run in the core."""
-    if "numpy" not in sys.modules:
-        for name in _BLAS_THREADS:
-            os.environ.setdefault(name, "1")
+def _one_thread_pools() -> None:
+    """Makes NumPy's BLAS and polars single-threaded, unless the user chose otherwise or the
+    library is already loaded (each reads its count at load). The command line's own NumPy and
+    polars work is small (the statistics, fits and tables of a report, a grid's bookkeeping),
+    where the agents' hot loops run in the core on threads of its own: a multi-threaded OpenBLAS's
+    workers spin after each call and cost a report about a tenth of its CPU time, and polars'
+    hand-offs to its pool doubled the CPU time of the report's small queries."""
+    for library, names in _ONE_THREAD.items():
+        if library not in sys.modules:
+            for name in names:
+                os.environ.setdefault(name, "1")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    _one_blas_thread()
+    _one_thread_pools()
     from rich.console import Console  # once a command runs: --help and --version exit before
 
     warnings.showwarning = _one_line_warning

@@ -408,9 +408,12 @@ def work_array(column: pl.Series) -> np.ndarray:
     columns in the order of :data:`WORK_UNITS` (a unit a file lacks reads as NaN)."""
     frame = column.struct.unnest() if column.len() else pl.DataFrame()
     out = np.full((column.len(), len(WORK_UNITS)), np.nan)
-    for i, unit in enumerate(WORK_UNITS):
-        if unit in frame.columns:
-            out[:, i] = frame[unit].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    present = [i for i, unit in enumerate(WORK_UNITS) if unit in frame.columns]
+    if present:
+        # One query for every unit (a query per unit was most of a report's time in this function);
+        # a null reads as NaN.
+        units = frame.select(pl.col(WORK_UNITS[i]).cast(pl.Float64) for i in present)
+        out[:, present] = units.to_numpy()
     return out
 
 
