@@ -23,6 +23,7 @@ __all__ = [
     "__version__",
     "agent_kinds",
     "binomial_survival",
+    "bootstrap_replicates",
     "certify_array",
     "confidence_intervals",
     "deep_sea_mapping",
@@ -266,6 +267,12 @@ class EpisodicExperiment:
 def host() -> dict[str, Any]:
     """cpu_model, vector_extensions (list), logical_cores, load_average (1 minute),
     cpu_clock_resolution_seconds and vector_path (scalar, neon, avx2 or avx512)."""
+
+def bootstrap_replicates(
+    values: npt.NDArray[np.float64], indices: npt.NDArray[np.uint32]
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Each resample's mean and interquartile mean (the mean of the middle half, a quarter trimmed
+    at each end): ``indices`` is (resamples, len(values)) of indices into ``values``."""
 
 def confidence_intervals(
     samples: npt.NDArray[np.float64],

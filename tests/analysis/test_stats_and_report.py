@@ -16,7 +16,7 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bbrl import grid
+from bbrl import _core, grid
 from bbrl.analysis import stats
 from bbrl.analysis.report import FIGURES, write_report
 from smoke_grids import EGREEDY, OPTIMAL, RANDOM, grid_text, oppsds, run_quietly
@@ -356,7 +356,8 @@ def test_normalized_scores_iqm_and_bootstrap() -> None:
         draws = np.random.default_rng(1)
         replicates = np.concatenate([a[draws.integers(0, a.size, size=(2000, a.size))] for a in values], axis=1)
         low, high = np.quantile(replicates.mean(axis=1), [0.025, 0.975])
-        assert stats.stratified_bootstrap_ci(values, "mean", seed=1)[1:] == (low, high)
+        # The same replicates, each summed in the core's order (numpy sums pairwise).
+        assert stats.stratified_bootstrap_ci(values, "mean", seed=1)[1:] == pytest.approx((low, high), rel=1e-12)
     with pytest.raises(ValueError, match="'median'"):
         stats.stratified_bootstrap_cis(strata, ("iqm", "median"))
 
@@ -420,15 +421,33 @@ def test_paired_z_test_refuses_runs_of_different_experiments() -> None:
 def test_the_bootstrap_iqm_from_draw_counts_is_the_trimmed_mean_of_each_replicate(
     sizes: list[int], seed: int, ties: bool
 ) -> None:
-    # The IQM of each replicate is computed from how often each value is drawn; it must be the
+    # The core finds the IQM of each replicate from how often each value is drawn; it must be the
     # mean of the middle half of the replicate's values (scipy's trim_mean, step for step), up to
-    # the order of the sums, ties (rounded values) and strata of one value included.
+    # the order of the sums, ties (rounded values) and strata of one value included; and the mean
+    # of each replicate its mean.
     rng = np.random.default_rng(seed)
     pooled = rng.normal(0.0, 3.0, sum(sizes))
     if ties:
         pooled = np.round(pooled)
-    key = (tuple(sizes), 300, seed % 1000)
-    replicates = pooled[stats._bootstrap_indices(*key)]
-    expected = stats._trim_mean(replicates, 0.25)
-    got = stats._replicate_iqms(pooled, stats._bootstrap_counts(*key))
-    assert np.allclose(got, expected, rtol=1e-12, atol=1e-12 * max(1.0, float(np.abs(pooled).max())))
+    indices = stats._bootstrap_indices(tuple(sizes), 300, seed % 1000)
+    replicates = pooled[indices]
+    means, iqms = _core.bootstrap_replicates(pooled, indices)
+    scale = 1e-12 * max(1.0, float(np.abs(pooled).max()))
+    assert np.allclose(iqms, stats._trim_mean(replicates, 0.25), rtol=1e-12, atol=scale)
+    assert np.allclose(means, replicates.mean(axis=-1), rtol=1e-12, atol=scale)
+
+
+def test_the_core_bootstrap_refuses_bad_input() -> None:
+    values = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="one per value"):
+        _core.bootstrap_replicates(values, np.zeros((4, 2), dtype=np.uint32))
+    with pytest.raises(ValueError, match="out of range"):
+        _core.bootstrap_replicates(values, np.full((4, 3), 3, dtype=np.uint32))
+    with pytest.raises(ValueError, match="finite"):
+        _core.bootstrap_replicates(np.array([1.0, np.nan, 3.0]), np.zeros((4, 3), dtype=np.uint32))
+    with pytest.raises(ValueError, match="at least one value"):
+        _core.bootstrap_replicates(np.zeros(0), np.zeros((4, 0), dtype=np.uint32))
+    # A view that is not contiguous reads as its values.
+    wide = np.zeros((4, 6), dtype=np.uint32)
+    wide[:, ::2] = [0, 1, 2]
+    assert _core.bootstrap_replicates(values, wide[:, ::2])[0].tolist() == [2.0] * 4

@@ -1,14 +1,19 @@
-//! Converts the core's confidence sequences read at checkpoints (what a race looks at).
+//! Converts the core's confidence sequences read at checkpoints (what a race looks at), and the
+//! replicates of a percentile bootstrap.
 
-use numpy::{PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
+use std::borrow::Cow;
+
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
 use super::to_py;
-use bbrl_core::confidence::{intervals_at_rows, BettingOptions, Sequence};
+use bbrl_core::confidence::{bootstrap, intervals_at_rows, BettingOptions, Sequence};
 use bbrl_core::platform::threads;
 
 /// The lower and upper bounds, (rows, checkpoints) each.
 type Bounds<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>);
+/// Each resample's mean and interquartile mean.
+type Replicates<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
 
 /// The confidence sequence `kind` of each row of `samples` (each value in [low, high]) read
 /// after each count of `checkpoints`: two (rows, checkpoints) arrays, the lower and upper bounds.
@@ -49,8 +54,33 @@ fn confidence_intervals<'py>(
     Ok((PyArray2::from_vec2(py, &lower)?, PyArray2::from_vec2(py, &upper)?))
 }
 
+/// Each resample's mean and interquartile mean (`bootstrap::replicate_means_and_iqms`): `indices`
+/// is (resamples, values) of indices into `values`. Returns two arrays, one value per resample.
+#[pyfunction]
+fn bootstrap_replicates<'py>(
+    py: Python<'py>,
+    values: PyReadonlyArray1<'py, f64>,
+    indices: PyReadonlyArray2<'py, u32>,
+) -> PyResult<Replicates<'py>> {
+    if indices.shape()[1] != values.len() {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "bootstrap_replicates: each resample needs {} indices (one per value), got {}",
+            values.len(),
+            indices.shape()[1]
+        )));
+    }
+    // Borrowed where contiguous (the caller's cached draws, read by every statistic), else copied.
+    let (values, indices) = (values.as_array(), indices.as_array());
+    let values: Cow<'_, [f64]> = values.as_slice().map_or_else(|| Cow::Owned(values.to_vec()), Cow::Borrowed);
+    let indices: Cow<'_, [u32]> =
+        indices.as_slice().map_or_else(|| Cow::Owned(indices.iter().copied().collect()), Cow::Borrowed);
+    let (means, iqms) = py.detach(|| bootstrap::replicate_means_and_iqms(&values, &indices)).map_err(to_py)?;
+    Ok((means.into_pyarray(py), iqms.into_pyarray(py)))
+}
+
 /// Adds this file's functions to the module.
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(confidence_intervals, m)?)?;
+    m.add_function(wrap_pyfunction!(bootstrap_replicates, m)?)?;
     Ok(())
 }

@@ -8,6 +8,7 @@
 //! | `asymptotic` | the asymptotic (time-uniform central limit) sequence of Waudby-Smith et al. (2024): a Gaussian-mixture boundary with the sample standard deviation |
 //! | `looks` | the check of the sample counts a sequence is read at |
 //! | `checkpoints` | a sequence read after chosen sample counts, for many streams in parallel (a race's pairs) |
+//! | `bootstrap` | the replicates of a percentile bootstrap: each resample's mean and interquartile mean |
 //!
 //! Evaluators use it through [`BettingSequence::push`] and [`BettingSequence::interval`]; the
 //! value-error estimator stops it by relative accuracy, and a paired-difference sequence (the
@@ -15,6 +16,7 @@
 
 pub mod asymptotic;
 pub mod betting;
+pub mod bootstrap;
 pub mod checkpoints;
 mod looks;
 
