@@ -106,3 +106,25 @@ def test_texts_it_does_not_handle_are_drawn_by_matplotlib(case: str, monkeypatch
     reference = _ink(theirs, lambda r, gc: r.draw_text(gc, 20.3, 60.6, text, prop, 0.0, ismath=ismath))
     assert mine.sum() > 0 and np.array_equal(mine, reference)
     assert text_pixels._kept == {}
+
+
+def test_the_line_heights_it_gives_matplotlib_are_the_ones_matplotlib_reads(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The renderer gives matplotlib each font's line height (read once); a figure with texts of
+    # several sizes and lines is the same, pixel for pixel, as when matplotlib reads them itself.
+    from bbrl.analysis.axes import save_figure
+
+    def figure():
+        fig, ax = plt.subplots(figsize=(4, 3))
+        ax.plot([1, 2], [3, 1], label="a name\non two lines")
+        ax.set_ylabel("offline budget\n(ms, log scale)")
+        ax.set_title("a title", fontsize=13)
+        ax.legend(fontsize=7, title="algorithm", title_fontsize=8)
+        return fig
+
+    given = save_figure(figure(), tmp_path / "given", ("png",))["png"].read_bytes()
+    monkeypatch.setattr(text_pixels, "_heights", {})
+    monkeypatch.delattr(text_pixels.renderer_class(), "_get_font_height_metrics")
+    read = save_figure(figure(), tmp_path / "read", ("png",))["png"].read_bytes()
+    assert given == read

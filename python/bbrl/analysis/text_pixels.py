@@ -12,6 +12,10 @@ many times its texts were drawn before.
 
 Math text, texts with font features or a language set, and a matplotlib whose font objects lack
 the whole-string calls are drawn by matplotlib's own renderer.
+
+The renderer also gives matplotlib each font's line height (through the renderer hook matplotlib
+asks for it), read from the font's tables once per font, size and resolution instead of at every
+layout of every text: the same numbers, so the same pixels.
 """
 
 from __future__ import annotations
@@ -39,6 +43,9 @@ class TextImage:
 
 
 _kept: dict[tuple[Any, ...], TextImage] = {}
+#: The line heights of each font (ascent, descent, line gap in pixels), by its files, size and dpi
+#: (a report uses a few fonts at a few sizes).
+_heights: dict[tuple[Any, ...], tuple[float, float, float] | tuple[None, None, None]] = {}
 
 
 def _rasterize(font: Any, text: str, flags: Any, antialiased: bool) -> TextImage:
@@ -49,6 +56,21 @@ def _rasterize(font: Any, text: str, flags: Any, antialiased: bool) -> TextImage
     # nothing writes to it.)
     image = font.get_image().copy()
     return TextImage(image, left / 64.0, top / 64.0, font.get_descent() / 64.0)
+
+
+def _line_height(font: Any, size: float, dpi: float) -> tuple[float, float, float] | tuple[None, None, None]:
+    """A font's ascent, descent and gap between lines (pixels at ``size`` points and ``dpi``) from
+    its OS/2 table, else its horizontal header, as matplotlib reads them; (None, None, None) when
+    it has neither (matplotlib then measures the font itself)."""
+    for table_name, gap, ascent, descent in (
+        ("OS/2", "sTypoLineGap", "sTypoAscender", "sTypoDescender"),
+        ("hhea", "lineGap", "ascent", "descent"),
+    ):
+        table = font.get_sfnt_table(table_name)
+        if table is not None:
+            scale = 1 / font.get_sfnt_table("head")["unitsPerEm"] * size * dpi / 72  # matplotlib's order
+            return table[ascent] * scale, -table[descent] * scale, table[gap] * scale
+    return None, None, None
 
 
 def _font_key(prop: Any) -> tuple[Any, ...]:
@@ -64,6 +86,7 @@ def renderer_class() -> type:
     that importing this module does not import matplotlib)."""
     import matplotlib
     from matplotlib.backends.backend_agg import RendererAgg, get_hinting_flag
+    from matplotlib.font_manager import fontManager, get_font
 
     class TextCachingRenderer(RendererAgg):
         def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):
@@ -95,5 +118,16 @@ def renderer_class() -> type:
             row = round(y - along * math.sin(turn) + across * math.cos(turn))
             self._renderer.draw_text_image(text.image, column, row, angle, gc)
             return None
+
+        def _get_font_height_metrics(self, prop):
+            # matplotlib lays out every text with its font's line height, which it reads from the
+            # font's tables each time unless the renderer gives it (a hook of its own); the same
+            # numbers, read once per font, size and resolution (a tenth of a figure's layout).
+            files = tuple(fontManager._find_fonts_by_props(prop))
+            key = (files, prop.get_size_in_points(), self.dpi)
+            found = _heights.get(key)
+            if found is None:
+                found = _heights[key] = _line_height(get_font(files), prop.get_size_in_points(), self.dpi)
+            return found
 
     return TextCachingRenderer
