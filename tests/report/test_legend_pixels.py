@@ -1,7 +1,7 @@
 """Legends drawn once and pasted as pixels into the next figures with the same legend: the PNGs
-are the same, pixel for pixel, as when every figure draws its own legends, and a legend is drawn
-again where pasting would not give that (something under it, another kind of handle, another
-place on the pixel grid)."""
+are the same, pixel for pixel, as when every figure draws its own legends (each on the pixel
+grid), and a legend is drawn again where pasting would not give that (something under it, another
+kind of handle, another place on the pixel grid)."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def _drawn_each_time(monkeypatch: pytest.MonkeyPatch, make, path: Path) -> np.nd
     [
         {"points": 7},  # the same legend over other data: pasted
         {"points": 7, "under_legend": True},  # something under the legend: drawn again
-        {"width": 9.37},  # the anchor on another fraction of a pixel: drawn again
+        {"width": 9.37},  # the anchor on another fraction of a pixel: snapped to the grid, pasted
         {"handles": "patches"},  # patches (the maps' legends)
         {"handles": "scatter"},  # a kind of handle the cache does not know: always drawn
     ],
@@ -105,8 +105,6 @@ def test_a_figure_is_the_same_whether_its_legend_is_pasted_or_drawn(
         assert not legend_pixels._kept and not pasted  # never kept
     elif second.get("under_legend"):
         assert len(legend_pixels._kept) == 1 and second_paste == (1, False)  # refused: drawn again
-    elif "width" in second:
-        assert len(legend_pixels._kept) == 2 and second_paste == (1, True)  # kept for itself
     else:
         assert len(legend_pixels._kept) == 1 and second_paste == (1, True)  # the first's reused
 
@@ -139,3 +137,24 @@ def test_the_legend_is_shown_again_after_a_paste(tmp_path: Path, monkeypatch: py
     legend = fig.axes[0].get_legend()
     save_figure(fig, tmp_path / "b", formats=("png", "svg"))
     assert pasted[-1] and legend.get_visible() and (tmp_path / "b.svg").stat().st_size > 0
+
+
+def test_an_outside_legend_is_put_on_the_pixel_grid_for_the_draw_only(tmp_path: Path, fresh: None) -> None:
+    fig = _figure(width=9.37)
+    legend = fig.axes[0].get_legend()
+    before = legend.get_bbox_to_anchor().bounds
+    fig.set_dpi(100)
+    moved = legend_pixels.snap_anchors(fig)
+    column, row = legend_pixels._anchor(legend)
+    assert len(moved) == 1 and column == int(column) and row == int(row)
+    assert abs(column - before[0]) <= 0.5 and abs(legend.get_bbox_to_anchor().y0 - before[1]) <= 0.5
+    legend_pixels.unsnap(moved)
+    assert legend.get_bbox_to_anchor().bounds == before
+    # save_figure gives it back too (an SVG drawn next places it as matplotlib does).
+    save_figure(fig, tmp_path / "grid", formats=("png",))
+    assert legend.get_bbox_to_anchor().bounds == before
+    # A legend anchored by a box, or inside the axes, is left where it is.
+    other = _figure()
+    other.axes[0].get_legend().set_bbox_to_anchor((1.01, 0.0, 0.3, 1.0))
+    assert legend_pixels.snap_anchors(other) == []
+    plt.close(other)

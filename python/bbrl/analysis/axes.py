@@ -265,12 +265,16 @@ def _draw(fig: Any, canvas: Any) -> np.ndarray:
     """Draws ``fig`` on ``canvas`` and returns its pixels (the canvas' buffer), each legend drawn
     before by an earlier figure pasted from its kept pixels instead of laid out and rendered again
     (:mod:`bbrl.analysis.legend_pixels`). The figure's legends are all visible again on return."""
-    # A legend not kept yet is drawn alone first and kept: the figure is then drawn without it, as
-    # with a kept one, so that a legend costs one rendering either way.
-    found = legend_pixels.reusable(fig)
-    legend_pixels.capture(fig, canvas, found)
-    hidden = legend_pixels.hide_kept(found)
+    # Each outside legend on the pixel grid (moved less than half a pixel), so that one legend's
+    # pixels serve every figure that shows it, wherever its layout puts it.
+    moved = legend_pixels.snap_anchors(fig)
+    hidden: list[Any] = []
     try:
+        # A legend not kept yet is drawn alone first and kept: the figure is then drawn without
+        # it, as with a kept one, so that a legend costs one rendering either way.
+        found = legend_pixels.reusable(fig)
+        legend_pixels.capture(fig, canvas, found)
+        hidden = legend_pixels.hide_kept(found)
         canvas.draw()
         rgba = np.asarray(canvas.buffer_rgba())
         if hidden and not legend_pixels.paste(hidden, rgba):
@@ -280,6 +284,7 @@ def _draw(fig: Any, canvas: Any) -> np.ndarray:
             rgba = np.asarray(canvas.buffer_rgba())
     finally:
         legend_pixels.restore(hidden)
+        legend_pixels.unsnap(moved)
     return rgba
 
 

@@ -14,7 +14,9 @@ placed where matplotlib would place it: only legends anchored by their upper lef
 point (``loc="upper left"`` with a point ``bbox_to_anchor``, the report's outside legends) are
 reused, their offset from that point kept with the pixels, and only where the point falls on the
 same fraction of a pixel as where the legend was drawn, so that a figure's pixels are the same as
-when it draws its legend itself. Pixels are pasted only where the figure drawn without its legend
+when it draws its legend itself. :func:`save_figure` puts each such point on the corner of a pixel
+for the draw (:func:`snap_anchors`, a move of less than half a pixel), so that a legend is reused
+whatever the width of the figures that show it. Pixels are pasted only where the figure drawn without its legend
 is white there (nothing else under the legend), else the figure is drawn again with its legend.
 """
 
@@ -26,7 +28,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LegendPixels", "capture", "hide_kept", "legend_key", "paste", "restore", "reusable"]
+__all__ = [
+    "LegendPixels",
+    "capture",
+    "hide_kept",
+    "legend_key",
+    "paste",
+    "restore",
+    "reusable",
+    "snap_anchors",
+    "unsnap",
+]
 
 #: Distinct legends kept (the oldest are forgotten first).
 _KEPT = 32
@@ -118,6 +130,37 @@ def _anchor(legend: Any) -> tuple[float, float] | None:
     if box.width != 0 or box.height != 0:
         return None
     return float(box.x0), float(int(legend.figure.bbox.height) - box.y1)
+
+
+def snap_anchors(figure: Any) -> list[tuple[Any, Any]]:
+    """Moves the anchor of each legend of ``figure`` anchored by its upper left corner to a point
+    onto the nearest corner of a pixel (less than half a pixel each way), so that the same legend
+    is reused wherever a figure's layout puts it; returns each legend moved with its anchor before,
+    for :func:`unsnap`. The anchor is then in pixels: the figure must not be resized before."""
+    from matplotlib.transforms import IdentityTransform
+
+    moved = []
+    for ax in figure.axes:
+        legend = ax.get_legend()
+        try:
+            anchor = None if legend is None else _anchor(legend)
+            before = None if anchor is None else legend._bbox_to_anchor
+        except AttributeError:  # a matplotlib whose legends lack what this reads: left alone
+            continue
+        if anchor is None:
+            continue
+        rows = int(legend.figure.bbox.height)
+        legend.set_bbox_to_anchor((round(anchor[0]), rows - round(anchor[1])), transform=IdentityTransform())
+        moved.append((legend, before))
+    return moved
+
+
+def unsnap(moved: list[tuple[Any, Any]]) -> None:
+    """Gives the legends :func:`snap_anchors` moved their anchors back."""
+    for legend, before in moved:
+        # As it was stored (set_bbox_to_anchor would transform a stored box a second time).
+        legend._bbox_to_anchor = before
+        legend.stale = True
 
 
 def legend_key(legend: Any) -> tuple[Any, ...] | None:
