@@ -2,8 +2,8 @@
 process each run, user + system CPU of that process (median of ``--runs``), beside the CPU time of
 a process that only imports what the report imports (the floor no report work can lower).
 
-    bbrl paper --quick --out quick            # once: the quick grid's results (about a minute)
-    python benches/report_speed.py quick/results --runs 5
+    bbrl paper --quick                        # once: the quick grid's results (about a minute)
+    python benches/report_speed.py bbrl-paper-quick --runs 5
 
 Prints the machine (CPU model and vector path), its load before the runs, and one table row per
 command. The command line is the installed ``bbrl`` script when there is one beside the
@@ -46,11 +46,13 @@ def timed(command: list[str]) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", type=Path, help="a grid's results folder (bbrl grid run / bbrl paper --out)")
+    parser.add_argument("results", type=Path, help="a grid's results folder (bbrl grid run, bbrl paper)")
     parser.add_argument("--runs", type=int, default=5, help="runs of each command (default 5)")
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("--runs must be at least 1")
+    if not args.results.is_dir():
+        parser.error(f"no results folder at {args.results} (run `bbrl paper --quick` first)")
     from bbrl.protocol.schema import host_line
 
     print(host_line())
