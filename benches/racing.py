@@ -29,12 +29,9 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import polars as pl
@@ -47,6 +44,7 @@ from bbrl.analysis.report import experiment_map
 from bbrl.analysis.scores import ORACLE_KINDS
 from bbrl.protocol.results import Results, load
 from bbrl.protocol.schema import Col, host_line
+from child_process import timed
 
 
 def cells_cpu(results: Results) -> float:
@@ -68,16 +66,6 @@ def maps_agreement(first: Results, second: Results) -> tuple[int, int]:
     return same, total
 
 
-def _timed(command: list[str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the child processes) of ``command``."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
 def command_run(args: argparse.Namespace) -> None:
     print(host_line())
     rows = []
@@ -88,7 +76,7 @@ def command_run(args: argparse.Namespace) -> None:
                 command = [sys.executable, "-m", "bbrl", "grid", "run", args.config, "--out", str(out)]
                 command += ["--threads", str(args.threads)] + (["--race"] if raced else [])
                 load_before = os.getloadavg()[0]
-                wall, process_cpu = _timed(command)
+                process_cpu, wall = timed(command)
                 results = load(out)
                 rows.append(
                     {

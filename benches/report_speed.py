@@ -14,34 +14,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from child_process import bbrl_command, timed
 
 #: What the report imports before it draws (the command line, the report, matplotlib's pyplot),
 #: with the command line's thread settings made first, as ``bbrl`` makes them.
 IMPORTS = "from bbrl.cli import app; app._one_thread_pools(); import bbrl.analysis.report, matplotlib.pyplot"
-
-
-def bbrl_command() -> list[str]:
-    """The command line under test: the installed script, else ``python -m bbrl``."""
-    exe = shutil.which("bbrl", path=os.path.dirname(sys.executable))
-    return [exe] if exe else [sys.executable, "-m", "bbrl"]
-
-
-def timed(command: list[str]) -> tuple[float, float]:
-    """(user + system CPU seconds, wall seconds) of one run of ``command`` (which must succeed)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
 
 
 def main() -> None:

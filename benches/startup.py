@@ -8,12 +8,10 @@ installed ``bbrl`` script when there is one beside the interpreter, else ``pytho
 from __future__ import annotations
 
 import argparse
-import os
-import resource
-import shutil
 import statistics
-import subprocess
 import sys
+
+from child_process import bbrl_command, timed
 
 #: What is timed: a name and the command that runs it.
 COMMANDS: dict[str, list[str]] = {
@@ -22,22 +20,13 @@ COMMANDS: dict[str, list[str]] = {
 }
 
 
-def bbrl_command() -> list[str]:
-    """The command line under test: the installed script, else ``python -m bbrl``."""
-    exe = shutil.which("bbrl", path=os.path.dirname(sys.executable))
-    return [exe] if exe else [sys.executable, "-m", "bbrl"]
-
-
 for _option in ("--version", "--help"):
     COMMANDS[f"bbrl {_option}"] = [*bbrl_command(), _option]
 
 
 def cpu_seconds(command: list[str]) -> float:
     """User + system CPU seconds of one run of ``command`` (which must succeed)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return timed(command)[0]
 
 
 def main() -> None:
