@@ -16,8 +16,9 @@ reused, their offset from that point kept with the pixels, and only where the po
 same fraction of a pixel as where the legend was drawn, so that a figure's pixels are the same as
 when it draws its legend itself. :func:`save_figure` puts each such point on the corner of a pixel
 for the draw (:func:`snap_anchors`, a move of less than half a pixel), so that a legend is reused
-whatever the width of the figures that show it. Pixels are pasted only where the figure drawn without its legend
-is white there (nothing else under the legend), else the figure is drawn again with its legend.
+whatever the width of the figures that show it. Pixels are pasted only where the figure drawn
+without its legend is white there (nothing else under the legend), else the figure is drawn again
+with its legend.
 """
 
 from __future__ import annotations
