@@ -25,8 +25,10 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 const SETTING: Setting = Setting { gamma: 0.95, horizon: 250 };
 const N_MDPS: usize = 100;
 const SEED: u64 = 2016;
-/// Reference settings timed beside them: (kind, the `reference` value, its other parameters).
-const REFERENCES: [(&str, &str, &[(&str, &str)]); 4] = [
+/// A reference setting: (kind, the `reference` value, its other parameters).
+type Reference = (&'static str, &'static str, &'static [(&'static str, &'static str)]);
+/// Reference settings timed beside them.
+const REFERENCES: [Reference; 4] = [
     ("beb", "tabularl", &[]),
     ("ucbvi", "tabularl", &[("rewards", "learned")]),
     ("psrl", "tabularl-gaussian", &[]),
