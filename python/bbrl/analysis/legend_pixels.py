@@ -67,44 +67,40 @@ def _rgba(colour: Any) -> tuple[float, ...]:
     return tuple(float(c) for c in to_rgba(colour))
 
 
+#: What sets the pixels of each kind of legend handle this knows, by matplotlib class name: the
+#: values of the handle's ``get_<name>`` (with its alpha, visibility and z-order).
+_HANDLE_PROPERTIES = {
+    "Line2D": (
+        "marker", "markersize", "markerfacecolor", "markeredgecolor", "markeredgewidth", "fillstyle", "color",
+        "linestyle", "linewidth", "drawstyle", "xdata", "ydata",
+    ),
+    "Rectangle": ("facecolor", "edgecolor", "hatch", "linewidth", "linestyle", "x", "y", "width", "height"),
+}  # fmt: skip
+
+
+def _comparable(name: str, value: Any) -> Any:
+    """A handle property's value as a key compares it: colours as RGBA, data as tuples, marker
+    and line style by their names."""
+    if name.endswith("color"):
+        return _rgba(value)
+    if name in ("xdata", "ydata"):
+        return tuple(np.asarray(value, dtype=float).tolist())
+    if name in ("marker", "linestyle"):
+        return str(value)
+    return value
+
+
 def _handle_key(handle: Any) -> tuple[Any, ...] | None:
     """What sets a legend handle's pixels, or None for a kind of handle this does not know."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Rectangle
 
+    kind = type(handle)
+    if kind not in (Line2D, Rectangle):  # exactly these classes: a subclass may draw otherwise
+        return None
+    names = _HANDLE_PROPERTIES[kind.__name__]
     common = (handle.get_alpha(), handle.get_visible(), handle.get_zorder())
-    if type(handle) is Line2D:
-        return (
-            "line",
-            *common,
-            str(handle.get_marker()),
-            handle.get_markersize(),
-            _rgba(handle.get_markerfacecolor()),
-            _rgba(handle.get_markeredgecolor()),
-            handle.get_markeredgewidth(),
-            handle.get_fillstyle(),
-            _rgba(handle.get_color()),
-            str(handle.get_linestyle()),
-            handle.get_linewidth(),
-            handle.get_drawstyle(),
-            tuple(np.asarray(handle.get_xdata(), dtype=float).tolist()),
-            tuple(np.asarray(handle.get_ydata(), dtype=float).tolist()),
-        )
-    if type(handle) is Rectangle:
-        return (
-            "rectangle",
-            *common,
-            _rgba(handle.get_facecolor()),
-            _rgba(handle.get_edgecolor()),
-            handle.get_hatch(),
-            handle.get_linewidth(),
-            str(handle.get_linestyle()),
-            handle.get_x(),
-            handle.get_y(),
-            handle.get_width(),
-            handle.get_height(),
-        )
-    return None
+    return (kind.__name__, *common, *(_comparable(n, getattr(handle, f"get_{n}")()) for n in names))
 
 
 def _text_key(text: Any) -> tuple[Any, ...]:

@@ -73,13 +73,6 @@ def _line_height(font: Any, size: float, dpi: float) -> tuple[float, float, floa
     return None, None, None
 
 
-def _font_key(prop: Any) -> tuple[Any, ...]:
-    return (
-        tuple(prop.get_family()), prop.get_style(), prop.get_variant(), prop.get_weight(), prop.get_stretch(),
-        prop.get_size_in_points(), prop.get_file(),
-    )  # fmt: skip
-
-
 @functools.cache
 def renderer_class() -> type:
     """The Agg renderer whose :meth:`draw_text` reuses :class:`TextImage` s (built on first use, so
@@ -87,6 +80,12 @@ def renderer_class() -> type:
     import matplotlib
     from matplotlib.backends.backend_agg import RendererAgg, get_hinting_flag
     from matplotlib.font_manager import fontManager, get_font
+    from matplotlib.ft2font import FT2Font
+
+    def font_files(prop: Any) -> tuple[str, ...]:
+        """The font files matplotlib draws ``prop`` with (the first, then its fallbacks): with the
+        size, what sets a font's glyphs and metrics (its own cache of fonts is keyed so too)."""
+        return tuple(fontManager._find_fonts_by_props(prop))
 
     class TextCachingRenderer(RendererAgg):
         def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):
@@ -95,18 +94,17 @@ def renderer_class() -> type:
                 or (getattr(mtext, "get_fontfeatures", lambda: None)() is None
                     and getattr(mtext, "get_language", lambda: None)() is None)
             )  # fmt: skip
-            font = self._prepare_font(prop) if plain else None
-            if font is None or not all(hasattr(font, name) for name in _WHOLE_STRING_CALLS):
+            if not plain or not all(hasattr(FT2Font, name) for name in _WHOLE_STRING_CALLS):
                 return super().draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
             flags = get_hinting_flag()
             antialiased = bool(gc.get_antialiased())
-            # The font's properties (and the file they found, which the rc settings may change),
-            # its size in pixels and its hinting set the image.
+            # The font's files (which the rc settings choose), its size in pixels and its hinting set
+            # the image; the font is prepared only to draw a text not kept yet.
             hinting_factor = matplotlib.rcParams["text.hinting_factor"]
-            key = (s, font.fname, _font_key(prop), self.dpi, flags, hinting_factor, antialiased)
+            key = (s, font_files(prop), prop.get_size_in_points(), self.dpi, flags, hinting_factor, antialiased)
             text = _kept.get(key)
             if text is None:
-                text = _kept[key] = _rasterize(font, s, flags, antialiased)
+                text = _kept[key] = _rasterize(self._prepare_font(prop), s, flags, antialiased)
                 while len(_kept) > _KEPT:
                     del _kept[next(iter(_kept))]
             # The anchor is the start of the text's baseline; the image's bottom left corner, which
@@ -123,11 +121,10 @@ def renderer_class() -> type:
             # matplotlib lays out every text with its font's line height, which it reads from the
             # font's tables each time unless the renderer gives it (a hook of its own); the same
             # numbers, read once per font, size and resolution (a tenth of a figure's layout).
-            files = tuple(fontManager._find_fonts_by_props(prop))
-            key = (files, prop.get_size_in_points(), self.dpi)
-            found = _heights.get(key)
+            files, size = font_files(prop), prop.get_size_in_points()
+            found = _heights.get((files, size, self.dpi))
             if found is None:
-                found = _heights[key] = _line_height(get_font(files), prop.get_size_in_points(), self.dpi)
+                found = _heights[files, size, self.dpi] = _line_height(get_font(files), size, self.dpi)
             return found
 
     return TextCachingRenderer

@@ -98,7 +98,8 @@ mod tests {
         let (means, iqms) = replicate_means_and_iqms(&values, &identity).unwrap();
         assert_eq!(means, vec![3.5]);
         assert_eq!(iqms, vec![3.5]); // 2, 3, 4, 5
-                                     // Every draw of the largest value: all copies are the middle half.
+
+        // Every draw of the largest value: all copies are the middle half.
         let (means, iqms) = replicate_means_and_iqms(&values, &[7; 8]).unwrap();
         assert_eq!((means, iqms), (vec![7.0], vec![7.0]));
     }
