@@ -261,3 +261,28 @@ def test_a_stopped_setting_ranks_by_its_paired_estimate_not_its_first_mdps():
     assert best_per_algorithm(results.cells)[Col.CELL_ID].to_list() == ["A"]
     unraced = Results(cells.with_columns(pl.lit(None, dtype=pl.String).alias(Col.RACE_STOPPED_BY)), returns)
     assert racing.with_paired_means(unraced) is unraced
+
+
+def test_a_configuration_that_looks_cheaper_on_the_first_mdps_only_stops_nothing():
+    # The quick grid's GC/UGC: MBIE-EB's online cost is the same on every MDP, UCRL2's varies by
+    # 9% from MDP to MDP around about the same mean. Over the first 30 MDPs UCRL2 cost a little more
+    # and did worse, and was stopped as beaten by the "cheaper" MBIE-EB; over the 100 it cost 1.2%
+    # less, so it fits budgets MBIE-EB does not, and could be the best there. The race stops a
+    # configuration only when a confidence sequence on the paired cost differences says its
+    # stopper costs no more.
+    rng = np.random.default_rng(11)
+    n = 100
+    base = rng.uniform(0, 5, n)
+    noise = 1.0 + 0.09 * rng.standard_normal(n)
+    # 1.01 on average over the first 30 MDPs, 0.988 over the 100.
+    later = (0.988 * n - 30 * 1.01) / 70
+    varying = np.r_[1.01 * noise[:30] / noise[:30].mean(), later * noise[30:] / noise[30:].mean()]
+    steady = Contender("steady", 0, "A", 0.0, np.ones(n), base)
+    worse = Contender("varying", 1, "B", 0.0, varying, np.clip(base - 2.0 + 0.3 * rng.standard_normal(n), -10, 10))
+    assert worse.first(30).online_cost > 1.0 > worse.online_cost  # dearer on the first MDPs, cheaper at N
+    assert racing.precedes(steady.first(30), worse.first(30)) and not racing.precedes(steady, worse)
+    assert _race([steady, worse], n) == {"steady": None, "varying": None}
+    # The same returns with costs that are surely higher: the race stops it at its first look.
+    dear = Contender("dear", 1, "B", 0.0, 1.5 * varying / varying.mean(), worse.returns)
+    stop = _race([steady, dear], n)["dear"]
+    assert stop is not None and stop.rule == "beaten" and stop.n_mdps == racing.MIN_MDPS

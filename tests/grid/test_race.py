@@ -156,7 +156,12 @@ def test_the_race_record_names_each_stop_with_its_bounds(config, raced):
         assert stop["rule"] in racing.RULES and stop["n_mdps"] % 10 == 0 and stop["n_mdps"] >= racing.MIN_MDPS
         assert stop["upper"] < 0.0 or (stop["rule"] == "plateau" and stop["upper"] <= stop["margin"])
     settings = json.loads((raced / "race.json").read_text())
-    assert settings == {**OPTIONS.settings(), "calibration": "reference", "bounds": "one-sided"}
+    assert settings == {
+        **OPTIONS.settings(),
+        "calibration": "reference",
+        "bounds": "one-sided",
+        "cost_order": "sequence",
+    }
     assert np.isfinite([s["lower"] for s in document["stops"].values()]).all()
 
 
@@ -168,6 +173,14 @@ def test_a_race_of_an_earlier_rule_is_not_resumed_under_this_one(config, tmp_pat
     (old / "race.json").write_text(json.dumps({**OPTIONS.settings(), "calibration": "reference"}))
     with pytest.raises(ValueError, match=r"raced with other settings .*bounds None there, 'one-sided' here"):
         run_raced_grid(config, old, OPTIONS, threads=1, console=_quiet())
+    # Nor one raced before the race confirmed its cost order with a sequence (no "cost_order").
+    older = tmp_path / "older"
+    older.mkdir()
+    (older / "race.json").write_text(
+        json.dumps({**OPTIONS.settings(), "calibration": "reference", "bounds": "one-sided"})
+    )
+    with pytest.raises(ValueError, match=r"raced with other settings .*cost_order None there, 'sequence' here"):
+        run_raced_grid(config, older, OPTIONS, threads=1, console=_quiet())
 
 
 def test_grid_status_tells_the_race(config, raced):

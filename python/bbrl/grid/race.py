@@ -41,6 +41,7 @@ from .. import agents
 from ..analysis.cost import reference_calibration
 from ..analysis.racing import (
     BOUNDS,
+    COST_ORDER,
     Contender,
     RaceOptions,
     Stop,
@@ -82,7 +83,7 @@ def record_race(out: Path, options: RaceOptions) -> None:
     """Records the race's settings in ``out/race.json``; refuses a folder raced with other settings,
     or whose cells were run in full (without a race)."""
     file = out / "race.json"
-    settings = {**options.settings(), "calibration": RACE_CALIBRATION, "bounds": BOUNDS}
+    settings = {**options.settings(), "calibration": RACE_CALIBRATION, "bounds": BOUNDS, "cost_order": COST_ORDER}
     with folder_lock(out):
         if file.is_file():
             recorded = read_json_document(file, "race record")
