@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["count", "discount", "flag", "index", "integer", "number", "seed"]
+__all__ = ["count", "discount", "finite_values", "flag", "index", "integer", "number", "seed"]
 
 
 def integer(value: Any, name: str, minimum: int = 0) -> int:
@@ -37,6 +37,38 @@ def index(value: Any, name: str, n: int) -> int:
     if not 0 <= value < n:
         raise ValueError(f"{name} {value} is out of range: allowed 0 to {n - 1}")
     return int(value)
+
+
+#: How many positions of non-finite values a refusal lists.
+_SHOWN_POSITIONS = 10
+
+
+def finite_values(values: Any, where: str, allow_nan: bool = False) -> np.ndarray:
+    """``values`` as a float64 array, refused when it holds a NaN or an infinity (with
+    ``allow_nan``, an infinity only): the one check of the statistics' samples, whose NaN would
+    otherwise come out as a number (a p-value of 0, a best algorithm).
+
+    Args:
+        where: the function and the argument, as the message names them, e.g.
+            ``"paired_z_test: sample 'a'"``.
+
+    Raises:
+        ValueError: naming ``where``, how many values are not finite and their positions in the
+            flattened array (the first ten).
+    """
+    array = np.asarray(values, dtype=np.float64)
+    bad = np.isinf(array) if allow_nan else ~np.isfinite(array)
+    if bad.any():
+        positions = np.flatnonzero(bad)
+        kind = "infinite" if allow_nan else "non-finite"
+        plural = "s" if positions.size > 1 else ""
+        shown = positions[:_SHOWN_POSITIONS].tolist()
+        at = f"index {shown[0]}" if positions.size == 1 else f"indices {shown}"
+        if positions.size > _SHOWN_POSITIONS:
+            at += f" (the first {_SHOWN_POSITIONS})"
+        what = "inf" if allow_nan else "NaN or inf"
+        raise ValueError(f"{where} holds {positions.size} {kind} value{plural} ({what}) at {at}")
+    return array
 
 
 def count(value: Any, name: str, minimum: int, optional: bool = False) -> int | None:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from ..checks import finite_values
 from ..intervals import Z_95_TWO_SIDED
 
 if TYPE_CHECKING:
@@ -76,7 +77,8 @@ def _matrix(values: Any, what: str) -> np.ndarray:
         raise ValueError(f"{what} must be an (n_mdps, T) array of per-step rewards, got shape {array.shape}")
     if not np.issubdtype(array.dtype, np.number) or np.issubdtype(array.dtype, np.complexfloating):
         raise TypeError(f"{what} must hold real numbers, got dtype {array.dtype}")
-    return array.astype(np.float64, copy=False)
+    # Positions in the flattened (n_mdps, T) array: MDP position // T, step position % T.
+    return finite_values(array.astype(np.float64, copy=False), f"per_mdp_cumulative_regret: sample {what!r}")
 
 
 def per_mdp_cumulative_regret(rewards: Any, optimal_rewards: Any) -> np.ndarray:
@@ -84,7 +86,8 @@ def per_mdp_cumulative_regret(rewards: Any, optimal_rewards: Any) -> np.ndarray:
     ``optimal_rewards - rewards`` along each row (both (N, T), row ``i`` the same test MDP).
 
     Raises:
-        ValueError: the arrays are not 2-D or differ in shape.
+        ValueError: the arrays are not 2-D, differ in shape, or hold a NaN or an infinity (named
+            with its positions in the flattened array).
     """
     agent = _matrix(rewards, "rewards")
     optimal = _matrix(optimal_rewards, "optimal_rewards")

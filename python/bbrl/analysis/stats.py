@@ -3,6 +3,13 @@
 Everything here works on plain arrays (one return per test MDP, the same MDPs for every agent),
 so it serves a single :class:`bbrl.Run` as well as a whole grid loaded with :func:`bbrl.protocol.results.load`.
 The 95% interval itself is :mod:`bbrl.intervals` (re-exported here).
+
+Samples holding a NaN or an infinity are refused by every statistic here, with a ValueError naming
+the function, the argument and the positions (a NaN would otherwise come out as a number: a
+p-value of 0, a best algorithm). Finite samples give finite results, or the documented ``inf``
+(a paired Z of constant non-zero differences; a value beyond the float range, about ±1.8e308:
+sums and squares that overflow are taken again in units scaled by a power of two, so the
+results within the range are exact).
 """
 
 from __future__ import annotations
@@ -17,7 +24,8 @@ import numpy as np
 import polars as pl
 
 from .. import _core
-from ..intervals import Z_95_ONE_SIDED, Z_95_TWO_SIDED, ci95_halfwidth, mean_ci95
+from ..checks import finite_values
+from ..intervals import Z_95_ONE_SIDED, Z_95_TWO_SIDED, ci95_halfwidth, mean_ci95, overflow_scale
 from ..protocol.schema import Col
 
 __all__ = [
@@ -48,22 +56,55 @@ __all__ = [
 ]
 
 
+def _paired(a: object, b: object, function: str) -> tuple[np.ndarray, np.ndarray]:
+    """Two paired samples as float64 arrays, checked: finite, 1-D, of one length, 2 or more."""
+    x = finite_values(a, f"{function}: sample 'a'")
+    y = finite_values(b, f"{function}: sample 'b'")
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"paired samples must be 1-D and of equal length, got {x.shape} and {y.shape}")
+    if x.size < 2:
+        raise ValueError("a paired test needs at least 2 pairs")
+    return x, y
+
+
+def _z(x: np.ndarray, y: np.ndarray) -> float:
+    """The paired Z of two checked samples (see :func:`paired_z`)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = x - y
+        mean = float(d.mean())
+        var = float(d.var(ddof=1))
+    if not (math.isfinite(mean) and math.isfinite(var)):
+        # Values near the float range, whose differences, sum or squares overflow: Z does not
+        # depend on the unit, so it is taken in units scaled by a power of two.
+        scale = overflow_scale(x, y)
+        d = x / scale - y / scale
+        mean, var = float(d.mean()), float(d.var(ddof=1))
+    spread = math.sqrt(var / d.size)
+    if spread == 0.0:  # constant differences (or a variance below the float range)
+        return 0.0 if mean == 0.0 else math.inf
+    return abs(mean) / spread
+
+
+def _mean_difference(x: np.ndarray, y: np.ndarray) -> float:
+    """``mean(x - y)`` of two checked samples: ±inf only when it is beyond the float range."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        difference = float((x - y).mean())
+    if not math.isfinite(difference):
+        scale = overflow_scale(x, y)
+        difference = float((x / scale - y / scale).mean()) * scale
+    return difference
+
+
 def paired_z(a: np.ndarray, b: np.ndarray) -> float:
     """The paired Z statistic of SPEC 5.2: ``|mean(d)| / sqrt(s_d^2 / N)`` with ``d = a - b`` over
     the same MDPs and the unbiased variance. Infinite when the differences are constant and
-    non-zero, 0 when they are all zero."""
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"paired samples must be 1-D and of equal length, got {a.shape} and {b.shape}")
-    if a.size < 2:
-        raise ValueError("a paired test needs at least 2 pairs")
-    d = a - b
-    mean = float(d.mean())
-    var = float(d.var(ddof=1))
-    if var == 0.0:
-        return 0.0 if mean == 0.0 else math.inf
-    return abs(mean) / math.sqrt(var / d.size)
+    non-zero, 0 when they are all zero; finite otherwise.
+
+    Raises:
+        ValueError: samples of other shapes or fewer than 2 pairs, or a sample holding a NaN or an
+            infinity (named with its positions).
+    """
+    return _z(*_paired(a, b, "paired_z"))
 
 
 @dataclass(frozen=True)
@@ -150,7 +191,8 @@ def paired_z_test(a: object, b: object, one_sided: bool = False) -> PairedZTest:
 
     Raises:
         ValueError: two runs of different experiments or MDPs (naming both), a run without a
-            fingerprint (pass its ``returns`` instead), or arrays of different lengths.
+            fingerprint (pass its ``returns`` instead), arrays of different lengths, or a sample
+            holding a NaN or an infinity (named with its positions: such a test has no answer).
 
     Warns:
         UserWarning: below :data:`MIN_PAIRS_FOR_Z` pairs, where the normal approximation is poor
@@ -159,8 +201,8 @@ def paired_z_test(a: object, b: object, one_sided: bool = False) -> PairedZTest:
     from scipy.special import ndtr
 
     _check_paired_runs(a, b)
-    x, y = _returns_of(a), _returns_of(b)
-    z = paired_z(x, y)
+    x, y = _paired(_returns_of(a), _returns_of(b), "paired_z_test")
+    z = _z(x, y)
     if x.size < MIN_PAIRS_FOR_Z:
         import warnings
 
@@ -171,7 +213,7 @@ def paired_z_test(a: object, b: object, one_sided: bool = False) -> PairedZTest:
         )
     tail = float(1.0 - ndtr(z)) if math.isfinite(z) else 0.0
     threshold = Z_95_ONE_SIDED if one_sided else Z_95_TWO_SIDED
-    difference = float((x - y).mean())
+    difference = _mean_difference(x, y)
     better = "a" if difference > 0 else "b" if difference < 0 else "neither"
     return PairedZTest(
         z=z,
@@ -187,7 +229,12 @@ def paired_z_test(a: object, b: object, one_sided: bool = False) -> PairedZTest:
 def holm(p_values: Sequence[float], alpha: float = 0.05) -> list[bool]:
     """Holm's step-down correction: which of ``m`` hypotheses are rejected at family-wise level
     ``alpha``. The smallest p-value is compared with alpha / m, the next with alpha / (m - 1), and
-    so on, stopping at the first that is not rejected."""
+    so on, stopping at the first that is not rejected.
+
+    Raises:
+        ValueError: a p-value that is NaN or infinite (named with its position).
+    """
+    finite_values(p_values, "holm: sample 'p_values'")
     m = len(p_values)
     order = sorted(range(m), key=lambda i: p_values[i])
     rejected = [False] * m
@@ -205,11 +252,20 @@ def best_per_algorithm(cells: pl.DataFrame, within: Sequence[str] = (), algorith
     Args:
         cells: one row per agent setting with at least the columns ``algorithm`` and ``mean``.
         within: columns that separate independent comparisons, e.g. ``("experiment", "prior")``.
+
+    Raises:
+        ValueError: a mean that is missing, NaN or infinite (a NaN sorts above every number: it
+            would be the best), naming the column and the rows.
     """
     keys = [*within, algorithm]
     # In a raced grid's analysis a stopped setting ranks by its paired estimate over the N MDPs
     # (bbrl.analysis.racing.with_paired_means), not by the mean of the first MDPs it ran.
     score = Col.PAIRED_MEAN if Col.PAIRED_MEAN in cells.columns else Col.MEAN
+    scores = cells[score].cast(pl.Float64)
+    if scores.null_count():
+        row = int(scores.is_null().arg_true()[0])
+        raise ValueError(f"best_per_algorithm: column {score!r} has no value in row {row}")
+    finite_values(scores.to_numpy(), f"best_per_algorithm: column {score!r}")
     indexed = cells.with_row_index("_row")
     best = (
         indexed.sort([score, "_row"], descending=[True, False])
@@ -237,16 +293,20 @@ def not_different_from_best(
             at a 5% family-wise level (one-sided p-values with ``one_sided``).
 
     Returns 0 for an empty list.
+
+    Raises:
+        ValueError: an array holding a NaN or an infinity (named by its position in ``returns``).
     """
     if not returns:
         return 0
     if correction not in (None, "holm"):
         raise ValueError(f"correction must be None or 'holm', got {correction!r}")
-    best = np.asarray(returns[0], dtype=np.float64)
+    arrays = [finite_values(r, f"not_different_from_best: sample 'returns[{i}]'") for i, r in enumerate(returns)]
+    best = arrays[0]
     pairs = []
-    for other in returns[1:]:
-        common = min(best.size, np.asarray(other).size)
-        pairs.append((best[:common], np.asarray(other, dtype=np.float64)[:common]))
+    for other in arrays[1:]:
+        common = min(best.size, other.size)
+        pairs.append((best[:common], other[:common]))
     if correction is None:
         # paired_z_test's verdict (z against the threshold) without its p-value, whose normal tail
         # imports scipy: a third of a second of a report that uses no p-value.
@@ -282,10 +342,18 @@ def bound_grid(
     (without it, at ``start`` as the original). Bounds stay on the original's lattice, so two runs
     whose cheapest agent moves a little give the same grid. The original also stopped below the
     largest times, so that the slowest agents never appeared; here the grid ends at the first bound
-    that admits every agent.
+    that admits every agent. A ``minimum`` that is None, not finite or <= 0 starts at ``start``.
+
+    Raises:
+        ValueError: ``maximum`` not finite, ``start`` not finite and > 0, or ``factor`` not finite
+            and > 1 (the grid would never reach ``maximum``).
     """
     if not math.isfinite(maximum):
         raise ValueError(f"maximum must be finite, got {maximum}")
+    if not (math.isfinite(start) and start > 0.0):
+        raise ValueError(f"start must be finite and > 0, got {start}")
+    if not (math.isfinite(factor) and factor > 1.0):
+        raise ValueError(f"factor must be finite and > 1, got {factor}")
     if minimum is not None and math.isfinite(minimum) and minimum > 0.0:
         k = math.ceil(math.log(minimum / start) / math.log(factor) - 1e-9)
     else:
@@ -312,7 +380,7 @@ def series_grid(maximum: float, minimum: float | None = None) -> list[float]:
 
     The values are fixed (each is parsed from its decimal text, so the same bound is the same float
     everywhere); with costs that do not depend on the run, every run of a grid gets the same bounds.
-    ``minimum`` <= 0 or None starts at the series value just below ``maximum``'s decade.
+    ``minimum`` <= 0, not finite or None starts at the series value just below ``maximum``'s decade.
     """
     if not (math.isfinite(maximum) and maximum > 0.0):
         raise ValueError(f"maximum must be finite and > 0, got {maximum}")
@@ -344,11 +412,21 @@ def tied_times(
 
     Args:
         times: mean time of each agent (seconds).
-        halfwidths: the half-width of each time's 95% interval (0 if unknown).
+        halfwidths: the half-width of each time's 95% interval (0 if unknown; NaN, the half-width
+            of a time measured once, counts as 0).
         resolution: the clock's resolution (seconds): times closer than it are equal.
+
+    Raises:
+        ValueError: a time that is NaN or infinite, an infinite half-width, or a resolution that
+            is not finite.
     """
-    t = np.asarray(times, dtype=np.float64)
-    h = np.zeros_like(t) if halfwidths is None else np.nan_to_num(np.asarray(halfwidths, dtype=np.float64))
+    t = finite_values(times, "tied_times: sample 'times'")
+    if halfwidths is None:
+        h = np.zeros_like(t)
+    else:
+        h = np.nan_to_num(finite_values(halfwidths, "tied_times: sample 'halfwidths'", allow_nan=True))
+    if not math.isfinite(resolution):
+        raise ValueError(f"tied_times: resolution must be finite, got {resolution}")
     out = t.copy()
     order = np.argsort(t, kind="stable")
     leader = None
@@ -414,7 +492,8 @@ def best_under_bounds(
             ``online_seconds`` is the mean online time per trajectory.
         returns: one array of per-MDP returns per agent, over the same MDPs (paired).
         horizon: T, the decisions per trajectory, to express the online bound per decision.
-        online_halfwidths: half-widths of the 95% intervals of ``online_seconds`` (ties times).
+        online_halfwidths: half-widths of the 95% intervals of ``online_seconds`` (ties times;
+            NaN, a time measured once, counts as 0).
         resolution: the clock's resolution, in seconds.
         correction: ``None`` or ``"holm"`` (see :func:`not_different_from_best`).
         online_uncertainty, offline_uncertainty: relative uncertainty of each agent's times (see
@@ -427,17 +506,29 @@ def best_under_bounds(
         algorithms, best first, or ``["none"]``), ``best`` the first of them, ``comparisons``
         (the paired tests made for that point: the maps' multiplicity), ``boundary`` and the
         alternatives ``algorithms_if_slower`` / ``algorithms_if_faster``.
+
+    Raises:
+        ValueError: arguments of other lengths, or a mean, time, uncertainty or return that is NaN
+            or infinite (named with the argument and its positions).
     """
     n = len(algorithms)
     if not (len(means) == len(offline_seconds) == len(online_seconds) == len(returns) == n):
         raise ValueError("algorithms, means, offline_seconds, online_seconds and returns must have equal lengths")
     if lattice not in ("original", "1-2-5"):
         raise ValueError(f"lattice must be 'original' or '1-2-5', got {lattice!r}")
-    means_a = np.asarray(means, dtype=np.float64)
+    means_a = finite_values(means, "best_under_bounds: sample 'means'")
+    for name, values in (("offline_seconds", offline_seconds), ("online_seconds", online_seconds)):
+        finite_values(values, f"best_under_bounds: sample {name!r}")
+    for i, r in enumerate(returns):
+        finite_values(r, f"best_under_bounds: sample 'returns[{i}]'")
     offline = tied_times(offline_seconds, None, resolution)
     online = tied_times(online_seconds, online_halfwidths, resolution)
-    u_on = np.zeros(n) if online_uncertainty is None else np.asarray(online_uncertainty, dtype=np.float64)
-    u_off = np.zeros(n) if offline_uncertainty is None else np.asarray(offline_uncertainty, dtype=np.float64)
+    u_on = np.zeros(n)
+    if online_uncertainty is not None:
+        u_on = finite_values(online_uncertainty, "best_under_bounds: sample 'online_uncertainty'")
+    u_off = np.zeros(n)
+    if offline_uncertainty is not None:
+        u_off = finite_values(offline_uncertainty, "best_under_bounds: sample 'offline_uncertainty'")
     grid = bound_grid if lattice == "original" else series_grid
     if online_bounds is None:
         # From the first bound that admits the cheapest agent with any online cost: an agent whose
@@ -544,13 +635,30 @@ def normalized_scores(returns: np.ndarray, random_mean: float, optimal_mean: flo
     """``(return - Random) / (Optimal - Random)`` per MDP, with the experiment's mean scores of the
     Random agent and of the Optimal oracle: 0 is Random's level, 1 the oracle's.
 
+    A score is ``inf`` only when it is beyond the float range (a span between the two levels tiny
+    against a return's distance from Random).
+
     Raises:
-        ValueError: when Optimal does not score above Random (nothing to normalise by).
+        ValueError: when Optimal does not score above Random (nothing to normalise by), or a
+            return or a level that is NaN or infinite.
     """
-    span = float(optimal_mean) - float(random_mean)
-    if not span > 0.0:
+    values = finite_values(returns, "normalized_scores: sample 'returns'")
+    for name, level in (("random_mean", random_mean), ("optimal_mean", optimal_mean)):
+        if not math.isfinite(float(level)):
+            raise ValueError(f"normalized_scores: {name} must be finite, got {level}")
+    low, high = float(random_mean), float(optimal_mean)
+    if not high > low:
         raise ValueError(f"Optimal ({optimal_mean}) must score above Random ({random_mean}) to normalise")
-    return (np.asarray(returns, dtype=np.float64) - float(random_mean)) / span
+    with np.errstate(over="ignore", invalid="ignore"):
+        span = high - low
+        scores = (values - low) / span
+    overflowed = ~np.isfinite(scores)
+    if overflowed.any():  # levels or returns near the float range: the same ratios in scaled units
+        scale = overflow_scale(values, np.array([low, high]))
+        with np.errstate(all="ignore"):  # entries that did not overflow may divide 0 by 0 here: unused
+            scaled = (values / scale - low / scale) / (high / scale - low / scale)
+        scores[overflowed] = scaled[overflowed]
+    return scores
 
 
 def _trim_mean(values: np.ndarray, proportion: float) -> np.ndarray:
@@ -564,9 +672,29 @@ def _trim_mean(values: np.ndarray, proportion: float) -> np.ndarray:
     return np.mean(kept, axis=-1)
 
 
+def _scaled_statistic(statistic: Any, values: np.ndarray) -> Any:
+    """``statistic(values)`` (an array of results, each of degree 1 in the values: a mean, a
+    quantile of means), taken again in units scaled by a power of two when the plain computation
+    overflows (finite values near the float range); a result beyond the range stays ``inf``."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        result = np.asarray(statistic(values), dtype=np.float64)
+    if np.isfinite(result).all():
+        return result
+    scale = overflow_scale(values)
+    with np.errstate(over="ignore"):
+        return np.asarray(statistic(values / scale), dtype=np.float64) * scale
+
+
 def iqm(values: np.ndarray) -> float:
-    """Interquartile mean: the mean of the middle 50% of the values (25% trimmed at each end)."""
-    return float(_trim_mean(np.asarray(values, dtype=np.float64).ravel(), 0.25))
+    """Interquartile mean: the mean of the middle 50% of the values (25% trimmed at each end).
+
+    Raises:
+        ValueError: no values, or a value that is NaN or infinite (named with its position).
+    """
+    flat = finite_values(values, "iqm: sample 'values'").ravel()
+    if flat.size == 0:
+        raise ValueError("iqm: no values")
+    return float(_scaled_statistic(lambda v: _trim_mean(v, 0.25), flat))
 
 
 @functools.lru_cache(maxsize=4)
@@ -603,6 +731,10 @@ def stratified_bootstrap_ci(
 
     Returns:
         ``(estimate, low, high)``.
+
+    Raises:
+        ValueError: an unknown statistic, an empty stratum, or a value that is NaN or infinite
+            (named by its stratum and position).
     """
     return stratified_bootstrap_cis(strata, (statistic,), n_boot, confidence, seed)[statistic]
 
@@ -620,7 +752,7 @@ def stratified_bootstrap_cis(
     unknown = [s for s in statistics if s not in ("iqm", "mean")]
     if unknown:
         raise ValueError(f"statistic must be 'iqm' or 'mean', got {unknown[0]!r}")
-    arrays = [np.asarray(s, dtype=np.float64).ravel() for s in strata]
+    arrays = [finite_values(s, f"stratified_bootstrap_cis: sample 'strata[{k}]'").ravel() for k, s in enumerate(strata)]
     if not arrays or any(a.size == 0 for a in arrays):
         raise ValueError("every stratum needs at least one value")
 
@@ -628,28 +760,42 @@ def stratified_bootstrap_cis(
     sizes = tuple(a.size for a in arrays)
     if pooled.size >= 2**32:
         raise ValueError(f"the bootstrap resamples at most 2**32 - 1 values, got {pooled.size}")
-    # Both statistics of every replicate in one pass of the core (the IQM from how often each value
-    # is drawn, not by sorting each replicate): numpy took a tenth of a report's time here.
-    means, iqms = _core.bootstrap_replicates(pooled, _bootstrap_indices(sizes, n_boot, seed))
-    replicates = {"iqm": iqms, "mean": means}
+    indices = _bootstrap_indices(sizes, n_boot, seed)
     tail = (1.0 - confidence) / 2.0
-    out = {}
-    for statistic in statistics:
-        estimate = _trim_mean(pooled, 0.25) if statistic == "iqm" else pooled.mean()
-        low, high = np.quantile(replicates[statistic], [tail, 1.0 - tail])
-        out[statistic] = (float(estimate), float(low), float(high))
-    return out
+
+    def estimates(values: np.ndarray) -> list[float]:
+        # Both statistics of every replicate in one pass of the core (the IQM from how often each
+        # value is drawn, not by sorting each replicate): numpy took a tenth of a report's time here.
+        means, iqms = _core.bootstrap_replicates(values, indices)
+        replicates = {"iqm": iqms, "mean": means}
+        found = []
+        for statistic in statistics:
+            estimate = _trim_mean(values, 0.25) if statistic == "iqm" else values.mean()
+            low, high = np.quantile(replicates[statistic], [tail, 1.0 - tail])
+            found += [float(estimate), float(low), float(high)]
+        return found
+
+    found = _scaled_statistic(estimates, pooled).tolist()
+    return {statistic: (found[3 * k], found[3 * k + 1], found[3 * k + 2]) for k, statistic in enumerate(statistics)}
 
 
 def probability_of_improvement(x: Sequence[np.ndarray], y: Sequence[np.ndarray]) -> float:
     """P(X > Y): for each experiment, the probability that a score of X drawn at random exceeds one
     of Y (ties count one half), averaged over the experiments (one array of scores per experiment
-    for each of X and Y, in the same experiment order)."""
+    for each of X and Y, in the same experiment order).
+
+    Raises:
+        ValueError: other numbers of experiments, an experiment without scores, or a score that is
+            NaN or infinite (named by its experiment and position).
+    """
     if len(x) != len(y) or not x:
         raise ValueError("x and y need one array of scores per experiment, the same experiments")
     total = 0.0
-    for a, b in zip(x, y, strict=True):
-        a = np.asarray(a, dtype=np.float64)[:, None]
-        b = np.asarray(b, dtype=np.float64)[None, :]
+    for k, (a, b) in enumerate(zip(x, y, strict=True)):
+        a = finite_values(a, f"probability_of_improvement: sample 'x[{k}]'")[:, None]
+        b = finite_values(b, f"probability_of_improvement: sample 'y[{k}]'")[None, :]
+        if a.size == 0 or b.size == 0:
+            empty = "x" if a.size == 0 else "y"
+            raise ValueError(f"probability_of_improvement: experiment {k} has no scores of {empty}")
         total += float((a > b).mean() + 0.5 * (a == b).mean())
     return total / len(x)

@@ -101,7 +101,8 @@ def read_cell_file(path: Path) -> pl.DataFrame:
 def schema_problem(frame: pl.DataFrame) -> str | None:
     """What makes a cell frame other than :data:`~bbrl.protocol.schema.SCHEMA` says (``None``: nothing):
     no rows, a column of another type (numbers of another width are the same type: files written
-    by earlier versions), a required column with a missing value (its first row named)."""
+    by earlier versions), a required column with a missing value or a return that is NaN or
+    infinite (its first row named)."""
     if frame.height == 0:
         return "it has no rows"
     for name, dtype in frame.schema.items():
@@ -112,6 +113,11 @@ def schema_problem(frame: pl.DataFrame) -> str | None:
         nulls = frame[name].is_null()
         if nulls.any():
             return f"column {name!r} has no value in row {int(nulls.arg_true()[0])}"
+    # A NaN or infinite return has no statistics (bbrl.analysis.stats refuses it): named here, with its file.
+    if frame.schema[Col.RETURN].is_float():
+        bad = ~frame[Col.RETURN].is_finite()
+        if bad.any():
+            return f"column {Col.RETURN!r} holds a non-finite value (NaN or inf) in row {int(bad.arg_true()[0])}"
     # The JSON columns are parsed by the reports: each of their (few, constant) values once here.
     for name in (Col.PARAMS, Col.DETAILS):
         if name not in frame.columns:
