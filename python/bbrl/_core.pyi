@@ -25,6 +25,7 @@ __all__ = [
     "binomial_survival",
     "bootstrap_replicates",
     "certify_array",
+    "check_agent",
     "confidence_intervals",
     "deep_sea_mapping",
     "ebgstop_array",
@@ -37,6 +38,7 @@ __all__ = [
     "formula_set",
     "host",
     "make_env",
+    "memory_limit",
     "name_key",
     "problem_distribution",
     "problem_names",
@@ -329,7 +331,9 @@ def evaluate_policy(
 ) -> npt.NDArray[np.float64]: ...
 def agent_kinds() -> list[dict[str, Any]]:
     """The agent registry: per kind, ``kind``, ``display``, ``params`` (each ``name``, ``type``,
-    ``default`` (None when ``required``), ``range``, ``doc``), ``online_units`` and
+    ``default`` (None when ``required``), ``doc``, ``sizes_memory`` and its typed range: ``range``
+    as users read it, ``min``/``max`` (None: unbounded) with ``min_inclusive``/``max_inclusive``,
+    ``choices`` (None unless one of listed strings)), ``online_units`` and
     ``offline_units`` (lists of (parameter, exponent)), ``examples`` (each ``doc`` and ``params``
     by the core's names; the first runs in seconds), ``not_in_quick`` (why ``bbrl quick`` leaves
     the kind out, or None) and ``episodic_baseline`` (whether ``bbrl regret-study`` runs it as a
@@ -340,7 +344,8 @@ def environments() -> list[dict[str, Any]]:
     ``state_space`` (``"finite"`` or ``"box2"``), ``state_box`` (``(low, high, name)`` per
     coordinate of a continuous state; empty when finite), ``default_policy`` (None, or a dict with
     ``kind`` ``"uniform"`` or ``"energy-pumping"`` and its ``random_share``), ``default_discount``
-    and ``options``."""
+    and ``options`` (those it takes, each ``name``, ``type``, ``doc``, ``sizes_memory`` and the
+    typed range keys of :func:`agent_kinds`' parameters)."""
 
 def name_key(name: str) -> str:
     """The form registered names are compared in: lower case, without ``-`` and ``_``."""
@@ -366,14 +371,19 @@ def uniform_prior(
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int, str, str]:
     """The uniform prior of ``distribution``, named by the registry's rule."""
 
-def make_env(
-    name: str,
-    discount: float | None = None,
-    time_limit: int | None = None,
-    noise: float | None = None,
-    size: int | None = None,
-    mapping_seed: int | None = None,
-) -> FiniteEnv | ValueErrorEnv: ...
+def make_env(name: str, options: dict[str, Any] | None = None) -> FiniteEnv | ValueErrorEnv:
+    """Environment ``name`` built with ``options`` (option name to value; None: the default), each
+    read by its typed spec in the registry entry's ``options``."""
+
+def check_agent(kind: str, params: dict[str, Any], n_states: int, n_actions: int, gamma: float, horizon: int) -> str:
+    """The validate-only path: builds agent ``kind`` from ``params`` and checks the memory its
+    parameters size for a prior of ``n_states`` x ``n_actions``, ``gamma`` and ``horizon`` (steps)
+    against :func:`memory_limit`, allocating none of it; returns the agent's name. ValueError when
+    a parameter is invalid or sizes more memory than the limit (naming it, the size and the limit)."""
+
+def memory_limit() -> int:
+    """The memory rule's limit, in bytes: half the machine's physical memory, or
+    ``BBRL_MEMORY_LIMIT`` (bytes, or a number with a unit such as ``8GiB``) when set."""
 def deep_sea_mapping(size: int, mapping_seed: int) -> npt.NDArray[np.uint8]: ...
 def formula_parse(text: str, paper_names: bool = False) -> tuple[str, str, str, int]: ...
 def formula_eval(text: str, x0: float, x1: float, x2: float) -> float: ...

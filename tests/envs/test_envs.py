@@ -67,7 +67,7 @@ def test_time_limit_truncates_and_seeds_reproduce() -> None:
     ("factory", "error", "match"),
     [
         (lambda: envs.river_swim("nope"), ValueError, "variant must be 'osband' or 'strehl'"),
-        (lambda: envs.six_arms(1.5), ValueError, r"discount must be in \[0, 1\]"),
+        (lambda: envs.six_arms(1.5), ValueError, r"option .discount. must be in \[0, 1\], got 1.5"),
         (lambda: envs.FiniteEnv(np.ones((1, 1, 1)), np.zeros((1, 1, 1)), [1.0], 1.0), ValueError, "needs a time limit"),
         (lambda: envs.FiniteEnv(np.ones((2, 1, 2)) / 2, np.zeros((2, 1, 2)), [0.3, 0.3], 0.9), ValueError, "start"),
         (lambda: envs.FiniteEnv(np.ones((2, 1, 2)), np.zeros((2, 1, 2)), [1, 0], 0.9), ValueError, "sums to 2"),

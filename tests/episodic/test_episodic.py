@@ -255,3 +255,32 @@ def test_start_states_follow_the_start_law_and_the_regret_starts_from_each() -> 
     # Another seed draws other start states; the same seed, the same ones.
     assert not np.array_equal(starts, EpisodicExperiment("RiverSwim-Strehl", 400, 2, 15, seed=6).starts)
     np.testing.assert_array_equal(starts, EpisodicExperiment("RiverSwim-Strehl", 400, 2, 15, seed=5).starts)
+
+
+def _plan_horizon_settings() -> list[tuple[str, dict[str, object]]]:
+    """Every registered kind that takes ``plan_horizon``, at each of its reference choices (the
+    reference code's settings included, with the learned rewards they need): read from the
+    registry, so that a new planner is pinned the day it is added."""
+    settings: list[tuple[str, dict[str, object]]] = []
+    for kind in agents.registry.kinds():
+        spec = agents.registry.spec(kind)
+        names = {p["name"]: p for p in spec["params"]}
+        if "plan_horizon" not in names:
+            continue
+        for reference in (names.get("reference") or {}).get("choices") or [None]:
+            extra: dict[str, object] = {} if reference in (None, "paper") else {"reference": reference}
+            if extra and "rewards" in names:
+                extra["rewards"] = "learned"
+            settings.append((spec["kind"], extra))
+    return settings
+
+
+@pytest.mark.parametrize(("kind", "extra"), _plan_horizon_settings())
+def test_the_plan_horizon_defaults_to_the_episode_length(kind: str, extra: dict[str, object]) -> None:
+    # At gamma = 0.99 a plan of 1 / (1 - gamma) = 100 steps is far longer than RiverSwim's
+    # 20-step episodes: the default must plan the episode (TabulaRL's last-step rule included).
+    exp = EpisodicExperiment("RiverSwim-Osband", episodes=12, n_runs=3, gamma=0.99, seed=4)
+    default = exp.run(agents.create(kind, {**extra, "plan_horizon": 0}))
+    episode = exp.run(agents.create(kind, {**extra, "plan_horizon": 20}))
+    np.testing.assert_array_equal(default.regret, episode.regret)
+    np.testing.assert_array_equal(default.expected_regret, episode.expected_regret)

@@ -39,9 +39,9 @@ def test_rlberry_settings_of_rlsvi_and_optql_learn(kind: str, episodes: int, bou
 
 def test_reference_values_are_checked() -> None:
     for kind in ("optql", "rlsvi"):
-        with pytest.raises(ValueError, match=r'reference must be "paper" or "rlberry"'):
+        with pytest.raises(ValueError, match=r'parameter .reference. must be one of "paper" or "rlberry"'):
             registry.create(kind, {"reference": "tabularl"}).build_core()
-    with pytest.raises(ValueError, match=r'reference must be "paper", "rlberry" or "tabularl"'):
+    with pytest.raises(ValueError, match=r'parameter .reference. must be one of "paper", "rlberry" or "tabularl"'):
         registry.create("ucbvi", {"reference": "tabula"}).build_core()
     for kind in ("ucbvi", "optql", "rlsvi"):
         assert "rlberry" in registry.create(kind, {"reference": "rlberry"}).build_core().name

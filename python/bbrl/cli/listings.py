@@ -135,7 +135,7 @@ def _command_envs(args: argparse.Namespace, console: Console) -> int:
         else:
             entry = registry.entry(problem["name"])
             where = (
-                f"{entry['state_space']}, discount {entry['default_discount']}; options: {', '.join(entry['options'])}"
+                f"{entry['state_space']}, discount {entry['default_discount']}; options: {', '.join(o['name'] for o in entry['options'])}"
             )
             if entry["default_policy"] is not None:
                 policy = entry["default_policy"]

@@ -47,5 +47,6 @@ def make_core(name: str, **options: Any) -> Any:
     continuous ones ``time_limit``, Puddle World's ``noise``; None or absent: the default). An
     option the environment does not take is a ``ValueError`` naming it."""
     given = {k: v for k, v in options.items() if v is not None}
-    # The core refuses an option the environment does not take, naming it and its options.
-    return _core.make_env(entry(name)["name"], **given)
+    # The core reads each option by its typed spec (the registry entry's "options"), refusing one
+    # the environment does not take or a value out of its range, naming the environment and option.
+    return _core.make_env(entry(name)["name"], given)

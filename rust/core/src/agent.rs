@@ -43,6 +43,32 @@ impl Setting {
     }
 }
 
+/// The memory an agent's parameters size: bytes (an upper estimate, saturating) and the
+/// parameters that set them, for the error that refuses too much.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryNeed {
+    pub bytes: u128,
+    /// The parameters (and setting) that size it, e.g. `"k and depth (the search tree)"`.
+    pub sized_by: &'static str,
+}
+
+impl MemoryNeed {
+    /// Nothing beyond the prior's own size.
+    pub const NONE: MemoryNeed = MemoryNeed { bytes: 0, sized_by: "" };
+}
+
+/// Refuses an agent whose parameters would size more memory than the memory rule allows, for a
+/// prior of `n_states` x `n_actions`: the error names the agent, the parameters, the size and the
+/// limit. Every offline learning goes through it ([`crate::evaluators::protocol::learn_offline`]).
+pub fn check_memory(agent: &dyn Agent, n_states: usize, n_actions: usize, setting: Setting) -> Result<()> {
+    let need = agent.parameter_memory(n_states, n_actions, setting);
+    if need.bytes == 0 {
+        return Ok(());
+    }
+    let what = format!("agent '{}': its {} on {n_states} states and {n_actions} actions", agent.name(), need.sized_by);
+    crate::platform::memory::check(&what, need.bytes)
+}
+
 /// What an agent may see when a task (a new unknown MDP) starts.
 pub struct TaskContext<'a> {
     pub setting: Setting,
@@ -115,6 +141,14 @@ pub trait Agent: Send + Sync {
     /// Whether the agent is an oracle that is shown the true MDP at reset.
     fn is_oracle(&self) -> bool {
         false
+    }
+
+    /// The memory its parameters size (search trees, sampled models, staged value tables), from
+    /// above, for a prior of `n_states` x `n_actions` states and actions and `setting`; tables
+    /// only the prior sizes are left out (its size is checked where it is read). Checked against
+    /// the memory rule ([`crate::platform::memory`]) before offline learning allocates anything.
+    fn parameter_memory(&self, _n_states: usize, _n_actions: usize, _setting: Setting) -> MemoryNeed {
+        MemoryNeed::NONE
     }
 
     /// A deep copy (the trained agent is cloned for every test MDP and thread).

@@ -1,6 +1,7 @@
 //! Keyword options as a front end hands them over: a [`ParamValue`] per name, read into a typed
 //! options struct that has a default for every optional key and is validated once
-//! ([`Options::from_pairs`]). Agent parameters use the same values ([`crate::agents::build`]).
+//! ([`Options::from_pairs`]). Agent parameters use the same values ([`crate::agents::build`]), and
+//! both describe their parameters with the same typed [`ParamType`] and [`Range`].
 
 use std::str::FromStr;
 
@@ -16,6 +17,19 @@ pub enum ParamValue {
     UInt(u64),
     Bool(bool),
     Text(String),
+}
+
+/// A value as users wrote it: `1.5`, `-3`, `true`, `"x"`.
+impl std::fmt::Display for ParamValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParamValue::Float(v) => write!(f, "{v}"),
+            ParamValue::Int(v) => write!(f, "{v}"),
+            ParamValue::UInt(v) => write!(f, "{v}"),
+            ParamValue::Bool(v) => write!(f, "{v}"),
+            ParamValue::Text(v) => write!(f, "{v:?}"),
+        }
+    }
 }
 
 impl ParamValue {
@@ -64,6 +78,148 @@ impl ParamValue {
     /// A string parsed by the enum's [`FromStr`] (whose error lists the allowed values).
     pub fn parse<T: FromStr<Err = BbrlError>>(&self, key: &str) -> Result<T> {
         self.as_str(key)?.parse()
+    }
+}
+
+/// The type of a parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamType {
+    Float,
+    Int,
+    Bool,
+    Text,
+}
+
+impl ParamType {
+    /// `"float"`, `"int"`, `"bool"` or `"str"` (Python's names).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParamType::Float => "float",
+            ParamType::Int => "int",
+            ParamType::Bool => "bool",
+            ParamType::Text => "str",
+        }
+    }
+}
+
+/// One end of a numeric [`Range`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bound {
+    Unbounded,
+    /// The value itself is allowed.
+    Inclusive(f64),
+    /// Values up to (not including) this one.
+    Exclusive(f64),
+}
+
+impl Bound {
+    /// The bound's value (`None`: unbounded) and whether it is allowed itself.
+    pub fn value(self) -> Option<(f64, bool)> {
+        match self {
+            Bound::Unbounded => None,
+            Bound::Inclusive(v) => Some((v, true)),
+            Bound::Exclusive(v) => Some((v, false)),
+        }
+    }
+}
+
+/// The values a parameter allows, typed: the checks, the messages, the docs and the sweep of
+/// every option read it (one source).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Range {
+    /// Every value of the type (a flag).
+    Any,
+    /// A finite number between two bounds.
+    Number { min: Bound, max: Bound },
+    /// One of these strings.
+    Choices(&'static [&'static str]),
+    /// A text the builder parses (a formula), described for users; the builder checks it.
+    Parsed(&'static str),
+}
+
+impl Range {
+    /// `>= min`.
+    pub const fn at_least(min: f64) -> Self {
+        Range::Number { min: Bound::Inclusive(min), max: Bound::Unbounded }
+    }
+
+    /// `> min`.
+    pub const fn above(min: f64) -> Self {
+        Range::Number { min: Bound::Exclusive(min), max: Bound::Unbounded }
+    }
+
+    /// `[min, max]`, both included.
+    pub const fn between(min: f64, max: f64) -> Self {
+        Range::Number { min: Bound::Inclusive(min), max: Bound::Inclusive(max) }
+    }
+
+    /// The range as users read it: `>= 1`, `> 0`, `[0, 1]`, `"paper" or "tabularl"`.
+    pub fn describe(&self) -> String {
+        match *self {
+            Range::Any => "true or false".to_string(),
+            Range::Number { min, max } => match (min.value(), max.value()) {
+                (None, None) => "any finite number".to_string(),
+                (Some((lo, true)), None) => format!(">= {}", number(lo)),
+                (Some((lo, false)), None) => format!("> {}", number(lo)),
+                (None, Some((hi, true))) => format!("<= {}", number(hi)),
+                (None, Some((hi, false))) => format!("< {}", number(hi)),
+                (Some((lo, li)), Some((hi, hi_in))) => {
+                    format!(
+                        "{}{}, {}{}",
+                        if li { "[" } else { "(" },
+                        number(lo),
+                        number(hi),
+                        if hi_in { "]" } else { ")" }
+                    )
+                }
+            },
+            Range::Choices(names) => {
+                let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+                match quoted.as_slice() {
+                    [] => String::new(),
+                    [one] => one.clone(),
+                    [init @ .., last] => format!("{} or {last}", init.join(", ")),
+                }
+            }
+            Range::Parsed(text) => text.to_string(),
+        }
+    }
+
+    /// What a value must be, for messages: `>= 1`, `in [0, 1]`, `one of "paper" or "tabularl"`.
+    pub fn requirement(&self) -> String {
+        match self {
+            Range::Number { min: Bound::Unbounded, .. } | Range::Number { max: Bound::Unbounded, .. } => {
+                self.describe()
+            }
+            Range::Number { .. } => format!("in {}", self.describe()),
+            Range::Choices(_) => format!("one of {}", self.describe()),
+            _ => self.describe(),
+        }
+    }
+
+    /// Whether the number `v` is allowed (a range that is not numeric allows none).
+    pub fn contains(&self, v: f64) -> bool {
+        let Range::Number { min, max } = *self else { return false };
+        let above = match min.value() {
+            None => true,
+            Some((lo, inclusive)) => v > lo || (inclusive && v == lo),
+        };
+        let below = match max.value() {
+            None => true,
+            Some((hi, inclusive)) => v < hi || (inclusive && v == hi),
+        };
+        v.is_finite() && above && below
+    }
+}
+
+/// A bound as the ranges write it: `1`, `0.51`, `1e-9`.
+fn number(v: f64) -> String {
+    let plain = format!("{v}");
+    let exponent = format!("{v:e}");
+    if exponent.len() < plain.len() {
+        exponent
+    } else {
+        plain
     }
 }
 

@@ -54,7 +54,7 @@ fn every_required_parameter_is_named_when_missing_and_types_are_declared() {
         for param in spec.params.iter().filter(|p| p.default.is_none()) {
             let err = build(spec.kind, &Params::new()).err().unwrap().to_string();
             assert!(err.contains("missing parameter"), "{}: {err}", spec.kind);
-            assert!(!param.range.is_empty() && !param.doc.is_empty(), "{}.{}", spec.kind, param.name);
+            assert!(!param.range.describe().is_empty() && !param.doc.is_empty(), "{}.{}", spec.kind, param.name);
         }
         for param in spec.params {
             if param.name == "compat" {

@@ -4,7 +4,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::distribution::PyFdm;
-use super::{to_py, value_of};
+use super::{set_range, to_py, value_of};
 use bbrl_core::agent::Setting;
 use bbrl_core::agents::spec::ParamDefault;
 use bbrl_core::agents::{self, Params};
@@ -21,11 +21,7 @@ pub(super) struct PyAgent {
 impl PyAgent {
     #[new]
     fn new(kind: &str, params: &Bound<'_, PyDict>) -> PyResult<Self> {
-        let mut converted = Params::new();
-        for (key, value) in params.iter() {
-            let key: String = key.extract()?;
-            converted.insert(key.clone(), value_of(&format!("parameter '{key}'"), &value)?);
-        }
+        let converted = params_of(params)?;
         Ok(Self { inner: Learner::new(agents::build(kind, &converted).map_err(to_py)?) })
     }
 
@@ -75,7 +71,7 @@ impl PyAgent {
 }
 
 /// The agent registry: per kind, its name, display name, parameters (name, type, default or
-/// None when required, range, doc), cost units (online per decision, offline per training), its
+/// None when required, doc, sizes_memory and the typed range keys of `set_range`), cost units (online per decision, offline per training), its
 /// example settings (doc, params by the core's names; the first runs in seconds) and why `bbrl
 /// quick` leaves it out (None: it runs the first example).
 #[pyfunction]
@@ -98,7 +94,8 @@ fn agent_kinds(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
                         None => param.set_item("default", py.None())?,
                     }
                     param.set_item("required", p.default.is_none())?;
-                    param.set_item("range", p.range)?;
+                    set_range(&param, p.range)?;
+                    param.set_item("sizes_memory", spec.sizes_memory.contains(&p.name))?;
                     param.set_item("doc", p.doc)?;
                     Ok(param)
                 })
@@ -139,8 +136,41 @@ fn spec_value(py: Python<'_>, value: ParamDefault) -> PyResult<Bound<'_, PyAny>>
 }
 
 /// Adds this file's classes and functions to the module.
+/// The validate-only path: builds agent `kind` from `params` and checks the memory its
+/// parameters size for a prior of `n_states` x `n_actions` states and actions, discount `gamma`
+/// and `horizon` steps, allocating none of it; returns the agent's name (ValueError otherwise).
+#[pyfunction]
+fn check_agent(
+    kind: &str,
+    params: &Bound<'_, PyDict>,
+    n_states: usize,
+    n_actions: usize,
+    gamma: f64,
+    horizon: usize,
+) -> PyResult<String> {
+    let converted = params_of(params)?;
+    agents::registry::check(kind, &converted, n_states, n_actions, Setting { gamma, horizon }).map_err(to_py)
+}
+
+/// The memory rule's limit in bytes (half the machine's memory, or `BBRL_MEMORY_LIMIT`).
+#[pyfunction]
+fn memory_limit() -> PyResult<u64> {
+    bbrl_core::platform::memory::limit().map_err(to_py)
+}
+
+fn params_of(params: &Bound<'_, PyDict>) -> PyResult<Params> {
+    let mut converted = Params::new();
+    for (key, value) in params.iter() {
+        let key: String = key.extract()?;
+        converted.insert(key.clone(), value_of(&format!("parameter '{key}'"), &value)?);
+    }
+    Ok(converted)
+}
+
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyAgent>()?;
     m.add_function(wrap_pyfunction!(agent_kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(check_agent, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_limit, m)?)?;
     Ok(())
 }

@@ -6,14 +6,15 @@ use pyo3::types::PyDict;
 
 use super::continuous_env::PyValueErrorEnv;
 use super::env::PyFiniteEnv;
-use super::to_py;
-use bbrl_core::envs::registry::{build, ENVIRONMENTS};
-use bbrl_core::envs::{AnyEnv, DefaultPolicy, EnvOptions};
+use super::{set_range, to_py, value_of};
+use bbrl_core::envs::registry::{build, find, ENVIRONMENTS};
+use bbrl_core::envs::{AnyEnv, DefaultPolicy, EnvOptions, OPTIONS};
 
 /// Every named environment: name, long_name, summary, state_space ("finite" or "box2"),
 /// state_box (a continuous state's (low, high, name) per coordinate; empty when finite),
 /// default_policy (None, or {"kind": "uniform"} or {"kind": "energy-pumping", "random_share": p}),
-/// default_discount and options (the keyword arguments `make_env` accepts for it).
+/// default_discount and options (those `make_env` accepts for it: name, type, doc, sizes_memory and
+/// the typed range keys of `set_range`).
 #[pyfunction]
 fn environments(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
     ENVIRONMENTS
@@ -38,26 +39,42 @@ fn environments(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             };
             entry.set_item("default_policy", policy)?;
             entry.set_item("default_discount", spec.default_discount)?;
-            entry.set_item("options", spec.options.to_vec())?;
+            let options = OPTIONS
+                .iter()
+                .filter(|o| spec.options.contains(&o.name))
+                .map(|o| {
+                    let option = PyDict::new(py);
+                    option.set_item("name", o.name)?;
+                    option.set_item("type", o.ty.as_str())?;
+                    option.set_item("doc", o.doc)?;
+                    option.set_item("sizes_memory", o.sizes_memory)?;
+                    set_range(&option, o.range)?;
+                    Ok(option)
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            entry.set_item("options", options)?;
             Ok(entry)
         })
         .collect()
 }
 
-/// The environment `name` built with the given options (None: its default).
+/// The environment `name` built with `options` (a dict of option name to value; None: the
+/// default), each read by the registry's typed option specs (`bbrl_core::envs::OPTIONS`).
 #[pyfunction]
-#[pyo3(signature = (name, discount=None, time_limit=None, noise=None, size=None, mapping_seed=None))]
-fn make_env(
-    py: Python<'_>,
-    name: &str,
-    discount: Option<f64>,
-    time_limit: Option<usize>,
-    noise: Option<f64>,
-    size: Option<usize>,
-    mapping_seed: Option<u64>,
-) -> PyResult<Py<PyAny>> {
-    let options = EnvOptions { discount, time_limit, noise, size, mapping_seed };
-    Ok(match build(name, &options).map_err(to_py)? {
+#[pyo3(signature = (name, options=None))]
+fn make_env(py: Python<'_>, name: &str, options: Option<&Bound<'_, PyDict>>) -> PyResult<Py<PyAny>> {
+    let spec = find(name).map_err(to_py)?;
+    let mut pairs = Vec::new();
+    if let Some(options) = options {
+        for (key, value) in options.iter() {
+            let key: String = key.extract()?;
+            if !value.is_none() {
+                pairs.push((key.clone(), value_of(&format!("environment '{}': option '{key}'", spec.name), &value)?));
+            }
+        }
+    }
+    let options = EnvOptions::read(spec, pairs.iter().map(|(k, v)| (k.as_str(), v))).map_err(to_py)?;
+    Ok(match build(spec.name, &options).map_err(to_py)? {
         AnyEnv::Finite(env) => Py::new(py, PyFiniteEnv::wrap(*env))?.into_any(),
         other => Py::new(py, PyValueErrorEnv { inner: other })?.into_any(),
     })

@@ -14,7 +14,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 
 use bbrl_core::error::BbrlError;
 use bbrl_core::model::{tables, Mdp};
-use bbrl_core::options::{Options, ParamValue};
+use bbrl_core::options::{Options, ParamValue, Range};
 
 mod agent;
 mod callback;
@@ -62,10 +62,32 @@ pub(crate) fn value_of(what: &str, value: &Bound<'_, PyAny>) -> PyResult<ParamVa
         ParamValue::Int(v)
     } else if let (true, Ok(v)) = (value.is_instance_of::<PyInt>(), value.extract::<u64>()) {
         ParamValue::UInt(v)
+    } else if value.is_instance_of::<PyInt>() {
+        return Err(PyValueError::new_err(format!("{what} is out of range: {value} does not fit in 64 bits")));
     } else {
         let kind = value.get_type().name()?;
         return Err(PyTypeError::new_err(format!("{what} must be a bool, int, float or str, got {kind}")));
     })
+}
+
+/// A typed range as dict keys (one source: `bbrl_core::options::Range`): "range" (as users read
+/// it), "min" and "max" (None: unbounded) with "min_inclusive" and "max_inclusive", and
+/// "choices" (None unless the value is one of a list of strings).
+pub(crate) fn set_range(entry: &Bound<'_, PyDict>, range: Range) -> PyResult<()> {
+    entry.set_item("range", range.describe())?;
+    let (min, max) = match range {
+        Range::Number { min, max } => (min.value(), max.value()),
+        _ => (None, None),
+    };
+    entry.set_item("min", min.map(|(v, _)| v))?;
+    entry.set_item("min_inclusive", min.is_some_and(|(_, inclusive)| inclusive))?;
+    entry.set_item("max", max.map(|(v, _)| v))?;
+    entry.set_item("max_inclusive", max.is_some_and(|(_, inclusive)| inclusive))?;
+    match range {
+        Range::Choices(names) => entry.set_item("choices", names.to_vec())?,
+        _ => entry.set_item("choices", entry.py().None())?,
+    }
+    Ok(())
 }
 
 /// The core's typed options `T` from a dict (a None value leaves the key at its default).

@@ -8,8 +8,8 @@ use rand::Rng as _;
 use super::common::{
     argmax_random_tie, argmax_random_tie_by_select, greedy_probabilities, plan_once, uniform_below, PlanningStream,
 };
-use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
-use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, Range};
+use crate::agent::{not_trained, Agent, MemoryNeed, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
 use crate::model::fdm::Fdm;
@@ -21,17 +21,24 @@ pub const SPEC: KindSpec = KindSpec {
     kind: "bamcp",
     display: "BAMCP",
     params: &[
-        ParamSpec { name: "k", ty: ParamType::Int, default: None, range: ">= 1", doc: "simulations per decision" },
+        ParamSpec {
+            name: "k",
+            ty: ParamType::Int,
+            default: None,
+            range: Range::at_least(1.0),
+            doc: "simulations per decision",
+        },
         ParamSpec {
             name: "depth",
             ty: ParamType::Int,
             default: None,
-            range: ">= 1",
+            range: Range::at_least(1.0),
             doc: "simulation depth, in steps",
         },
     ],
     online_units: &[("k", 1.0), ("depth", 1.0)],
     offline_units: &[],
+    sizes_memory: &["k", "depth"],
     examples: &[
         Example { doc: "quick", params: &[("k", ParamDefault::Int(10)), ("depth", ParamDefault::Int(15))] },
         Example { doc: "more simulations", params: &[("k", ParamDefault::Int(100)), ("depth", ParamDefault::Int(20))] },
@@ -393,6 +400,19 @@ impl Agent for Bamcp {
     }
 
     /// Nothing learned offline: learn_offline only builds the prior posterior and sizes the search tree.
+    fn parameter_memory(&self, n_states: usize, n_actions: usize, _setting: Setting) -> MemoryNeed {
+        use crate::platform::memory::{bytes_of, product};
+        // A search adds at most one V-node per simulation ([`Tree::reserve`]), each with A
+        // Q-nodes of at most S child slots; two UCB tables of k + 1 entries; the descent's path.
+        let nodes = product(&[self.k]).saturating_add(1);
+        let bytes = bytes_of::<VNode>(nodes)
+            .saturating_add(bytes_of::<QNode>(nodes.saturating_mul(n_actions as u128)))
+            .saturating_add(bytes_of::<u32>(nodes.saturating_mul(product(&[n_actions, n_states]))))
+            .saturating_add(bytes_of::<f64>(nodes.saturating_mul(2)))
+            .saturating_add(bytes_of::<(u32, u32, f64)>(self.depth as u128));
+        MemoryNeed { bytes, sized_by: "search tree and UCB tables (parameters k and depth)" }
+    }
+
     fn learns_offline(&self) -> bool {
         false
     }

@@ -1,6 +1,6 @@
 //! BEBAgent (SPEC 4.5): Bayesian Exploration Bonus (Kolter & Ng 2009) on the posterior-mean model.
 
-use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, COMPAT};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, Range, COMPAT};
 use super::tabularl_bonus::{TabularlBonus, TabularlPlanner, TabularlPrior};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
@@ -19,7 +19,7 @@ pub const SPEC: KindSpec = KindSpec {
             name: "beta",
             ty: ParamType::Float,
             default: None,
-            range: ">= 0",
+            range: Range::at_least(0.0),
             doc: "exploration bonus beta / (1 + n(s, a)) added to the rewards (reference = tabularl: TabulaRL's \
                   beta, its bonus beta H / (1 + n(s, a)) per step left)",
         },
@@ -28,7 +28,7 @@ pub const SPEC: KindSpec = KindSpec {
             name: "reference",
             ty: ParamType::Text,
             default: Some(ParamDefault::Text("paper")),
-            range: "\"paper\" or \"tabularl\"",
+            range: Range::Choices(&["paper", "tabularl"]),
             doc: "paper: Kolter & Ng's BEB as the BBRL benchmark runs it; tabularl: TabulaRL's BEB (a MAP model with \
                   learned rewards, its bonuses, one H-stage plan per episode; docs/baselines.md, Reference settings; \
                   compat must stay false)",
@@ -36,6 +36,7 @@ pub const SPEC: KindSpec = KindSpec {
     ],
     online_units: &[],
     offline_units: &[],
+    sizes_memory: &[],
     examples: &[
         Example { doc: "quick", params: &[("beta", ParamDefault::Float(1.0))] },
         Example {

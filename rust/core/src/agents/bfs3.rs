@@ -4,8 +4,8 @@
 use rand::Rng as _;
 
 use super::common::{argmax_random_tie, argmax_random_tie_by, greedy_probabilities, plan_once, PlanningStream};
-use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
-use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, Range};
+use crate::agent::{not_trained, Agent, MemoryNeed, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
 use crate::model::counts::CountModel;
@@ -22,20 +22,27 @@ pub const SPEC: KindSpec = KindSpec {
             name: "k",
             ty: ParamType::Int,
             default: None,
-            range: ">= 1",
+            range: Range::at_least(1.0),
             doc: "forward-search rollouts per decision",
         },
         ParamSpec {
             name: "c",
             ty: ParamType::Int,
             default: None,
-            range: ">= 1",
+            range: Range::at_least(1.0),
             doc: "branching factor: next states drawn per action",
         },
-        ParamSpec { name: "depth", ty: ParamType::Int, default: None, range: ">= 1", doc: "search depth, in steps" },
+        ParamSpec {
+            name: "depth",
+            ty: ParamType::Int,
+            default: None,
+            range: Range::at_least(1.0),
+            doc: "search depth, in steps",
+        },
     ],
     online_units: &[("k", 1.0), ("depth", 1.0)],
     offline_units: &[],
+    sizes_memory: &["k", "c", "depth"],
     examples: &[
         Example {
             doc: "quick",
@@ -672,6 +679,22 @@ impl Agent for Bfs3 {
     }
 
     /// Nothing learned offline: learn_offline only copies the prior counts and sizes the search buffers.
+    fn parameter_memory(&self, n_states: usize, n_actions: usize, _setting: Setting) -> MemoryNeed {
+        use crate::platform::memory::{bytes_of, product};
+        // The largest FSSS tree ([`Agent::start_task`]'s reserve): 2 + rollouts (depth - 1) nodes
+        // of A Q-entries of at most min(C, S) children; the rows' C + 1 bounds; the rollout logs.
+        let rollouts = (self.k / self.c).max(1);
+        let nodes = product(&[rollouts, self.depth]).saturating_add(2);
+        let width = self.c.min(n_states).max(1);
+        let bytes = bytes_of::<Bounds>(nodes)
+            .saturating_add(bytes_of::<QEntry>(nodes.saturating_mul(n_actions as u128)))
+            .saturating_add(bytes_of::<Edge>(nodes.saturating_mul(product(&[n_actions, width]))))
+            .saturating_add(bytes_of::<(f64, f64)>(product(&[n_states, n_actions, self.c]).saturating_add(1)))
+            .saturating_add(bytes_of::<f64>(product(&[BinomialSampler::SLOTS, self.c])))
+            .saturating_add(bytes_of::<(u32, u32)>(product(&[self.depth]).saturating_mul(2)));
+        MemoryNeed { bytes, sized_by: "search trees (parameters k, c and depth)" }
+    }
+
     fn learns_offline(&self) -> bool {
         false
     }

@@ -4,7 +4,7 @@ use rand::Rng as _;
 
 use super::common::{argmax_random_tie, greedy_probabilities};
 use super::mean_model::MeanModelQ;
-use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, Range};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
@@ -20,11 +20,12 @@ pub const SPEC: KindSpec = KindSpec {
         name: "epsilon",
         ty: ParamType::Float,
         default: None,
-        range: "[0, 1]",
+        range: Range::between(0.0, 1.0),
         doc: "probability of a uniformly random action",
     }],
     online_units: &[],
     offline_units: &[],
+    sizes_memory: &[],
     examples: &[
         Example { doc: "quick", params: &[("epsilon", ParamDefault::Float(0.1))] },
         Example { doc: "more exploration", params: &[("epsilon", ParamDefault::Float(0.3))] },

@@ -33,7 +33,7 @@ use rand::Rng as _;
 
 use super::common::{argmax_random_tie, greedy_probabilities};
 use super::mean_model::MeanModelQ;
-use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, COMPAT};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, Range, COMPAT};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
 use crate::formula::{Formula, N_VARIABLES};
@@ -53,13 +53,14 @@ pub const SPEC: KindSpec = KindSpec {
             name: "formula",
             ty: ParamType::Text,
             default: None,
-            range: "an RPN (X2 X0 DIV) or infix (QUniform / QMean) formula",
+            range: Range::Parsed("an RPN (X2 X0 DIV) or infix (QUniform / QMean) formula"),
             doc: "the index formula whose argmax is played",
         },
         COMPAT,
     ],
     online_units: &[],
     offline_units: &[],
+    sizes_memory: &[],
     examples: &[
         Example { doc: "quick", params: &[("formula", ParamDefault::Text("X0 X2 MAX2"))] },
         Example {

@@ -11,7 +11,7 @@
 //! rewards `R̂` is the table's `R(s, a, y)` weighted by `T̂`, and the bonus remains (it covers the
 //! transitions' uncertainty).
 
-use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, Range};
 use super::tabular::{AbsorbingPlanner, GreedyOnPlan, RewardModel, REWARDS};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
@@ -28,20 +28,21 @@ pub const SPEC: KindSpec = KindSpec {
             name: "beta",
             ty: ParamType::Float,
             default: Some(ParamDefault::Float(0.4)),
-            range: ">= 0",
+            range: Range::at_least(0.0),
             doc: "bonus beta / sqrt(n(s, a)), in units of the reward range (0.4: the RiverSwim setting)",
         },
         ParamSpec {
             name: "m",
             ty: ParamType::Int,
             default: Some(ParamDefault::Int(0)),
-            range: ">= 0",
+            range: Range::at_least(0.0),
             doc: "samples after which a pair's statistics stop changing (0: never)",
         },
         REWARDS,
     ],
     online_units: &[],
     offline_units: &[],
+    sizes_memory: &[],
     examples: &[
         Example { doc: "quick", params: &[] },
         Example {

@@ -41,7 +41,7 @@ use crate::work::{self, Work};
 
 use super::common::argmax_random_tie;
 use super::formula_agent::FormulaAgent;
-use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, COMPAT};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, Range, COMPAT};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
 use crate::formula::set::shipped_set;
@@ -60,27 +60,28 @@ pub const SPEC: KindSpec = KindSpec {
             name: "formulas",
             ty: ParamType::Text,
             default: None,
-            range: "F2 to F6 (a shipped set), or RPN formulas separated by newlines or ';'",
+            range: Range::Parsed("F2 to F6 (a shipped set), or RPN formulas separated by newlines or ';'"),
             doc: "the formula set UCB1 chooses from",
         },
         ParamSpec {
             name: "n_draws",
             ty: ParamType::Int,
             default: None,
-            range: ">= 1",
+            range: Range::at_least(1.0),
             doc: "UCB1 budget, in trajectories on MDPs drawn from the prior",
         },
         ParamSpec {
             name: "c",
             ty: ParamType::Float,
             default: Some(ParamDefault::Float(DEFAULT_C)),
-            range: ">= 0",
+            range: Range::at_least(0.0),
             doc: "UCB1 exploration constant, on raw returns",
         },
         COMPAT,
     ],
     online_units: &[],
     offline_units: &[("n_draws", 1.0), ("horizon", 1.0)],
+    sizes_memory: &[],
     examples: &[
         Example {
             doc: "quick",

@@ -22,11 +22,12 @@
 use rand::Rng as _;
 use rand_distr::StandardNormal;
 
-use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, Range};
 use super::tabular::{
-    count_sweep, BlockPlanner, GreedyOnPlan, RewardModel, TabularlReference, PLAN_HORIZON, REWARDS, TABULARL_REFERENCE,
+    count_sweep, staged_memory, BlockPlanner, GreedyOnPlan, RewardModel, TabularlReference, PLAN_HORIZON, REWARDS,
+    TABULARL_REFERENCE,
 };
-use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
+use crate::agent::{not_trained, Agent, MemoryNeed, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
 use crate::model::dirichlet::sample_row;
@@ -42,14 +43,14 @@ pub const SPEC: KindSpec = KindSpec {
             name: "k",
             ty: ParamType::Int,
             default: Some(ParamDefault::Int(10)),
-            range: ">= 1",
+            range: Range::at_least(1.0),
             doc: "posterior samples per plan, whose Q-tables' maximum is played (10: TabulaRL's nSamp)",
         },
         ParamSpec {
             name: "alpha0",
             ty: ParamType::Float,
             default: Some(ParamDefault::Float(1.0)),
-            range: "> 0",
+            range: Range::above(0.0),
             doc: "Dirichlet concentration of the transition prior, per next state",
         },
         PLAN_HORIZON,
@@ -58,6 +59,7 @@ pub const SPEC: KindSpec = KindSpec {
     ],
     online_units: &[("k", 1.0)],
     offline_units: &[],
+    sizes_memory: &["plan_horizon"],
     examples: &[
         Example { doc: "quick: 3 samples", params: &[("k", ParamDefault::Int(3))] },
         Example {
@@ -230,12 +232,13 @@ impl Agent for OptimisticPsrl {
 
     fn start_task(&mut self, context: &TaskContext<'_>, rng: &mut Rng) -> Result<()> {
         let requested = self.plan_horizon;
-        self.state()?.base.start_task(requested, context.setting.gamma, rng);
+        self.state()?.base.start_task(requested, context.setting, rng);
         Ok(())
     }
 
     fn start_episode(&mut self, _state: usize, _rng: &mut Rng) -> Result<()> {
-        self.state()?.base.staged.blocks.restart();
+        let requested = self.plan_horizon;
+        self.state()?.base.start_episode(requested);
         Ok(())
     }
 
@@ -256,6 +259,11 @@ impl Agent for OptimisticPsrl {
     }
 
     /// Nothing learned offline: learn_offline only sizes the tables.
+    fn parameter_memory(&self, n_states: usize, n_actions: usize, setting: Setting) -> MemoryNeed {
+        let bytes = staged_memory(1, self.plan_horizon, n_states, n_actions, setting);
+        MemoryNeed { bytes, sized_by: "stage tables (parameter plan_horizon, or the horizon when it is 0)" }
+    }
+
     fn learns_offline(&self) -> bool {
         false
     }

@@ -18,11 +18,12 @@
 //! the tables start at `(H - h) scale` (undiscounted), and the bonus is
 //! `b_t = min(c scale / sqrt(t) + v_max(h) / t, v_max(h))`; the update and the cap on V are the same.
 
-use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, Range};
 use super::tabular::{
-    block_length, discounted_steps, rlberry_bonus, GreedyOnPlan, Reference, RewardModel, StagedQ, PLAN_HORIZON, REWARDS,
+    discounted_steps, plan_length, rlberry_bonus, staged_memory, GreedyOnPlan, Reference, RewardModel, StagedQ,
+    PLAN_HORIZON, REWARDS,
 };
-use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
+use crate::agent::{not_trained, Agent, MemoryNeed, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
 use crate::model::fdm::Fdm;
@@ -38,21 +39,21 @@ pub const SPEC: KindSpec = KindSpec {
             name: "c",
             ty: ParamType::Float,
             default: Some(ParamDefault::Float(1.0)),
-            range: ">= 0",
+            range: Range::at_least(0.0),
             doc: "the bonus constant: b_t = c sqrt(H^3 iota / t), in units of the reward range",
         },
         ParamSpec {
             name: "delta",
             ty: ParamType::Float,
             default: Some(ParamDefault::Float(0.1)),
-            range: "[1e-9, 0.5]",
+            range: Range::between(1e-9, 0.5),
             doc: "failure probability p of the bound, in iota = ln(S A T / p)",
         },
         ParamSpec {
             name: "reference",
             ty: ParamType::Text,
             default: Some(ParamDefault::Text("paper")),
-            range: "\"paper\" or \"rlberry\"",
+            range: Range::Choices(&["paper", "rlberry"]),
             doc: "paper: Jin et al.'s bonus and initial values; rlberry: rlberry's OptQLAgent (bonus \
                   min(c / sqrt(t) + v_max(h) / t, v_max(h)), tables starting at H - h; delta is unused)",
         },
@@ -61,6 +62,7 @@ pub const SPEC: KindSpec = KindSpec {
     ],
     online_units: &[],
     offline_units: &[],
+    sizes_memory: &["plan_horizon"],
     examples: &[
         Example { doc: "quick: Jin et al.'s bonus scaled down", params: &[("c", ParamDefault::Float(0.01))] },
         Example {
@@ -114,6 +116,10 @@ struct OptQlState {
     iota: f64,
     scale: f64,
     known: std::sync::Arc<[f64]>,
+    /// The task's setting, and whether the protocol starts episodes (the plan then spans the
+    /// episode: [`plan_length`]).
+    setting: Setting,
+    episodic: bool,
 }
 
 impl OptQl {
@@ -167,8 +173,9 @@ impl OptQl {
         let requested = self.plan_horizon;
         let st = self.state()?;
         let (ns, na) = (st.n_states, st.n_actions);
-        let h = block_length(requested, setting.gamma);
+        let h = plan_length(requested, setting, st.episodic);
         st.gamma = setting.gamma;
+        st.setting = setting;
         st.staged = StagedQ::new(h, ns, na);
         st.iota = ((ns * na) as f64 * setting.horizon as f64 / delta).ln();
         let r_hi = st.known.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -222,20 +229,24 @@ impl Agent for OptQl {
             iota: 0.0,
             scale: if r_hi > r_lo { r_hi - r_lo } else { 1.0 },
             known: rewards,
+            setting,
+            episodic: false,
         });
         self.reset_tables(setting)
     }
 
     fn start_task(&mut self, context: &TaskContext<'_>, _rng: &mut Rng) -> Result<()> {
         let setting = context.setting;
-        let (delta, len) = (self.delta, block_length(self.plan_horizon, setting.gamma));
+        let (delta, requested) = (self.delta, self.plan_horizon);
         let st = self.state()?;
+        let len = plan_length(requested, setting, st.episodic);
         // The reset of the H·S·A stage tables, a task's cost beside its O(A) decisions.
         work::add(Unit::ModelEntries, (st.staged.q.len() + st.v.len() + st.counts.len()) as u64);
         let same = st.gamma == setting.gamma && st.staged.blocks.length == len;
         if same {
             // Refill in place (no allocation between tasks of the same setting).
             let (ns, na) = (st.n_states, st.n_actions);
+            st.setting = setting;
             st.staged.blocks.restart();
             st.counts.fill(0.0);
             st.iota = ((ns * na) as f64 * setting.horizon as f64 / delta).ln();
@@ -247,6 +258,13 @@ impl Agent for OptQl {
     }
 
     fn start_episode(&mut self, _state: usize, _rng: &mut Rng) -> Result<()> {
+        let st = self.state()?;
+        if !st.episodic {
+            // The first episode: the plan spans the episode from now on (nothing is learned yet).
+            st.episodic = true;
+            let setting = st.setting;
+            self.reset_tables(setting)?;
+        }
         self.state()?.staged.blocks.restart();
         Ok(())
     }
@@ -284,6 +302,11 @@ impl Agent for OptQl {
     }
 
     /// Nothing learned offline: learn_offline only sizes the tables.
+    fn parameter_memory(&self, n_states: usize, n_actions: usize, setting: Setting) -> MemoryNeed {
+        let bytes = staged_memory(2, self.plan_horizon, n_states, n_actions, setting);
+        MemoryNeed { bytes, sized_by: "stage tables (parameter plan_horizon, or the horizon when it is 0)" }
+    }
+
     fn learns_offline(&self) -> bool {
         false
     }

@@ -67,9 +67,9 @@ use rand::{Rng as _, SeedableRng};
 
 use super::common::{argmax_random_tie, greedy_probabilities};
 use super::rlberry_psrl::RlberryPsrl;
-use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, Range};
 use super::tabularl_bonus::{TabularlBonus, TabularlPlanner, TabularlPrior};
-use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
+use crate::agent::{not_trained, Agent, MemoryNeed, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
 use crate::model::counts::CountModel;
@@ -88,14 +88,14 @@ pub const SPEC: KindSpec = KindSpec {
             name: "k",
             ty: ParamType::Int,
             default: Some(ParamDefault::Int(1)),
-            range: ">= 1",
+            range: Range::at_least(1.0),
             doc: "posterior samples drawn per episode (the optimistic maximum over them is played)",
         },
         ParamSpec {
             name: "reference",
             ty: ParamType::Text,
             default: Some(ParamDefault::Text("paper")),
-            range: "\"paper\", \"tabularl-gaussian\" or \"rlberry\"",
+            range: Range::Choices(&["paper", "tabularl-gaussian", "rlberry"]),
             doc: "paper: posterior sampling from the Dirichlet posterior (module doc); tabularl-gaussian: TabulaRL's \
                   GaussianPSRL, a MAP model with learned rewards perturbed by one Gaussian draw per pair and episode, \
                   one H-stage plan per episode; rlberry: rlberry's PSRLAgent, one posterior draw per episode with \
@@ -105,6 +105,7 @@ pub const SPEC: KindSpec = KindSpec {
     ],
     online_units: &[("k", 1.0)],
     offline_units: &[],
+    sizes_memory: &["k"],
     examples: &[
         Example { doc: "quick", params: &[] },
         Example { doc: "the optimistic maximum of 5 samples", params: &[("k", ParamDefault::Int(5))] },
@@ -344,6 +345,14 @@ impl Agent for Psrl {
     }
 
     /// Nothing learned offline: learn_offline only copies the prior counts and sizes the model buffers.
+    fn parameter_memory(&self, n_states: usize, n_actions: usize, _setting: Setting) -> MemoryNeed {
+        use crate::platform::memory::{bytes_of, product};
+        // k sampled models (S A S probabilities) and their Q tables (S A).
+        let models = product(&[self.k, n_states, n_actions, n_states]);
+        let q = product(&[self.k, n_states, n_actions]);
+        MemoryNeed { bytes: bytes_of::<f64>(models.saturating_add(q)), sized_by: "sampled models (parameter k)" }
+    }
+
     fn learns_offline(&self) -> bool {
         false
     }

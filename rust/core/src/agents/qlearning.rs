@@ -14,7 +14,7 @@
 use rand::Rng as _;
 
 use super::common::{argmax_random_tie, greedy_probabilities};
-use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, Range};
 use super::tabular::{RewardModel, REWARDS};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
@@ -31,20 +31,21 @@ pub const SPEC: KindSpec = KindSpec {
             name: "epsilon",
             ty: ParamType::Float,
             default: Some(ParamDefault::Float(0.1)),
-            range: "[0, 1]",
+            range: Range::between(0.0, 1.0),
             doc: "probability of a uniformly random action",
         },
         ParamSpec {
             name: "alpha_exponent",
             ty: ParamType::Float,
             default: Some(ParamDefault::Float(0.8)),
-            range: "[0.51, 1]",
+            range: Range::between(0.51, 1.0),
             doc: "the step size of a pair's n-th update is n^(-alpha_exponent)",
         },
         REWARDS,
     ],
     online_units: &[],
     offline_units: &[],
+    sizes_memory: &[],
     examples: &[
         Example { doc: "quick", params: &[] },
         Example {

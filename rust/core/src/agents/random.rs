@@ -14,6 +14,7 @@ pub const SPEC: KindSpec = KindSpec {
     params: &[],
     online_units: &[],
     offline_units: &[],
+    sizes_memory: &[],
     examples: &[Example { doc: "the only setting", params: &[] }],
     not_in_quick: None,
     episodic_baseline: false,

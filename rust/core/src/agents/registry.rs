@@ -7,7 +7,7 @@ use super::{
     bamcp, beb, bfs3, egreedy, formula_agent, mbie_eb, opps, opsrl, optimal, optql, psrl, qlearning, random, rlsvi,
     rmax, sboss, softmax, ucbvi, ucfh, ucrl2,
 };
-use crate::agent::Agent;
+use crate::agent::{Agent, Setting};
 use crate::error::Result;
 use crate::invalid;
 
@@ -58,6 +58,17 @@ pub fn build(kind: &str, params: &Params) -> Result<Box<dyn Agent>> {
     (spec.build)(&super::spec::Reader { spec, params })
 }
 
+/// The validate-only path: builds the agent of `kind` from `params` (checked against its spec)
+/// and checks the memory its parameters size for a prior of `n_states` x `n_actions` and
+/// `setting` against the memory rule, without allocating any of it; returns the agent's name.
+/// A huge but valid size is answered at once, as a run would before learning offline.
+pub fn check(kind: &str, params: &Params, n_states: usize, n_actions: usize, setting: Setting) -> Result<String> {
+    let setting = Setting::checked(setting.gamma, setting.horizon)?;
+    let agent = build(kind, params)?;
+    crate::agent::check_memory(agent.as_ref(), n_states, n_actions, setting)?;
+    Ok(agent.name())
+}
+
 /// Rebuilds an agent from its [`Agent::saved_text`] (only OPPS-DS can be saved); the first line
 /// names the format.
 pub fn load_text(text: &str) -> Result<Box<dyn Agent>> {
@@ -90,6 +101,39 @@ mod tests {
             ("formula", vec![("formula", ParamValue::Text("X0 X1 ADD2".into()))]),
         ] {
             assert_no_allocation_per_step(build(kind, &params(&pairs)).unwrap().as_mut());
+        }
+    }
+
+    /// `sizes_memory` says which parameters size an agent's memory: raising one of them raises
+    /// the estimate, raising any other parameter leaves it as it was; and a size far beyond any
+    /// machine is refused by the validate-only check, naming the parameters.
+    #[test]
+    fn the_parameters_that_size_memory_are_the_listed_ones() {
+        let setting = Setting { gamma: 0.95, horizon: 50 };
+        for spec in KINDS {
+            for example in spec.examples {
+                let base = example.params();
+                let agent = build(spec.kind, &base).unwrap();
+                let before = agent.parameter_memory(5, 3, setting).bytes;
+                for p in spec.params.iter().filter(|p| p.ty == crate::agents::spec::ParamType::Int) {
+                    let mut raised = base.clone();
+                    let value = match base.get(p.name) {
+                        Some(ParamValue::Int(v)) => *v,
+                        _ => 0,
+                    };
+                    raised.insert(p.name.to_string(), ParamValue::Int(value.max(1) * 1000));
+                    let Ok(bigger) = build(spec.kind, &raised) else { continue };
+                    let after = bigger.parameter_memory(5, 3, setting).bytes;
+                    if spec.sizes_memory.contains(&p.name) {
+                        assert!(after > before, "{} {}: {before} -> {after}", spec.kind, p.name);
+                        raised.insert(p.name.to_string(), ParamValue::Int(1 << 40));
+                        let e = check(spec.kind, &raised, 5, 3, setting).unwrap_err().to_string();
+                        assert!(e.contains("above the limit") && e.contains(p.name), "{e}");
+                    } else {
+                        assert_eq!(after, before, "{} {} sizes memory but is not listed", spec.kind, p.name);
+                    }
+                }
+            }
         }
     }
 
@@ -142,9 +186,9 @@ mod tests {
         assert_eq!(a.name(), "OPPS-DS (3 formulas, n_draws = 5, c = 1.5)");
         let bad = |p: &[(&str, ParamValue)]| build("oppsds", &params(p)).err().unwrap().to_string();
         let e = bad(&[("formulas", text("F3")), ("n_draws", ParamValue::Int(0))]);
-        assert!(e.contains("n_draws must be >= 1"), "{e}");
+        assert!(e.contains("'n_draws' must be >= 1"), "{e}");
         let e = bad(&[("formulas", text("F3")), ("n_draws", ParamValue::Int(10)), ("c", ParamValue::Float(-1.0))]);
-        assert!(e.contains("c must be"), "{e}");
+        assert!(e.contains("'c' must be >= 0"), "{e}");
         let e = bad(&[("formulas", text("F9")), ("n_draws", ParamValue::Int(10))]);
         assert!(e.contains("unknown formula set 'F9'"), "{e}");
         let e = bad(&[("formulas", text("X0; X0 X1")), ("n_draws", ParamValue::Int(10))]);
@@ -200,7 +244,7 @@ mod tests {
             build("bamcp", &params(&[("k", ParamValue::Float(2.5)), ("depth", ParamValue::Int(15))])).err().unwrap();
         assert!(e.to_string().contains("'k' must be an integer"), "{e}");
         let e = build("bamcp", &params(&[("k", ParamValue::Int(-1)), ("depth", ParamValue::Int(15))])).err().unwrap();
-        assert!(e.to_string().contains("'k' must be a positive integer"), "{e}");
+        assert!(e.to_string().contains("'k' must be >= 1, got -1"), "{e}");
         let e = build("bamcp", &params(&[("k", ParamValue::Int(10)), ("depth", ParamValue::Int(0))])).err().unwrap();
         assert!(e.to_string().contains("depth"), "{e}");
         let e = build("bfs3", &params(&[("k", ParamValue::Int(10)), ("depth", ParamValue::Int(5))])).err().unwrap();
@@ -211,6 +255,6 @@ mod tests {
         )
         .err()
         .unwrap();
-        assert!(e.to_string().contains("c (branching factor)"), "{e}");
+        assert!(e.to_string().contains("'c' must be >= 1, got 0"), "{e}");
     }
 }

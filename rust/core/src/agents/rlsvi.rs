@@ -23,11 +23,12 @@
 use rand::Rng as _;
 use rand_distr::StandardNormal;
 
-use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, Range};
 use super::tabular::{
-    count_sweep, discounted_steps, BlockPlanner, GreedyOnPlan, Reference, RewardModel, PLAN_HORIZON, REWARDS,
+    count_sweep, discounted_steps, staged_memory, BlockPlanner, GreedyOnPlan, Reference, RewardModel, PLAN_HORIZON,
+    REWARDS,
 };
-use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
+use crate::agent::{not_trained, Agent, MemoryNeed, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
 use crate::model::fdm::Fdm;
@@ -42,21 +43,21 @@ pub const SPEC: KindSpec = KindSpec {
             name: "sigma",
             ty: ParamType::Float,
             default: Some(ParamDefault::Float(1.0)),
-            range: "> 0",
+            range: Range::above(0.0),
             doc: "noise standard deviation of the regression, in units of the reward range",
         },
         ParamSpec {
             name: "prior_precision",
             ty: ParamType::Float,
             default: Some(ParamDefault::Float(1.0)),
-            range: "> 0",
+            range: Range::above(0.0),
             doc: "precision of the zero-mean prior on each Q-value, in units of 1 / (reward range)^2",
         },
         ParamSpec {
             name: "reference",
             ty: ParamType::Text,
             default: Some(ParamDefault::Text("paper")),
-            range: "\"paper\" or \"rlberry\"",
+            range: Range::Choices(&["paper", "rlberry"]),
             doc: "paper: the Bayesian regression of the targets; rlberry: rlberry's RLSVIAgent (rewards of a \
                   pseudo-count model perturbed with sd sigma / sqrt(n + 1) + v_max(h) / (n + 1), its doubled mean \
                   kept; prior_precision is unused)",
@@ -66,6 +67,7 @@ pub const SPEC: KindSpec = KindSpec {
     ],
     online_units: &[],
     offline_units: &[],
+    sizes_memory: &["plan_horizon"],
     examples: &[
         Example { doc: "quick", params: &[] },
         Example {
@@ -260,12 +262,13 @@ impl Agent for Rlsvi {
 
     fn start_task(&mut self, context: &TaskContext<'_>, rng: &mut Rng) -> Result<()> {
         let requested = self.plan_horizon;
-        self.state()?.base.start_task(requested, context.setting.gamma, rng);
+        self.state()?.base.start_task(requested, context.setting, rng);
         Ok(())
     }
 
     fn start_episode(&mut self, _state: usize, _rng: &mut Rng) -> Result<()> {
-        self.state()?.base.staged.blocks.restart();
+        let requested = self.plan_horizon;
+        self.state()?.base.start_episode(requested);
         Ok(())
     }
 
@@ -283,6 +286,11 @@ impl Agent for Rlsvi {
     }
 
     /// Nothing learned offline: learn_offline only sizes the tables.
+    fn parameter_memory(&self, n_states: usize, n_actions: usize, setting: Setting) -> MemoryNeed {
+        let bytes = staged_memory(1, self.plan_horizon, n_states, n_actions, setting);
+        MemoryNeed { bytes, sized_by: "stage tables (parameter plan_horizon, or the horizon when it is 0)" }
+    }
+
     fn learns_offline(&self) -> bool {
         false
     }

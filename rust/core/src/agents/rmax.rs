@@ -9,7 +9,7 @@
 //! uniformly at random. The paper's own T-step undiscounted policy and its PAC-sized m are not
 //! used: m = 16 and m = 6 are the RiverSwim and SixArms settings of the MBIE-EB experiments.
 
-use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, Range};
 use super::tabular::{AbsorbingPlanner, GreedyOnPlan, RewardModel, REWARDS};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::Result;
@@ -26,13 +26,14 @@ pub const SPEC: KindSpec = KindSpec {
             name: "m",
             ty: ParamType::Int,
             default: Some(ParamDefault::Int(16)),
-            range: ">= 1",
+            range: Range::at_least(1.0),
             doc: "tries after which a pair is known (16: the RiverSwim setting)",
         },
         REWARDS,
     ],
     online_units: &[],
     offline_units: &[],
+    sizes_memory: &[],
     examples: &[
         Example { doc: "quick: pairs known after 3 tries", params: &[("m", ParamDefault::Int(3))] },
         Example {

@@ -87,7 +87,7 @@ use std::sync::Arc;
 use rand::{Rng as _, SeedableRng};
 use rand_distr::{Distribution, Gamma};
 
-use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, COMPAT};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, Range, COMPAT};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
 use crate::invalid;
@@ -107,20 +107,21 @@ pub const SPEC: KindSpec = KindSpec {
             name: "epsilon",
             ty: ParamType::Float,
             default: None,
-            range: "> 0",
+            range: Range::above(0.0),
             doc: "resampling threshold on the posterior's standard deviation",
         },
         ParamSpec {
             name: "delta",
             ty: ParamType::Float,
             default: None,
-            range: ">= 0",
+            range: Range::at_least(0.0),
             doc: "count of new observations that triggers resampling",
         },
         COMPAT,
     ],
     online_units: &[("epsilon", -1.0)],
     offline_units: &[],
+    sizes_memory: &[],
     examples: &[
         Example {
             doc: "quick",

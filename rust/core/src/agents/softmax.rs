@@ -3,7 +3,7 @@
 use rand::Rng as _;
 
 use super::mean_model::MeanModelQ;
-use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, COMPAT};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, Range, COMPAT};
 use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
 use crate::error::{BbrlError, Result};
 use crate::invalid;
@@ -20,13 +20,14 @@ pub const SPEC: KindSpec = KindSpec {
             name: "tau",
             ty: ParamType::Float,
             default: None,
-            range: "> 0",
+            range: Range::above(0.0),
             doc: "temperature of the Boltzmann distribution over Q-values",
         },
         COMPAT,
     ],
     online_units: &[],
     offline_units: &[],
+    sizes_memory: &[],
     examples: &[
         Example { doc: "quick", params: &[("tau", ParamDefault::Float(1.0))] },
         Example {

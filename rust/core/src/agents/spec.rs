@@ -9,31 +9,10 @@ use crate::agent::Agent;
 use crate::error::Result;
 use crate::invalid;
 
-pub use crate::options::ParamValue;
+pub use crate::options::{Bound, ParamType, ParamValue, Range};
 
 /// Named parameters of one agent.
 pub type Params = BTreeMap<String, ParamValue>;
-
-/// The type of a parameter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ParamType {
-    Float,
-    Int,
-    Bool,
-    Text,
-}
-
-impl ParamType {
-    /// `"float"`, `"int"`, `"bool"` or `"str"` (Python's names).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ParamType::Float => "float",
-            ParamType::Int => "int",
-            ParamType::Bool => "bool",
-            ParamType::Text => "str",
-        }
-    }
-}
 
 /// One parameter of an agent kind.
 #[derive(Clone, Copy, Debug)]
@@ -42,8 +21,9 @@ pub struct ParamSpec {
     pub ty: ParamType,
     /// The value when none is given; `None`: the parameter is required.
     pub default: Option<ParamDefault>,
-    /// The values allowed, as shown to users (the agent's constructor enforces them).
-    pub range: &'static str,
+    /// The values allowed: [`Reader`] enforces it before the agent is built, and front ends show
+    /// it ([`Range::describe`]) and read its bounds.
+    pub range: Range,
     /// What it is, with its unit.
     pub doc: &'static str,
 }
@@ -91,7 +71,7 @@ pub const COMPAT: ParamSpec = ParamSpec {
     name: "compat",
     ty: ParamType::Bool,
     default: Some(ParamDefault::Bool(false)),
-    range: "true or false",
+    range: Range::Any,
     doc: "reproduce the original library's behaviour where it deviates from the intended algorithm",
 };
 
@@ -108,6 +88,10 @@ pub struct KindSpec {
     /// Relative offline work: the product of `parameter^exponent`, where `"horizon"` stands for the
     /// training horizon (empty: a constant).
     pub offline_units: &'static [(&'static str, f64)],
+    /// The parameters that size the agent's memory ([`crate::agent::Agent::parameter_memory`]):
+    /// a value too large for the machine is refused before anything is allocated, and the
+    /// validate-only check ([`super::registry::check`]) takes them at any size.
+    pub sizes_memory: &'static [&'static str],
     /// Example settings. The first runs in seconds (a few MDPs of GC at horizons of tens of steps,
     /// and `bbrl quick`'s 100 MDPs of 250 steps in well under a minute): the quick benchmark, the
     /// conformance, parity and property tests run it. The others exercise the main options; together
@@ -156,19 +140,32 @@ impl Reader<'_> {
         self.spec.param(key).and_then(|p| p.default)
     }
 
-    /// A number (an integer is accepted).
-    pub fn float(&self, key: &str) -> Result<f64> {
-        match (self.params.get(key), self.default(key)) {
-            (Some(ParamValue::Float(v)), _) => Ok(*v),
-            (Some(ParamValue::Int(v)), _) => Ok(*v as f64),
-            (Some(ParamValue::UInt(v)), _) => Ok(*v as f64),
-            (Some(other), _) => Err(self.wrong(key, "a number", other)),
-            (None, Some(ParamDefault::Float(v))) => Ok(v),
-            (None, _) => Err(self.missing(key)),
+    /// The spec's range of `key` enforced on a number: an error naming the parameter, its range
+    /// and the value (NaN and the infinities are never in a range).
+    fn in_range(&self, key: &str, v: f64) -> Result<f64> {
+        match self.spec.param(key).map(|p| p.range) {
+            Some(range @ Range::Number { .. }) if !range.contains(v) => {
+                Err(invalid!("agent '{}': parameter '{key}' must be {}, got {v}", self.spec.kind, range.requirement()))
+            }
+            _ => Ok(v),
         }
     }
 
-    /// A non-negative integer; an integral float (e.g. `500.0`) is accepted, a fractional one is not.
+    /// A number (an integer is accepted) within the parameter's range.
+    pub fn float(&self, key: &str) -> Result<f64> {
+        let v = match (self.params.get(key), self.default(key)) {
+            (Some(ParamValue::Float(v)), _) => *v,
+            (Some(ParamValue::Int(v)), _) => *v as f64,
+            (Some(ParamValue::UInt(v)), _) => *v as f64,
+            (Some(other), _) => return Err(self.wrong(key, "a number", other)),
+            (None, Some(ParamDefault::Float(v))) => v,
+            (None, _) => return Err(self.missing(key)),
+        };
+        self.in_range(key, v)
+    }
+
+    /// A non-negative integer within the parameter's range; an integral float (e.g. `500.0`) is
+    /// accepted, a fractional one is not.
     pub fn count(&self, key: &str) -> Result<usize> {
         let value = match (self.params.get(key), self.default(key)) {
             (Some(ParamValue::Int(v)), _) => *v,
@@ -178,18 +175,31 @@ impl Reader<'_> {
             (None, Some(ParamDefault::Int(v))) => v,
             (None, _) => return Err(self.missing(key)),
         };
+        if self.in_range(key, value as f64).is_err() {
+            let range = self.spec.param(key).map_or(Range::at_least(0.0), |p| p.range);
+            let kind = self.spec.kind;
+            return Err(invalid!("agent '{kind}': parameter '{key}' must be {}, got {value}", range.requirement()));
+        }
         usize::try_from(value).map_err(|_| {
             invalid!("agent '{}': parameter '{key}' must be a positive integer, got {value}", self.spec.kind)
         })
     }
 
-    /// A string.
+    /// A string; one of the parameter's choices when its range lists them.
     pub fn text(&self, key: &str) -> Result<&str> {
-        match (self.params.get(key), self.default(key)) {
-            (Some(ParamValue::Text(v)), _) => Ok(v),
-            (Some(other), _) => Err(self.wrong(key, "a string", other)),
-            (None, Some(ParamDefault::Text(v))) => Ok(v),
-            (None, _) => Err(self.missing(key)),
+        let text = match (self.params.get(key), self.default(key)) {
+            (Some(ParamValue::Text(v)), _) => v.as_str(),
+            (Some(other), _) => return Err(self.wrong(key, "a string", other)),
+            (None, Some(ParamDefault::Text(v))) => v,
+            (None, _) => return Err(self.missing(key)),
+        };
+        match self.spec.param(key).map(|p| p.range) {
+            Some(range @ Range::Choices(names)) if !names.contains(&text) => Err(invalid!(
+                "agent '{}': parameter '{key}' must be {}, got {text:?}",
+                self.spec.kind,
+                range.requirement()
+            )),
+            _ => Ok(text),
         }
     }
 

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use rand::{RngCore as _, SeedableRng as _};
 
 use super::common::{argmax_random_tie, greedy_probabilities};
-use super::spec::{ParamDefault, ParamSpec, ParamType, Reader};
-use crate::agent::Transition;
+use super::spec::{ParamDefault, ParamSpec, ParamType, Range, Reader};
+use crate::agent::{Setting, Transition};
 use crate::error::Result;
 use crate::invalid;
 use crate::model::fdm::Fdm;
@@ -28,7 +28,7 @@ pub const REWARDS: ParamSpec = ParamSpec {
     name: "rewards",
     ty: ParamType::Text,
     default: Some(ParamDefault::Text("known")),
-    range: "\"known\" or \"learned\"",
+    range: Range::Choices(&["known", "learned"]),
     doc: "known: plan on the problem's reward table R(s, a, s') as every BBRL agent does; learned: estimate \
           each pair's mean reward from the rewards observed, as the reference implementation does",
 };
@@ -38,7 +38,7 @@ pub const PLAN_HORIZON: ParamSpec = ParamSpec {
     name: "plan_horizon",
     ty: ParamType::Int,
     default: Some(ParamDefault::Int(0)),
-    range: ">= 0",
+    range: Range::at_least(0.0),
     doc: "H, steps per planning block in the continuing protocol (one episode's length in the episodic one); \
           the agent replans every H steps with an H-stage discounted backward induction; 0: ceil(1 / (1 - gamma)), \
           20 at gamma = 0.95",
@@ -104,7 +104,7 @@ pub const TABULARL_REFERENCE: ParamSpec = ParamSpec {
     name: "reference",
     ty: ParamType::Text,
     default: Some(ParamDefault::Text("paper")),
-    range: "\"paper\" or \"tabularl\"",
+    range: Range::Choices(&["paper", "tabularl"]),
     doc: "paper: the algorithm as docs/baselines.md states it; tabularl: the choices of TabulaRL's code \
           (docs/baselines.md, Reference settings), for side-by-side checks against it",
 };
@@ -157,6 +157,36 @@ pub fn block_length(requested: usize, gamma: f64) -> usize {
     }
     let effective = 1.0 / (1.0 - gamma);
     ((effective - 1e-9).ceil() as usize).max(1)
+}
+
+/// The block length from a task's first episode on, in a protocol of episodes of `episode`
+/// steps: `plan_horizon` when given, else the episode's length (a plan of `1 / (1 - gamma)`
+/// steps would drop the last steps of a longer episode, and TabulaRL's last-step rule with them).
+pub fn episode_length(requested: usize, episode: usize) -> usize {
+    if requested > 0 {
+        requested
+    } else {
+        episode.max(1)
+    }
+}
+
+/// The block length of a task: [`episode_length`] once the protocol has started an episode,
+/// else [`block_length`].
+pub fn plan_length(requested: usize, setting: Setting, episodic: bool) -> usize {
+    if episodic {
+        episode_length(requested, setting.horizon)
+    } else {
+        block_length(requested, setting.gamma)
+    }
+}
+
+/// Bytes of the stage tables a block planner sizes for a prior of `n_states` x `n_actions` and
+/// `setting`: `tables` tables of `H S A` values, with `H` the longest of the continuing and the
+/// episodic block lengths.
+pub fn staged_memory(tables: u128, requested: usize, n_states: usize, n_actions: usize, setting: Setting) -> u128 {
+    let longest = block_length(requested, setting.gamma).max(episode_length(requested, setting.horizon));
+    let entries = crate::platform::memory::product(&[longest, n_states, n_actions]);
+    crate::platform::memory::bytes_of::<f64>(entries.saturating_mul(tables))
 }
 
 /// `sum_{k < n} gamma^k`: the most discounted steps a block stage with `n` steps left holds.
@@ -384,7 +414,9 @@ impl StagedQ {
     /// allocated again only when the length changes (its values are the next plan's to write).
     pub fn restart_with(&mut self, length: usize) {
         if length != self.blocks.length {
-            self.q = vec![0.0; length * self.n_states * self.n_actions];
+            // Shrinking keeps the capacity: switching between a task's continuing and episodic
+            // lengths allocates once.
+            self.q.resize(length * self.n_states * self.n_actions, 0.0);
         }
         self.blocks = Blocks::new(length);
     }
@@ -415,6 +447,11 @@ pub struct BlockPlanner {
     pub rng: Rng,
     pub v_next: Vec<f64>,
     pub v: Vec<f64>,
+    /// The task's horizon: the episode's length once the protocol starts episodes.
+    pub horizon: usize,
+    /// Whether the protocol starts episodes ([`BlockPlanner::start_episode`]; kept from task to
+    /// task, so that the tables are sized once).
+    pub episodic: bool,
 }
 
 impl BlockPlanner {
@@ -431,15 +468,28 @@ impl BlockPlanner {
             rng: planning_stream(&mut rng.clone()),
             v_next: vec![0.0; ns],
             v: vec![0.0; ns],
+            horizon: 0,
+            episodic: false,
         }
     }
 
-    /// A new task under `gamma`: nothing observed, the schedule restarted, a new planning stream.
-    pub fn start_task(&mut self, plan_horizon: usize, gamma: f64, rng: &mut Rng) {
-        self.staged.restart_with(block_length(plan_horizon, gamma));
-        self.gamma = gamma;
+    /// A new task under `setting`: nothing observed, the schedule restarted (blocks of
+    /// [`plan_length`]), a new planning stream.
+    pub fn start_task(&mut self, plan_horizon: usize, setting: Setting, rng: &mut Rng) {
+        self.gamma = setting.gamma;
+        self.horizon = setting.horizon;
+        self.staged.restart_with(plan_length(plan_horizon, setting, self.episodic));
         self.exp.clear();
         self.rng = planning_stream(rng);
+    }
+
+    /// A new episode: blocks of [`episode_length`] from stage 0, a plan due.
+    pub fn start_episode(&mut self, plan_horizon: usize) {
+        if !self.episodic {
+            self.episodic = true;
+            self.staged.restart_with(episode_length(plan_horizon, self.horizon));
+        }
+        self.staged.blocks.restart();
     }
 
     /// Whether a plan is due before the next decision (a block starts).

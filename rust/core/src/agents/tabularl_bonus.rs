@@ -39,8 +39,8 @@ use rand::Rng as _;
 use rand_distr::StandardNormal;
 
 use super::common::{argmax_random_tie, greedy_probabilities};
-use super::tabular::{block_length, count_sweep, planning_stream, Blocks, Experience};
-use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
+use super::tabular::{block_length, count_sweep, planning_stream, staged_memory, Blocks, Experience};
+use crate::agent::{not_trained, Agent, MemoryNeed, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::model::fdm::Fdm;
 use crate::rng::Rng;
@@ -312,6 +312,11 @@ impl Agent for TabularlPlanner {
     }
 
     /// Nothing learned offline: learn_offline only copies the pseudo-counts and sizes the tables.
+    fn parameter_memory(&self, n_states: usize, n_actions: usize, setting: Setting) -> MemoryNeed {
+        let bytes = staged_memory(2, self.plan_horizon, n_states, n_actions, setting);
+        MemoryNeed { bytes, sized_by: "stage tables (parameter plan_horizon, or the horizon when it is 0)" }
+    }
+
     fn learns_offline(&self) -> bool {
         false
     }

@@ -26,13 +26,13 @@
 //! v_max(0))`; before the first observation Q is 0 (rlberry plans after each episode).
 
 use super::common::{argmax_random_tie, greedy_probabilities};
-use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, Range};
 use super::tabular::{
-    block_length, count_sweep, discounted_steps, rlberry_bonus, Blocks, Experience, Reference, RewardModel,
-    PLAN_HORIZON, REWARDS,
+    count_sweep, discounted_steps, plan_length, rlberry_bonus, staged_memory, Blocks, Experience, Reference,
+    RewardModel, PLAN_HORIZON, REWARDS,
 };
 use super::tabularl_bonus::{TabularlBonus, TabularlPlanner, TabularlPrior};
-use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
+use crate::agent::{not_trained, Agent, MemoryNeed, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
 use crate::model::fdm::Fdm;
@@ -47,28 +47,28 @@ pub const SPEC: KindSpec = KindSpec {
             name: "bonus",
             ty: ParamType::Text,
             default: Some(ParamDefault::Text("hoeffding")),
-            range: "\"hoeffding\" or \"bernstein\"",
+            range: Range::Choices(&["hoeffding", "bernstein"]),
             doc: "UCBVI-CH's Hoeffding bonus or UCBVI-BF's Bernstein-Freedman bonus",
         },
         ParamSpec {
             name: "c",
             ty: ParamType::Float,
             default: Some(ParamDefault::Float(1.0)),
-            range: ">= 0",
+            range: Range::at_least(0.0),
             doc: "multiplies the bonus (1: the paper's constants)",
         },
         ParamSpec {
             name: "delta",
             ty: ParamType::Float,
             default: Some(ParamDefault::Float(0.1)),
-            range: "[1e-9, 0.5]",
+            range: Range::between(1e-9, 0.5),
             doc: "confidence parameter, in L = ln(5 S A T / delta)",
         },
         ParamSpec {
             name: "reference",
             ty: ParamType::Text,
             default: Some(ParamDefault::Text("paper")),
-            range: "\"paper\", \"rlberry\" or \"tabularl\"",
+            range: Range::Choices(&["paper", "rlberry", "tabularl"]),
             doc: "paper: Azar et al.'s algorithm; rlberry: rlberry's UCBVIAgent (its bonus c / sqrt(N) + v_max(h) / N \
                   refreshed at the visited stage only, no clipping of Q; bonus must stay hoeffding, delta is unused); \
                   tabularl: TabulaRL's UCBVI (a MAP model, its bonus c sqrt(2 ln(2 + k) / n) on rewards and per step \
@@ -79,6 +79,7 @@ pub const SPEC: KindSpec = KindSpec {
     ],
     online_units: &[],
     offline_units: &[],
+    sizes_memory: &["plan_horizon"],
     examples: &[
         Example { doc: "quick: the Hoeffding bonus", params: &[] },
         Example {
@@ -182,6 +183,8 @@ struct UcbviState {
     /// rlberry's per-stage bonus table `B_h(s, a)` (reference = rlberry only), `(h * S + s) * A + a`.
     stage_bonus: Vec<f64>,
     plans: u64,
+    /// Whether the protocol starts episodes (the plan then spans the episode: [`plan_length`]).
+    episodic: bool,
 }
 
 impl Ucbvi {
@@ -367,7 +370,7 @@ impl Ucbvi {
         let requested = self.plan_horizon;
         let st = self.state()?;
         let (ns, na) = (st.exp.n_states, st.exp.n_actions);
-        let h = block_length(requested, setting.gamma);
+        let h = plan_length(requested, setting, st.episodic);
         st.gamma = setting.gamma;
         st.steps = setting.horizon;
         st.blocks = Blocks::new(h);
@@ -408,6 +411,7 @@ impl Agent for Ucbvi {
             v_max: Vec::new(),
             stage_bonus: Vec::new(),
             plans: 0,
+            episodic: false,
         });
         self.size(setting)
     }
@@ -416,7 +420,7 @@ impl Agent for Ucbvi {
         let setting = context.setting;
         let requested = self.plan_horizon;
         let st = self.state()?;
-        if st.gamma == setting.gamma && st.blocks.length == block_length(requested, setting.gamma) {
+        if st.gamma == setting.gamma && st.blocks.length == plan_length(requested, setting, st.episodic) {
             // Same shapes: refill without allocating.
             let per_stage = st.exp.n_states * st.exp.n_actions;
             st.steps = setting.horizon;
@@ -437,6 +441,13 @@ impl Agent for Ucbvi {
     }
 
     fn start_episode(&mut self, _state: usize, _rng: &mut Rng) -> Result<()> {
+        let st = self.state()?;
+        if !st.episodic {
+            // The first episode: the plan spans the episode from now on (nothing is learned yet).
+            st.episodic = true;
+            let setting = Setting { gamma: st.gamma, horizon: st.steps };
+            self.size(setting)?;
+        }
         self.state()?.blocks.restart();
         Ok(())
     }
@@ -468,6 +479,11 @@ impl Agent for Ucbvi {
     }
 
     /// Nothing learned offline: learn_offline only sizes the tables.
+    fn parameter_memory(&self, n_states: usize, n_actions: usize, setting: Setting) -> MemoryNeed {
+        let bytes = staged_memory(3, self.plan_horizon, n_states, n_actions, setting);
+        MemoryNeed { bytes, sized_by: "stage tables (parameter plan_horizon, or the horizon when it is 0)" }
+    }
+
     fn learns_offline(&self) -> bool {
         false
     }

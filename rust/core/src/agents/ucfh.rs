@@ -43,12 +43,12 @@
 
 use super::common::{argmax_random_tie, greedy_probabilities};
 use super::reward_rows::{BestFirst, Ties};
-use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, Range};
 use super::tabular::{
-    block_length, count_sweep, Blocks, Experience, RewardModel, TabularlReference, PLAN_HORIZON, REWARDS,
+    count_sweep, plan_length, staged_memory, Blocks, Experience, RewardModel, TabularlReference, PLAN_HORIZON, REWARDS,
     TABULARL_REFERENCE,
 };
-use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
+use crate::agent::{not_trained, Agent, MemoryNeed, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
 use crate::model::fdm::Fdm;
@@ -63,14 +63,14 @@ pub const SPEC: KindSpec = KindSpec {
             name: "delta",
             ty: ParamType::Float,
             default: Some(ParamDefault::Float(0.05)),
-            range: "[1e-9, 0.5]",
+            range: Range::between(1e-9, 0.5),
             doc: "failure probability of the confidence sets (through delta_1 = delta / (2 U_max S))",
         },
         ParamSpec {
             name: "epsilon",
             ty: ParamType::Float,
             default: Some(ParamDefault::Float(0.1)),
-            range: "[1e-9, 1]",
+            range: Range::between(1e-9, 1.0),
             doc: "the paper's accuracy, in units of the reward range; it enters only delta_1, through \
                   w_min = epsilon / (4 H S)",
         },
@@ -80,6 +80,7 @@ pub const SPEC: KindSpec = KindSpec {
     ],
     online_units: &[],
     offline_units: &[],
+    sizes_memory: &["plan_horizon"],
     examples: &[
         Example { doc: "quick: the paper's sets, known rewards", params: &[] },
         Example {
@@ -249,6 +250,10 @@ struct UcfhState {
     p: Vec<f64>,
     /// Plans made in the task (TabulaRL's episode index).
     plans: u64,
+    /// The task's horizon, and whether the protocol starts episodes (the plan then spans the
+    /// episode: [`plan_length`]).
+    horizon: usize,
+    episodic: bool,
     /// The known reward table's structure on large models (the paper's setting under known
     /// rewards; `None`: the dense loops), and per row whether its unseen next states' lower
     /// bound is 0, which lets the row skip them (every row but pathological ones).
@@ -298,8 +303,9 @@ impl Ucfh {
         let (delta, epsilon, requested) = (self.delta, self.epsilon, self.plan_horizon);
         let st = self.state()?;
         let (ns, na) = (st.exp.n_states, st.exp.n_actions);
-        let length = block_length(requested, setting.gamma);
+        let length = plan_length(requested, setting, st.episodic);
         st.gamma = setting.gamma;
+        st.horizon = setting.horizon;
         if st.blocks.length != length || st.q.is_empty() {
             st.q = vec![0.0; length * ns * na];
         }
@@ -531,6 +537,8 @@ impl Agent for Ucfh {
             order: (0..ns as u32).collect(),
             p: vec![0.0; ns],
             plans: 0,
+            horizon: setting.horizon,
+            episodic: false,
         });
         self.size(setting)
     }
@@ -540,6 +548,13 @@ impl Agent for Ucfh {
     }
 
     fn start_episode(&mut self, _state: usize, _rng: &mut Rng) -> Result<()> {
+        let st = self.state()?;
+        if !st.episodic {
+            // The first episode: the plan spans the episode from now on (nothing is learned yet).
+            st.episodic = true;
+            let setting = Setting { gamma: st.gamma, horizon: st.horizon };
+            self.size(setting)?;
+        }
         self.state()?.blocks.restart();
         Ok(())
     }
@@ -569,6 +584,11 @@ impl Agent for Ucfh {
     }
 
     /// Nothing learned offline: learn_offline only sizes the tables.
+    fn parameter_memory(&self, n_states: usize, n_actions: usize, setting: Setting) -> MemoryNeed {
+        let bytes = staged_memory(1, self.plan_horizon, n_states, n_actions, setting);
+        MemoryNeed { bytes, sized_by: "stage tables (parameter plan_horizon, or the horizon when it is 0)" }
+    }
+
     fn learns_offline(&self) -> bool {
         false
     }

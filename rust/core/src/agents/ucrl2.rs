@@ -46,11 +46,12 @@
 
 use super::common::{argmax_random_tie, greedy_probabilities};
 use super::reward_rows::{BestFirst, Ties};
-use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType};
+use super::spec::{Example, KindSpec, ParamDefault, ParamSpec, ParamType, Range};
 use super::tabular::{
-    block_length, count_sweep, Blocks, Experience, RewardModel, TabularlReference, REWARDS, TABULARL_REFERENCE,
+    block_length, count_sweep, staged_memory, Blocks, Experience, RewardModel, TabularlReference, REWARDS,
+    TABULARL_REFERENCE,
 };
-use crate::agent::{not_trained, Agent, Setting, TaskContext, Transition};
+use crate::agent::{not_trained, Agent, MemoryNeed, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::invalid;
 use crate::model::fdm::Fdm;
@@ -65,7 +66,7 @@ pub const SPEC: KindSpec = KindSpec {
             name: "delta",
             ty: ParamType::Float,
             default: Some(ParamDefault::Float(0.05)),
-            range: "[1e-9, 0.5]",
+            range: Range::between(1e-9, 0.5),
             doc: "confidence parameter of the confidence sets",
         },
         REWARDS,
@@ -73,6 +74,7 @@ pub const SPEC: KindSpec = KindSpec {
     ],
     online_units: &[],
     offline_units: &[],
+    sizes_memory: &[],
     examples: &[
         Example { doc: "quick", params: &[] },
         Example {
@@ -635,6 +637,10 @@ impl Agent for Ucrl2 {
     }
 
     /// Nothing learned offline: learn_offline only sizes the tables.
+    fn parameter_memory(&self, n_states: usize, n_actions: usize, setting: Setting) -> MemoryNeed {
+        MemoryNeed { bytes: staged_memory(1, 0, n_states, n_actions, setting), sized_by: "stage tables (the horizon)" }
+    }
+
     fn learns_offline(&self) -> bool {
         false
     }
@@ -817,7 +823,7 @@ mod tests {
         };
         assert!(build("tabularl").unwrap().name().contains("TabulaRL"));
         let e = build("tabula").err().unwrap();
-        assert!(e.to_string().contains("reference must be"), "{e}");
+        assert!(e.to_string().contains("'reference' must be one of"), "{e}");
         let mut p = crate::agents::spec::Params::new();
         p.insert("reference".into(), crate::agents::spec::ParamValue::Text("tabularl".into()));
         let e = crate::agents::build("ucrl2", &p).err().unwrap();

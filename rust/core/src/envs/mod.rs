@@ -34,7 +34,7 @@ pub use finite::{river_swim, six_arms, FiniteEnv, RiverSwimVariant};
 pub use frozen_lake::frozen_lake;
 pub use mountain_car::MountainCar;
 pub use puddle_world::PuddleWorld;
-pub use spec::{AnyEnv, DefaultPolicy, EnvOptions, EnvSpec, StateSpace};
+pub use spec::{AnyEnv, DefaultPolicy, EnvOptions, EnvSpec, OptionSpec, StateSpace, OPTIONS};
 pub use stochastic_chain::stochastic_chain;
 pub use taxi::taxi;
 

@@ -253,8 +253,13 @@ pub fn build(name: &str, options: &EnvOptions) -> Result<AnyEnv> {
         ("size", options.size.is_some()),
         ("mapping_seed", options.mapping_seed.is_some()),
     ];
+    debug_assert!(given.iter().map(|(o, _)| *o).eq(super::OPTIONS.iter().map(|o| o.name)));
     if let Some((option, _)) = given.iter().find(|(option, set)| *set && !spec.options.contains(option)) {
-        return Err(invalid!("{} takes no {option} (its options: {})", spec.name, spec.options.join(", ")));
+        return Err(invalid!(
+            "environment '{}' has no option '{option}'; its options: {}",
+            spec.name,
+            spec.options.join(", ")
+        ));
     }
     (spec.build)(options.discount.unwrap_or(spec.default_discount), options)
 }
@@ -275,6 +280,32 @@ mod tests {
                 AnyEnv::PuddleWorld(e) => e.discount(),
             };
             assert_eq!(discount, spec.default_discount, "{}", spec.name);
+        }
+    }
+
+    #[test]
+    fn options_are_read_by_their_typed_specs_and_named_in_errors() {
+        use crate::options::ParamValue;
+        let deep_sea = find("DeepSea").unwrap();
+        let read = |key: &str, value: ParamValue| EnvOptions::read(deep_sea, [(key, &value)]);
+        assert_eq!(read("size", ParamValue::Int(12)).unwrap().size, Some(12));
+        assert_eq!(read("size", ParamValue::Float(12.0)).unwrap().size, Some(12));
+        for (key, value, expected) in [
+            ("size", ParamValue::Int(-3), "environment 'DeepSea': option 'size' must be >= 2, got -3"),
+            ("size", ParamValue::Float(2.5), "option 'size' must be an integer"),
+            ("size", ParamValue::Text("x".into()), "option 'size' must be an integer"),
+            ("discount", ParamValue::Float(f64::NAN), "option 'discount' must be in [0, 1]"),
+            ("bogus", ParamValue::Int(1), "environment 'DeepSea' has no option 'bogus'; its options: discount, size"),
+            ("noise", ParamValue::Float(0.1), "environment 'DeepSea' has no option 'noise'"),
+        ] {
+            let e = read(key, value).unwrap_err().to_string();
+            assert!(e.contains(expected), "{e}");
+        }
+        // Every option an environment lists has a spec.
+        for spec in ENVIRONMENTS {
+            for option in spec.options {
+                assert!(super::super::OPTIONS.iter().any(|o| o.name == *option), "{}: {option}", spec.name);
+            }
         }
     }
 

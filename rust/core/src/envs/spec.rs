@@ -7,6 +7,7 @@ use super::mountain_car::MountainCar;
 use super::puddle_world::PuddleWorld;
 use crate::error::Result;
 use crate::invalid;
+use crate::options::{ParamType, ParamValue, Range};
 
 /// A built environment of any kind.
 #[derive(Clone, Debug)]
@@ -60,6 +61,108 @@ pub struct EnvOptions {
     pub size: Option<usize>,
     /// The seed of DeepSea's action mapping (bsuite's `mapping_seed`).
     pub mapping_seed: Option<u64>,
+}
+
+/// One option of the environment registry: its type and range, which [`EnvOptions::read`]
+/// enforces and front ends show; what each environment takes is its [`EnvSpec::options`].
+#[derive(Clone, Copy, Debug)]
+pub struct OptionSpec {
+    pub name: &'static str,
+    pub ty: ParamType,
+    pub range: Range,
+    /// What it is, with its unit.
+    pub doc: &'static str,
+    /// Whether it sizes the environment's tables (a family's size; each family caps it).
+    pub sizes_memory: bool,
+}
+
+/// Every environment option, in the order of [`EnvOptions`]'s fields.
+pub const OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "discount",
+        ty: ParamType::Float,
+        range: Range::between(0.0, 1.0),
+        doc: "the discount of the return",
+        sizes_memory: false,
+    },
+    OptionSpec {
+        name: "time_limit",
+        ty: ParamType::Int,
+        range: Range::at_least(1.0),
+        doc: "steps after which an episode is cut",
+        sizes_memory: false,
+    },
+    OptionSpec {
+        name: "noise",
+        ty: ParamType::Float,
+        range: Range::at_least(0.0),
+        doc: "standard deviation of the step length",
+        sizes_memory: false,
+    },
+    OptionSpec {
+        name: "size",
+        ty: ParamType::Int,
+        range: Range::at_least(2.0),
+        doc: "the size of a family of problems (DeepSea's side N, the stochastic chain's length)",
+        sizes_memory: true,
+    },
+    OptionSpec {
+        name: "mapping_seed",
+        ty: ParamType::Int,
+        range: Range::at_least(0.0),
+        doc: "the seed of DeepSea's action mapping",
+        sizes_memory: false,
+    },
+];
+
+impl EnvOptions {
+    /// The options of environment `env` from keyword values, each checked against its
+    /// [`OptionSpec`] and against the options `env` takes: every error names the environment,
+    /// the option and what it takes.
+    pub fn read<'a>(env: &EnvSpec, pairs: impl IntoIterator<Item = (&'a str, &'a ParamValue)>) -> Result<Self> {
+        let mut options = EnvOptions::default();
+        for (key, value) in pairs {
+            let Some(spec) = OPTIONS.iter().find(|o| o.name == key).filter(|o| env.options.contains(&o.name)) else {
+                return Err(invalid!(
+                    "environment '{}' has no option '{key}'; its options: {}",
+                    env.name,
+                    env.options.join(", ")
+                ));
+            };
+            let wrong =
+                |what: String| invalid!("environment '{}': option '{key}' must be {what}, got {value}", env.name);
+            let number = match (spec.ty, value) {
+                (ParamType::Float, ParamValue::Float(v)) => *v,
+                (_, ParamValue::Int(v)) => *v as f64,
+                (_, ParamValue::UInt(v)) => *v as f64,
+                (ParamType::Int, ParamValue::Float(v)) if v.fract() == 0.0 => *v,
+                (ParamType::Int, _) => return Err(wrong("an integer".into())),
+                _ => return Err(wrong("a number".into())),
+            };
+            if !spec.range.contains(number) {
+                return Err(wrong(spec.range.requirement()));
+            }
+            let integer = || -> Result<u64> {
+                match value {
+                    ParamValue::Int(v) => u64::try_from(*v).map_err(|_| wrong(spec.range.requirement())),
+                    ParamValue::UInt(v) => Ok(*v),
+                    _ if number < 2f64.powi(63) => Ok(number as u64),
+                    _ => Err(wrong("a smaller integer".into())),
+                }
+            };
+            let count =
+                || -> Result<usize> { usize::try_from(integer()?).map_err(|_| wrong("a smaller integer".into())) };
+            match key {
+                "discount" => options.discount = Some(number),
+                "time_limit" => options.time_limit = Some(count()?),
+                "noise" => options.noise = Some(number),
+                "size" => options.size = Some(count()?),
+                "mapping_seed" => options.mapping_seed = Some(integer()?),
+                _ => return Err(invalid!("option '{key}' has a spec but no field (please report)")),
+            }
+        }
+        Ok(options)
+    }
 }
 
 /// The fixed policy an environment's value-error studies follow unless told otherwise (Sajed et

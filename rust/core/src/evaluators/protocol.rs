@@ -56,6 +56,7 @@ pub fn check_setting(setting: Setting) -> Result<()> {
 /// CPU time (zero for an agent that learns nothing offline).
 pub fn learn_offline(agent: &mut dyn Agent, prior: &Fdm, setting: Setting, seed: u64) -> Result<OfflineTime> {
     check_setting(setting)?;
+    crate::agent::check_memory(agent, prior.n_states(), prior.n_actions(), setting)?;
     let mut rng = stream(seed, purpose::AGENT_OFFLINE, 0);
     let learns = agent.learns_offline();
     OfflineTime::measure(learns, || guard(|| agent.learn_offline(prior, setting, &mut rng)))
@@ -296,7 +297,7 @@ impl Experiment {
                 mdps.map(|(k, mdp)| one(first + k, mdp, None)).collect()
             }
         };
-        let pairs = threads::install(threads, job)??;
+        let pairs = threads::install(threads, selected.len(), job)??;
         Ok(RunOutcome {
             returns: pairs.iter().map(|o| o.discounted_return).collect(),
             online_seconds: pairs.iter().map(|o| o.seconds).collect(),
