@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -130,15 +131,57 @@ _JSON_KINDS: dict[str, tuple[type, ...]] = {
 }
 
 
+#: What a path that is not a regular file is, by the test of its mode (``os.stat``'s ``st_mode``).
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def path_kind(mode: int) -> str:
+    """What a path of mode ``mode`` (``os.stat(path).st_mode``) is, as messages name it: ``"a
+    regular file"``, ``"a directory"``, ``"a FIFO (named pipe)"``, ``"a character device"``..."""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    return next((kind for test, kind in _KINDS if test(mode)), "not a regular file")
+
+
+def regular_file(path: str | os.PathLike[str], what: str) -> Path:
+    """``path`` as a Path, checked to be a regular file (a link to one is fine) before it is
+    opened: the one check of every reader of a file the user names, so that only a missing path is
+    said "not found", and a FIFO is never opened (reading one would wait for a writer).
+
+    Raises:
+        FileNotFoundError: nothing at ``path`` (the message: ``{what} 'path' not found``).
+        ValueError: naming the path and what it is (``... is a FIFO (named pipe), not a regular
+            file``, a directory, a device), or why it cannot be looked at (no permission).
+    """
+    file = Path(path)
+    try:
+        mode = os.stat(file).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        raise FileNotFoundError(f"{what} {str(file)!r} not found") from None
+    except OSError as exc:
+        raise ValueError(f"{what} {str(file)!r} cannot be read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        kind = path_kind(mode)
+        raise ValueError(f"{what} {str(file)!r} is {kind}, not a regular file")
+    return file
+
+
 def read_file_bytes(path: str | os.PathLike[str], what: str, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
     """The bytes of the file ``path`` (a ``what``, e.g. ``"configuration"``), at most ``limit``.
 
     Raises:
         FileNotFoundError: no such file.
-        ValueError: naming the file, for a file that cannot be read (a folder, no permission) or is
-            larger than ``limit`` bytes.
+        ValueError: naming the file, for a path that is not a regular file (a directory, a FIFO, a
+            device: :func:`regular_file`), a file that cannot be read (no permission) or is larger
+            than ``limit`` bytes.
     """
-    file = Path(path)
+    file = regular_file(path, what)
     try:
         with open(file, "rb") as handle:
             data = handle.read(limit + 1)
@@ -168,9 +211,9 @@ def read_json_document(path: str | os.PathLike[str], what: str, kind: str = "an 
 
     Raises:
         FileNotFoundError: no such file.
-        ValueError: naming the file, for a file that cannot be read (a folder, no permission), is
-            larger than :data:`MAX_DOCUMENT_BYTES`, is not UTF-8 JSON, or whose top level is of
-            another kind.
+        ValueError: naming the file, for a path that is not a regular file (a directory, a FIFO, a
+            device), a file that cannot be read (no permission), is larger than
+            :data:`MAX_DOCUMENT_BYTES`, is not UTF-8 JSON, or whose top level is of another kind.
     """
     return parse_json_document(read_file_bytes(path, what), f"{what} {str(Path(path))!r}", kind)
 
@@ -216,13 +259,12 @@ def read_table(path: str | os.PathLike[str], what: str) -> Any:
 
     Raises:
         FileNotFoundError: no such file.
-        ValueError: naming the file, for a file that is not a readable table of that format.
+        ValueError: naming the file, for a path that is not a regular file (:func:`regular_file`)
+            or a file that is not a readable table of that format.
     """
     import polars as pl
 
-    file = Path(path)
-    if not file.is_file():
-        raise FileNotFoundError(f"{what} {str(file)!r} not found")
+    file = regular_file(path, what)
     try:
         return pl.read_csv(file) if file.suffix.lower() == ".csv" else pl.read_parquet(file)
     except (Exception, pl.exceptions.PanicException) as exc:  # polars: several error types, or a panic

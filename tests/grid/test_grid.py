@@ -412,7 +412,7 @@ def test_a_damaged_experiments_file_is_an_error_naming_it(tmp_path: Path) -> Non
                 read()
     file.unlink()
     file.mkdir()
-    with pytest.raises(ValueError, match=rf"^{re.escape(str(file))}: is not a file; "):
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(file))}: is a directory, not a regular file; "):
         grid.run_grid(config, tmp_path, console=_quiet())
     file.rmdir()  # removed: the next run records the settings again
     grid.run_grid(config, tmp_path, console=_quiet())

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import _core, problems
 from .. import names as name_rule
-from ..fileio import json_document_bytes, parse_json_document, read_file_bytes, write_atomic
+from ..fileio import json_document_bytes, parse_json_document, read_file_bytes, regular_file, write_atomic
 from . import bbrl_format
 from . import compact as compact_table
 
@@ -312,10 +312,9 @@ def get(name: str) -> FDM:
 def load(path: str | os.PathLike[str]) -> FDM:
     """Reads a distribution: bbrl's JSON format, or the original BBRL text format (plain or
     zlib-compressed). Raises ``FileNotFoundError`` for a missing file and ``ValueError`` naming
-    the problem for a truncated or unreadable one."""
-    file = Path(path)
-    if not file.is_file():
-        raise FileNotFoundError(f"distribution file {str(file)!r} not found")
+    the problem for a truncated or unreadable one, or a path that is not a regular file (a
+    directory, a FIFO, a device: :func:`bbrl.fileio.regular_file`)."""
+    file = regular_file(path, "distribution file")
     data = read_file_bytes(file, "distribution file", bbrl_format.MAX_TEXT_BYTES)
     if not data.strip():
         raise ValueError(

@@ -6,6 +6,7 @@ import importlib
 from pathlib import Path
 
 from .. import agents
+from ..fileio import regular_file
 from ..modules import import_file
 
 __all__ = ["load_python_agent_class"]
@@ -24,8 +25,10 @@ def load_python_agent_class(reference: str, base: Path | None) -> type:
         file = Path(module_name)
         if not file.is_absolute() and base is not None:
             file = base / file
-        if not file.is_file():
-            raise ValueError(f"Python agent file {str(file)!r} not found")
+        try:
+            regular_file(file, "Python agent file")  # a directory or a FIFO is said so, not "not found"
+        except FileNotFoundError as exc:
+            raise ValueError(str(exc)) from None
         module = import_file(file)
     else:
         try:

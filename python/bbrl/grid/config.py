@@ -54,7 +54,7 @@ from typing import Any
 
 from .. import _core, agents, distributions, smoke
 from .. import names as name_rule
-from ..fileio import read_text_file
+from ..fileio import read_text_file, regular_file
 
 try:
     import tomllib
@@ -536,9 +536,7 @@ def load_config(
     output folder keeps is read with the folder of the configuration it was copied from, and with
     ``python_agents``, its record of its Python agents (never importing them).
     """
-    file = Path(path)
-    if not file.is_file():
-        raise FileNotFoundError(f"configuration {str(file)!r} not found")
+    file = regular_file(path, "configuration")
     text = read_text_file(file, "configuration")
     folder = Path(base) if base is not None else file.resolve().parent
     config = parse_config(text, str(file), folder, check_agents, python_agents)

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import polars as pl
 
-from ..fileio import check_kind, read_json_document
+from ..fileio import check_kind, path_kind, read_json_document
 from ..intervals import ci95_halfwidth
 from .schema import CELL_COLUMNS as FILE_COLUMNS
 from .schema import PER_MDP_COLUMNS, RACE_STOPPED_BY, REWARDS_COLUMN, SCHEMA, WORK_DTYPE, WORK_UNITS, Col, rewards_array
@@ -181,7 +181,7 @@ def check_results_folder(out: str | os.PathLike[str]) -> Path:
             f"results folder {str(folder)!r} does not exist (the output folder of `bbrl grid run CONFIG --out DIR`)"
         )
     if not folder.is_dir():
-        raise FileNotFoundError(f"results folder {str(folder)!r} is a file, not a folder")
+        raise FileNotFoundError(f"results folder {str(folder)!r} is {path_kind(folder.stat().st_mode)}, not a folder")
     return folder
 
 
@@ -204,7 +204,7 @@ def read_experiments(out: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     if not file.exists():
         return {}
     if not file.is_file():
-        raise ValueError(f"{file}: is not a file; {_EXPERIMENTS_FIX}")
+        raise ValueError(f"{file}: is {path_kind(file.stat().st_mode)}, not a regular file; {_EXPERIMENTS_FIX}")
     try:
         recorded = read_json_document(file, "experiment record")
         for key, settings in recorded.items():

@@ -16,7 +16,7 @@ import polars as pl
 from .. import _core, envs
 from ..checks import count as _count
 from ..distributions import FDM
-from ..fileio import check_suffix, read_file_bytes, read_table, write_atomic
+from ..fileio import check_suffix, read_file_bytes, read_table, regular_file, write_atomic
 from ..protocol.fingerprint import document_fingerprint
 
 __all__ = [
@@ -50,15 +50,14 @@ def read_log(source: Any) -> pl.DataFrame:
 
     Raises:
         FileNotFoundError: no such file.
-        ValueError: another suffix, or a file that does not read as its format (empty, truncated,
-            not Parquet); the message names the file.
+        ValueError: a path that is not a regular file (a directory, a FIFO), another suffix, or a
+            file that does not read as its format (empty, truncated, not Parquet); the message
+            names the file.
     """
     if isinstance(source, pl.DataFrame):
         return source
     if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if not path.is_file():
-            raise FileNotFoundError(f"log file {str(path)!r} does not exist")
+        path = regular_file(source, "log file")
         if path.suffix.lower() not in (".parquet", ".csv"):
             raise ValueError(f"log file {str(path)!r}: expected a .parquet or .csv file")
         if path.stat().st_size == 0:
