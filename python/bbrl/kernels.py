@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from .checks import index
 
 __all__ = [
     "Posterior",
@@ -120,8 +121,17 @@ class Posterior:
         return int(self.counts.shape[1])
 
     def observe(self, state: int, action: int, next_state: int) -> None:
-        """Adds one observed transition (the reward is known, so it is not needed)."""
-        self.counts[state, action, next_state] += 1.0
+        """Adds one observed transition (the reward is known, so it is not needed).
+
+        Raises:
+            TypeError: an index that is not an int (NumPy integers are fine).
+            ValueError: an index out of range, e.g. ``state 7 is out of range: allowed 0 to 4``
+                (a negative one too: it would count another state's transition).
+        """
+        n_states, n_actions = self.counts.shape[0], self.counts.shape[1]
+        s = index(state, "state", n_states)
+        a = index(action, "action", n_actions)
+        self.counts[s, a, index(next_state, "next_state", n_states)] += 1.0
 
     def mean(self) -> np.ndarray:
         """The posterior-mean transition table ``counts / counts.sum(-1)``, (S, A, S)."""

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 import bbrl
-from bbrl import agents, envs, replay
+from bbrl import agents, distributions, envs, kernels, replay
 from bbrl import value_error as ve
 
 
@@ -39,6 +39,9 @@ def _messages() -> list[str]:
         lambda: ve.reference_values(finite, ve.uniform_policy(1), np.array([3]), max_samples=5),
         lambda: bbrl.Experiment("GC", n_mdps=2, horizon=3).run(_Three(), threads=1),
         lambda: env.step(6),
+        lambda: kernels.Posterior(distributions.get("GC")).observe(7, 0, 1),  # GC: 5 states, 3 actions
+        lambda: kernels.Posterior(distributions.get("GC")).observe(0, 3, 1),
+        lambda: kernels.Posterior(distributions.get("GC")).observe(0, 0, -1),
     ]
     found = []
     for call in calls:
@@ -49,12 +52,17 @@ def _messages() -> list[str]:
 
 
 def test_every_range_is_written_from_0_to_the_last_index() -> None:
-    state, action, logged, reference, python, stepped = _messages()
+    state, action, logged, reference, python, stepped, *observed = _messages()
     assert state.endswith("state 5 is out of range: allowed 0 to 4"), state
     assert action.endswith("action 3 is out of range: allowed 0 to 2"), action
     assert logged.endswith("action 2 is out of range: allowed 0 to 1"), logged
     assert reference.endswith("state 3 is out of range: allowed 0 to 2"), reference
     assert "an action must be an int from 0 to 2 (NumPy integers are fine)" in python, python
     assert stepped == "action 6 is out of range: allowed 0 to 5", stepped
-    for message in (state, action, logged, reference, python, stepped):
+    assert observed == [
+        "state 7 is out of range: allowed 0 to 4",
+        "action 3 is out of range: allowed 0 to 2",
+        "next_state -1 is out of range: allowed 0 to 4",
+    ], observed
+    for message in (state, action, logged, reference, python, stepped, *observed):
         assert ".." not in message, message
