@@ -173,11 +173,15 @@ def test_generator_follows_the_documented_seed_rule() -> None:
     assert seen["online"] == np.random.default_rng(first_draw).random() == agents.online_rng(9, 0).random()
 
 
-def test_results_identical_whatever_the_worker_count() -> None:
+def test_results_identical_whatever_the_worker_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Two cores whatever the machine: three workers are more than that, which warns.
+    monkeypatch.setattr(bbrl.threads, "usable_cores", lambda: 2)
     exp = bbrl.Experiment("GC", n_mdps=14, horizon=40, seed=11)
     one = exp.run(NoisyGreedy(), prior="UGC", threads=1)
     two = exp.run(NoisyGreedy(), prior="UGC", threads=2)
-    three = exp.run(NoisyGreedy(), prior="UGC", threads=3, progress=True)
+    with pytest.warns(bbrl.threads.ThreadCountWarning, match="3 threads asked for, more than the 2 cores"):
+        three = exp.run(NoisyGreedy(), prior="UGC", threads=3, progress=True)
+    assert three.threads == 3
     assert np.array_equal(one.returns, two.returns) and np.array_equal(one.returns, three.returns)
     assert np.all(two.online_seconds > 0)
     trained = NoisyGreedy().train("UGC", exp.gamma, exp.horizon, exp.seed)

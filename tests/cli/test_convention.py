@@ -12,13 +12,13 @@ import pytest
 
 from bbrl import value_error as ve
 from bbrl.cli import build_parser, main
-from bbrl.cli.options import DeprecatedAlias, env_name
+from bbrl.cli.options import DeprecatedAlias, env_name, thread_count
 
 #: What each shared option is wherever it appears: dest, type, default (or None: any), metavar.
 SHARED: dict[str, dict[str, object]] = {
     "--out": {"dest": "out", "type": Path, "metavar": "DIR"},
     "--seed": {"dest": "seed", "type": int, "default": 0},
-    "--threads": {"dest": "threads", "type": int, "default": None},
+    "--threads": {"dest": "threads", "type": thread_count, "default": None, "metavar": "N"},
     "--gamma": {"dest": "gamma", "type": float},
     "--env": {"dest": "env", "type": env_name},
     "--agent": {"dest": "agent", "type": None},

@@ -4,7 +4,8 @@
   inside (``run``: DIR/results.csv, ``value-error references``: DIR/references.parquet,
   ``formulas``: DIR/F<n>.txt).
 * ``--seed N``: the seed of every random stream, default 0.
-* ``--threads N``: worker threads (default: every core), on every subcommand that runs work.
+* ``--threads N``: worker threads (default: every core), on every subcommand that runs work; a
+  whole number >= 1, never more threads than work items, a one-line warning above the cores.
 * ``--gamma G``: the discount factor.
 * ``--env NAME``: a named environment.
 * ``--agent KIND`` and ``--param NAME=VALUE`` (repeatable): a built-in agent and its parameters.
@@ -44,6 +45,7 @@ __all__ = [
     "output_file_path",
     "parse_params",
     "parse_value",
+    "thread_count",
     "warn_deprecated",
 ]
 
@@ -75,9 +77,28 @@ def add_seed(parser: argparse.ArgumentParser, help: str = "seed of every random 
     parser.add_argument("--seed", type=int, default=0, help=help)
 
 
+def thread_count(text: str) -> int:
+    """The value of ``--threads``: a whole number >= 1; anything else is argparse's usage error
+    naming the option (exit 2), before any work. The rest of the rule (never more threads than
+    work items, a one-line warning above the cores) is the library's: :mod:`bbrl.threads`."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number of threads >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1 (leave it out for every core), got {value}")
+    return value
+
+
 def add_threads(parser: argparse.ArgumentParser) -> None:
     """``--threads N``, default every core."""
-    parser.add_argument("--threads", type=int, default=None, help="worker threads (default: every core)")
+    parser.add_argument(
+        "--threads",
+        type=thread_count,
+        default=None,
+        metavar="N",
+        help="worker threads, at most one per work item (default: every core)",
+    )
 
 
 def add_race(parser: argparse.ArgumentParser) -> None:

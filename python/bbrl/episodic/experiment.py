@@ -27,6 +27,7 @@ from ..checks import discount as _discount
 from ..checks import integer as _integer
 from ..checks import seed as _seed
 from ..distributions import FDM
+from ..threads import worker_threads
 from .results import EpisodicRun
 from .workers import Recipe, run_python_agent
 
@@ -241,11 +242,11 @@ class EpisodicExperiment:
             threads: worker threads for a built-in agent; for a Python agent, worker processes
                 (1: run after run in this process; more need a picklable agent whose class a new
                 process can import, as in :meth:`bbrl.Experiment.run`). ``None``: every core.
+                Never more than ``n_runs``; more than the cores warns (:mod:`bbrl.threads`).
                 Results do not depend on it.
         """
+        threads = worker_threads(threads, self.n_runs)
         prior = self.prior(prior_concentration)
-        if threads is not None:
-            threads = _integer(threads, "threads", 1)
         if isinstance(agent, Agent):
             trained = agent.train(prior, self.gamma, self.horizon, self.seed)
             arrays = run_python_agent(self, self._recipe, trained.agent, trained.label, threads)
@@ -282,7 +283,7 @@ class EpisodicExperiment:
             offline_cpu_seconds=float(offline[1]),
         )
 
-    def _run_threaded(self, core_agent: Any, threads: int | None) -> Any:
+    def _run_threaded(self, core_agent: Any, threads: int) -> Any:
         # As bbrl.Experiment does: the core runs in a worker thread, so Ctrl-C cancels it between runs.
         return run_cancellable(lambda progress: self._core.run(core_agent, threads, progress), "bbrl-episodic")
 

@@ -37,9 +37,10 @@ _ARRAYS = 7
 Recipe = tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]
 
 
-def run_python_agent(experiment: Any, recipe: Recipe, agent: Any, label: str, threads: int | None) -> tuple[Any, ...]:
+def run_python_agent(experiment: Any, recipe: Recipe, agent: Any, label: str, threads: int) -> tuple[Any, ...]:
     """The core's ``run_python`` arrays of ``agent`` on every run of ``experiment`` (built by
-    ``recipe``), over ``threads`` worker processes (``None``: every core; 1: this process)."""
+    ``recipe``), over ``threads`` worker processes (resolved by :func:`bbrl.threads.worker_threads`;
+    1: this process)."""
     runs = range(experiment.n_runs)
     workers = n_workers(threads, len(runs))
     if workers == 1:

@@ -17,6 +17,7 @@ from ..checks import integer as _integer
 from ..checks import seed as checked_seed
 from ..distributions import FDM
 from ..intervals import ci95_halfwidth
+from ..threads import worker_threads
 from . import workers
 from .fingerprint import experiment_fingerprint
 from .schema import REWARDS_COLUMN, RUN_COLUMNS, Col, describe_host, host_columns, per_mdp_frame
@@ -258,7 +259,8 @@ class Experiment:
             prior: the distribution the agent believes in; ``None`` uses the test distribution
                 (the accurate case).
             threads: worker threads; ``None`` uses every core. Results do not depend on it. For a
-                Python agent, the number of worker processes (1: run in this process).
+                Python agent, the number of worker processes (1: run in this process). Never more
+                than the MDPs run; more than the cores warns (:mod:`bbrl.threads`).
             progress: show a progress bar on the terminal.
             allow_transfer: run a trained agent although it was trained with another gamma or
                 horizon than this experiment's (a deliberate transfer study); otherwise refused.
@@ -297,9 +299,8 @@ class Experiment:
                 f"prior {prior_fdm.name!r} has {prior_fdm.n_states} states and {prior_fdm.n_actions} actions "
                 f"but the test distribution {self.test.name!r} has {self.test.n_states} and {self.test.n_actions}"
             )
-        if threads is not None:
-            threads = _integer(threads, "threads", 1)
         selected = self._selected(mdps)
+        threads = worker_threads(threads, len(selected))
         if isinstance(agent, (Agent, TrainedPythonAgent)):
             # Trained here, timed, with the offline Generator of the seed rule (see agents.Agent.train).
             trained = (
@@ -342,7 +343,7 @@ class Experiment:
         offline: tuple[float, float, Any],
         details: dict[str, str],
         training: dict[str, Any],
-        threads: int | None,
+        threads: int,
         selected: range,
     ) -> Run:
         returns, online, online_cpu, rewards, online_work = times
@@ -365,7 +366,7 @@ class Experiment:
             training=training,
             offline_cpu_seconds=offline[1],
             online_cpu_seconds=online_cpu,
-            threads=threads if threads is not None else host["logical_cores"],
+            threads=threads,
             host=host,
             rewards=rewards,
             online_work=np.asarray(online_work, dtype=np.uint64),
@@ -376,7 +377,7 @@ class Experiment:
     def _run_trajectories(
         self,
         core_agent: _core.Agent,
-        threads: int | None,
+        threads: int,
         progress: bool,
         label: str,
         record_rewards: bool,

@@ -33,21 +33,16 @@ __all__ = [
 ]
 
 
-def n_workers(threads: int | None, n_mdps: int) -> int:
-    """The number of worker processes for ``threads``: one (this process) in a daemonic process,
-    such as a pool's worker or a Dask nanny's worker, which may not start processes of its own;
-    it is already one process of a pool, and the results do not depend on the number of workers."""
+def n_workers(threads: int, n_mdps: int) -> int:
+    """The number of worker processes for ``threads``, a count :func:`bbrl.threads.worker_threads`
+    gave (the entry point resolves ``threads=`` once, with its checks and warning): at most one per
+    MDP, and one (this process) in a daemonic process, such as a pool's worker or a Dask nanny's
+    worker, which may not start processes of its own; it is already one process of a pool, and the
+    results do not depend on the number of workers."""
     import multiprocessing
 
     if multiprocessing.current_process().daemon:
         return 1
-    if threads is None:
-        if hasattr(os, "process_cpu_count"):
-            threads = os.process_cpu_count() or 1
-        elif hasattr(os, "sched_getaffinity"):
-            threads = len(os.sched_getaffinity(0))
-        else:
-            threads = os.cpu_count() or 1
     return max(1, min(int(threads), n_mdps))
 
 
@@ -62,7 +57,7 @@ def contiguous_chunks(mdps: range, n_chunks: int) -> list[list[int]]:
 def run_trajectories(
     experiment: Any,
     trained: TrainedPythonAgent,
-    threads: int | None,
+    threads: int,
     progress: bool,
     record_rewards: bool,
     mdps: range | None = None,

@@ -15,6 +15,7 @@ from ..agents import Agent, AgentSpec, Stepper, TrainedAgent, TrainedPythonAgent
 from ..checks import count as _count
 from ..envs import FiniteEnv
 from ..seeds import keyed_seed
+from ..threads import worker_threads
 from .dataset import Dataset, environment_core, episode_end_rule
 from .results import ReplayResult, ReplayRuns, describe_m
 from .workers import run_blocks
@@ -74,7 +75,8 @@ def evaluate(
             or a log collected on an undiscounted environment such as RiverSwim-Osband) and that
             discount is below 1.
         runs: ``None`` for one :class:`ReplayResult`; an int for a :class:`ReplayRuns` of that many
-            independent evaluations run in parallel on ``threads`` workers (default every core):
+            independent evaluations run in parallel on ``threads`` workers (default every core;
+            never more than ``runs``, and more than the cores warns: :mod:`bbrl.threads`):
             threads for built-in agents, worker processes for a Python agent (which must then
             pickle; by default, one that does not runs in this process), the same results whatever
             their number.
@@ -136,7 +138,7 @@ def evaluate(
         # The log keys the streams: the same log and seed reproduce, two logs with one seed draw independently.
         "seed": keyed_seed(_count(seed, "seed", 0), data.fingerprint),
         "runs": n_runs,
-        "threads": _count(threads, "threads", 1, optional=True),
+        "threads": worker_threads(threads, n_runs),
         "m_rule": m_rule,
         "m_value": m_value,
         "max_length": _count(max_length, "max_length", 1, optional=True),
@@ -153,7 +155,7 @@ def evaluate(
             _python_trained(agent),
             data,
             options,
-            threads,
+            threads is not None,
             lambda o: _core.replay_evaluate(handle, True, data._core, o),
         )
     else:
@@ -294,8 +296,8 @@ def online_returns(
         "max_steps": _count(max_steps, "max_steps", 1),
         "seed": _count(seed, "seed", 0),
         "runs": _count(runs, "runs", 1),
-        "threads": _count(threads, "threads", 1, optional=True),
     }
+    options["threads"] = worker_threads(threads, options["runs"])
     if not python_agent:
         return _core.replay_online(handle, False, core_env, options)
     rows = run_blocks(
@@ -303,7 +305,7 @@ def online_returns(
         _python_trained(agent),
         _environment_document(FiniteEnv._wrap(core_env)),
         options,
-        threads,
+        threads is not None,
         lambda o: list(_core.replay_online(handle, True, core_env, o)),
     )
     return np.vstack(rows) if rows else np.empty((0, options["n_episodes"]))

@@ -37,17 +37,18 @@ def run_blocks(
     trained: TrainedPythonAgent,
     target: Any,
     options: dict[str, Any],
-    threads: int | None,
+    asked: bool,
     local: Callable[[dict[str, Any]], Any],
 ) -> list[Any]:
     """The core call ``call`` for ``options["runs"]`` runs of the Python agent ``trained``:
     ``"evaluate"`` on the :class:`~bbrl.replay.Dataset` ``target``, or ``"online"`` on the
     environment that the :class:`bbrl.envs.FiniteEnv` arguments in the dict ``target`` build. The
-    runs are spread in blocks over ``threads`` worker processes (default: one per core; this
-    process alone when that is one); ``local(options)`` runs a block here. Returns one entry per
-    run, in run order."""
+    runs are spread in blocks over ``options["threads"]`` worker processes (the count
+    :func:`bbrl.threads.worker_threads` gave; ``asked``: the user gave it, else it is the default,
+    one per core); this process alone when that is one; ``local(options)`` runs a block here.
+    Returns one entry per run, in run order."""
     runs = int(options["runs"])
-    workers = n_workers(threads, runs)
+    workers = n_workers(options["threads"], runs)
     if workers == 1:
         return list(local(options))
     try:
@@ -67,7 +68,7 @@ def run_blocks(
         target_payload = pickle.dumps(target, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as exc:
         # (the environment and the log always pickle: a failure here is the agent's)
-        if threads is None:
+        if not asked:
             # Not asked for: an agent that cannot travel runs here (same results, more time).
             return list(local(options))
         raise TypeError(

@@ -16,6 +16,7 @@ from .. import _core
 from ..checks import count
 from ..envs import FiniteEnv
 from ..fileio import check_suffix, read_table, table_problem, write_atomic
+from ..threads import worker_threads
 from .budget import Split, sample_size
 from .budget import rollout_length as rollout_length_of
 from .ebgstop import Variant
@@ -183,7 +184,8 @@ def reference_values(
     default, with ``bets`` (see :func:`bbrl.value_error.certify_mean`), or the paper's
     ``"ebgstop"`` with ``variant``, ``beta``, ``p``) with
     (eps_bar, delta/(2m), tau) on returns truncated by Lemma 5, in parallel over states on
-    ``threads`` threads (None: every core; the values do not depend on it); ``max_samples`` caps
+    ``threads`` threads (None: every core; never more than the states, and more than the cores
+    warns: :mod:`bbrl.threads`; the values do not depend on it); ``max_samples`` caps
     the returns per state (a capped state is reported, and voids the guarantee). ``value_range``
     (the paper's V_max, value units) replaces the range the reward bounds give the returns,
     anchored at the highest possible return.
@@ -202,7 +204,6 @@ def reference_values(
     env = as_environment(env)
     check_rule(rule)
     check_bets(bets)
-    count(threads, "threads", 1, optional=True)
     count(k, "k", 1)
     count(seed, "seed", 0)
     count(max_samples, "max_samples", 1)
@@ -214,6 +215,7 @@ def reference_values(
     elif isinstance(states, (int, np.integer)) and not isinstance(states, bool):
         states = env.uniform_states(int(states), seed)
     array = _states_array(env, states)
+    threads = worker_threads(threads, len(array))
     out = _core.value_error_references(
         env.core, policy.core, array, dict(epsilon=float(epsilon), delta=float(delta), tau=float(tau), c=float(c),
         k=int(k), split=split, rule=rule, bets=bets, variant=variant, beta=float(beta), p=float(p),
@@ -367,7 +369,6 @@ def state_values(
     env = as_environment(env)
     check_rule(rule)
     check_bets(bets)
-    count(threads, "threads", 1, optional=True)
     count(seed, "seed", 0)
     count(max_samples, "max_samples", 1)
     lo, hi = env.reward_bounds
@@ -387,6 +388,7 @@ def state_values(
     if value_low is None:
         value_low = high - value_range
     array = _states_array(env, states)
+    threads = worker_threads(threads, len(array))
     options = dict(rule=rule, epsilon=float(epsilon), delta=float(delta), tau=float(tau), value_low=float(value_low),
         value_range=float(value_range), variant=variant, beta=float(beta), p=float(p), max_bet=float(max_bet),
         bets=bets, max_samples=int(max_samples), rollout_length=int(rollout_length), seed=int(seed),

@@ -42,7 +42,7 @@ fn confidence_intervals<'py>(
         .map_err(to_py)?;
     let found = py
         .detach(|| {
-            threads::install(threads, || {
+            threads::install(threads, rows, || {
                 intervals_at_rows(&table, columns, low, high - low, delta, sequence, &checkpoints)
             })
         })

@@ -370,8 +370,9 @@ impl EpisodicExperiment {
             }
             Ok(record)
         };
-        let records =
-            threads::install(threads, || (0..self.n_runs).into_par_iter().map(one).collect::<Result<Vec<_>>>())??;
+        let records = threads::install(threads, self.n_runs, || {
+            (0..self.n_runs).into_par_iter().map(one).collect::<Result<Vec<_>>>()
+        })??;
         Ok(self.gather(records))
     }
 

@@ -49,7 +49,7 @@ fn spread<T: Send>(runs: usize, schedule: Schedule, f: impl Fn(usize) -> Result<
         Schedule::Parallel { threads } => threads,
     };
     let work = || (0..runs).into_par_iter().map(&f).collect::<Result<Vec<T>>>();
-    threads::install(threads, work)?
+    threads::install(threads, runs, work)?
 }
 
 /// Evaluations `first_run..first_run + runs` of the agent behind `stepper`, run `i` on a fork of

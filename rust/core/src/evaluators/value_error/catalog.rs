@@ -207,7 +207,7 @@ pub fn state_values(
 ) -> Result<Vec<ReferenceValue>> {
     check_states(env, states)?;
     let StateValuesOptions { stop, rollout_length, seed, threads } = *options;
-    threads::install(threads, || {
+    threads::install(threads, states.len(), || {
         with_pair!(env, policy, |e, p| rollout_values(
             e,
             p,

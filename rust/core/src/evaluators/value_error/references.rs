@@ -323,7 +323,7 @@ pub fn reference_values<E: Env, P: Policy<E::State> + ?Sized>(
     let design = ReferenceDesign::new(env, settings, states.len())?;
     let config = design.stop_config();
     let on_cut = if design.to_termination && !settings.accept_truncated { OnCut::Stop } else { OnCut::Count };
-    let values = threads::install(settings.threads, || {
+    let values = threads::install(settings.threads, states.len(), || {
         rollout_values(env, policy, states, &config, design.rollout_length, settings.seed, on_cut)
     })??;
     if on_cut == OnCut::Stop {
