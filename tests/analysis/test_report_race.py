@@ -15,13 +15,15 @@ import pytest
 from rich.console import Console
 
 from bbrl import grid
-from bbrl.analysis.figures import score_figure
-from bbrl.analysis.racing import RaceOptions
-from bbrl.analysis.report import write_report
+from bbrl.analysis.cost import reference_calibration
+from bbrl.analysis.figures import RACE_SENSITIVE_HATCH, RACE_SENSITIVE_LABEL, bounds_figure, score_figure
+from bbrl.analysis.racing import RACE_SENSITIVE, RaceOptions
+from bbrl.analysis.report import compare_maps, experiment_map, write_report
+from bbrl.analysis.stats import map_agreement
 from bbrl.analysis.tables import table_csv, table_html, table_latex, table_markdown
 from bbrl.grid.race import run_raced_grid
 from bbrl.intervals import ci95_halfwidth
-from bbrl.protocol.results import load
+from bbrl.protocol.results import Results, load
 from bbrl.protocol.schema import Col
 
 # BFS3 costs far more per decision than e-Greedy (epsilon=0.0) and does worse on GC: the race stops
@@ -198,3 +200,53 @@ def test_score_figures_draw_the_stopped_configuration_hollow(
         plt.close(fig)
     pixels = matplotlib.image.imread(reports[0] / "GC-GC-online.png")
     assert pixels.ndim == 3 and float(pixels[..., :3].std()) > 0.05
+
+
+def test_the_map_marks_the_cells_a_stopped_configuration_could_change(reports: tuple[Path, Path]) -> None:
+    # BFS3, stopped after 30 MDPs, fits only the largest online budget: that cell is marked, and
+    # the report says how many are; a full run's map marks none and says nothing of it.
+    raced, full = reports
+    bounds = pl.read_csv(raced / "GC-GC-bounds.csv")
+    marked = bounds.filter(pl.col(RACE_SENSITIVE))
+    assert marked["online_bound_seconds"].to_list() == [bounds["online_bound_seconds"].max()]
+    text = (raced / "report.html").read_text()
+    assert f"Map cells a stopped configuration could have changed: 1 of {bounds.height}" in text
+    assert f"1 of {bounds.height} map cells a stopped configuration could have changed are hatched" in text
+    unraced = pl.read_csv(full / "GC-GC-bounds.csv")
+    assert not unraced[RACE_SENSITIVE].any()
+    assert "could have changed" not in (full / "report.html").read_text()
+
+
+def _hatches(fig) -> list[str]:
+    return [c.get_hatch() for ax in fig.axes for c in ax.collections if c.get_hatch()]
+
+
+def test_the_map_figure_hatches_the_marked_cells_and_its_legend_says_why(folders: tuple[Path, Path]) -> None:
+    import matplotlib.pyplot as plt
+
+    for folder, marks in zip(folders, (1, 0), strict=True):
+        results = load(folder)
+        bounds, _ = experiment_map(results, results.cells, reference_calibration())
+        assert int(bounds[RACE_SENSITIVE].sum()) == marks
+        fig = bounds_figure(bounds, "GC", [])
+        legend = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+        assert (RACE_SENSITIVE_HATCH in _hatches(fig)) == bool(marks)
+        assert (RACE_SENSITIVE_LABEL in legend) == bool(marks)
+        plt.close(fig)
+
+
+def test_compare_maps_lists_every_cell_of_both_maps(folders: tuple[Path, Path]) -> None:
+    raced, full = (load(f) for f in folders)
+    calibration = reference_calibration()
+    cells = compare_maps(full, raced, calibration)
+    a, _ = experiment_map(full, full.cells, calibration)
+    b, _ = experiment_map(raced, raced.cells, calibration)
+    assert (int(cells["identical"].sum()), cells.height) == map_agreement(a, b)
+    assert cells["race_sensitive"].to_list() == b[RACE_SENSITIVE].to_list()
+    assert cells.filter(~pl.col("identical") & ~pl.col("race_sensitive")).height == 0
+    itself = compare_maps(full, full, calibration)
+    assert itself["identical"].all() and not itself["race_sensitive"].any()
+    # A cell one map lacks is a difference, with nulls on the side that lacks it.
+    lacking = compare_maps(full, Results(raced.cells.clear(), raced.returns.clear()), calibration)
+    assert lacking.height == cells.height and not lacking["identical"].any()
+    assert lacking["algorithms_second"].null_count() == lacking.height

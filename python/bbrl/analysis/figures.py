@@ -77,8 +77,15 @@ OTHER_PALETTE = (
 #: How a map marks a Python agent's share of a cell (white dots; black stripes mark boundary cells).
 PYTHON_AGENT_HATCH = ".."
 
+#: How a map marks a cell whose verdict a configuration stopped by a race could have changed
+#: (:func:`bbrl.analysis.racing.race_sensitive_cells`): the other diagonal than a boundary's, so
+#: that a cell both marked and a boundary is cross-hatched.
+RACE_SENSITIVE_HATCH = "\\\\\\"
+#: The legend's entry for those cells.
+RACE_SENSITIVE_LABEL = "race: a stopped configuration\ncould change this cell"
+
 #: The patterns of algorithms sharing a map cell (tied), by their place in the map's legend: no
-#: diagonal (a boundary's ``///``) and no dots (a Python agent's).
+#: diagonal (a boundary's ``///``, a race's other diagonal) and no dots (a Python agent's).
 _TIE_HATCHES = ("--", "||", "oo", "++", "**", "OO")
 
 #: As many markers as colours plus two, so that (colour, marker) pairs do not repeat for
@@ -459,7 +466,9 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
     The offline budget 0 (agents that learn nothing offline only) is not a range of budgets: it is
     a strip of its own below the map, apart from the log scale. A cell shared by algorithms not
     significantly different is split in stripes, each also hatched with its algorithm's pattern
-    (the legend's), so that tied colours can be told apart; a boundary cell is hatched ``///``."""
+    (the legend's), so that tied colours can be told apart; a boundary cell is hatched ``///``, and
+    a cell of a raced map whose verdict a stopped configuration could have changed (its column
+    ``race_sensitive``) with the other diagonal (:data:`RACE_SENSITIVE_HATCH`)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -477,7 +486,9 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
     y_unit, y_size = time_unit(positive)
     algorithms = list(dict.fromkeys(a for row in bounds["algorithms"].to_list() for a in row if a != "none"))
     hatches = {a: _TIE_HATCHES[k % len(_TIE_HATCHES)] for k, a in enumerate(algorithms)}
-    legend = _legend_inches([*algorithms, "boundary: depends on a cost", "no agent within the bounds"])
+    marked = "race_sensitive" in bounds.columns and bool(bounds["race_sensitive"].any())
+    race_lines = RACE_SENSITIVE_LABEL.split("\n") if marked else []
+    legend = _legend_inches([*algorithms, "boundary: depends on a cost", "no agent within the bounds", *race_lines])
     plot_width, map_height, strip_height, gap = 7.0, 3.6 if positive else 0.0, 0.45, 0.3
     # The note in lines that fit over the map (centred on it, with the margin and the legend's
     # room): a longer line reached past the canvas, which then grew and was drawn a second time.
@@ -494,7 +505,7 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
         main = fig.add_axes((left / width, lower / height, plot_width / width, map_height / height))
     seen: dict[str, tuple[float, ...]] = {}
     shared: set[str] = set()
-    any_boundary = False
+    any_boundary = any_race = False
     # The cells as a few collections (fills, then each hatch in each ink), not a patch each:
     # adding and drawing hundreds of patches was most of a map's time.
     layers: dict[tuple[object, str | None, str | None], list] = {}
@@ -525,6 +536,10 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
                 # The answer depends on which side of a bound a cost falls within its uncertainty.
                 any_boundary = True
                 layers.setdefault((ax, "///", ink), []).append((box, None))
+            if row.get("race_sensitive"):
+                # A configuration the race stopped could have decided this cell otherwise.
+                any_race = True
+                layers.setdefault((ax, RACE_SENSITIVE_HATCH, ink), []).append((box, None))
     for (ax, hatch, ink), boxes in layers.items():
         if hatch is None:
             # The outlines as paths: a Rectangle patch per cell cost more to make than to draw.
@@ -582,6 +597,10 @@ def bounds_figure(bounds: pl.DataFrame, title: str, others: list[str], note: str
                 hatch="///",
                 label="boundary: depends on a cost\nwithin its uncertainty",
             )
+        )
+    if any_race:
+        handles.append(
+            Patch(facecolor="white", edgecolor="black", hatch=RACE_SENSITIVE_HATCH, label=RACE_SENSITIVE_LABEL)
         )
     title = "best algorithm(s)" + ("\n(tied: stripes, hatched)" if shared else "")
     top_ax.legend(

@@ -55,6 +55,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -62,11 +63,12 @@ import polars as pl
 
 from .. import _core
 from ..fileio import check_kind, json_field
+from ..intervals import Z_95_ONE_SIDED, Z_95_TWO_SIDED
 from ..protocol.results import Results, from_frames, returns_matrix
 from ..protocol.schema import Col, work_array
-from .cost import Calibration, cell_costs
+from .cost import Calibration, CellCosts, cell_costs
 from .race_defaults import DEFAULT_DELTA, DEFAULT_MARGIN, SEQUENCES
-from .stats import MIN_PAIRS_FOR_Z
+from .stats import MIN_PAIRS_FOR_Z, tied_times
 
 __all__ = [
     "BOUNDS",
@@ -74,6 +76,7 @@ __all__ = [
     "DEFAULT_DELTA",
     "DEFAULT_MARGIN",
     "MIN_MDPS",
+    "RACE_SENSITIVE",
     "SEQUENCES",
     "Contender",
     "RaceOptions",
@@ -86,8 +89,10 @@ __all__ = [
     "decide",
     "default_batch",
     "describe_stop",
+    "full_run_upper",
     "paired_means",
     "precedes",
+    "race_sensitive_cells",
     "read_stop",
     "return_range",
     "simulate_race",
@@ -562,3 +567,155 @@ def with_paired_means(results: Results) -> Results:
         return results
     paired = pl.Series(Col.PAIRED_MEAN, paired_means(results, cells), dtype=pl.Float64)
     return Results(cells.with_columns(paired), results.returns)
+
+
+#: The column of a budget map (:func:`race_sensitive_cells`) that marks the cells whose verdict a
+#: configuration the race stopped could have changed: False in every cell of a map without stops.
+RACE_SENSITIVE = "race_sensitive"
+
+
+def full_run_upper(differences: np.ndarray, n_total: int, level: float = DEFAULT_DELTA) -> float:
+    """An upper bound on the mean of paired differences over ``n_total`` test MDPs, from the first
+    ``n`` of them (``differences``), which a run of all ``n_total`` shares:
+    ``(n mean_n + (N - n) (U + 1.96 s_d / sqrt(N - n))) / N``, ``U`` the one-sided asymptotic
+    confidence sequence's upper bound on the differences' mean after the ``n`` (at ``level``,
+    tuned for N), ``s_d`` their standard deviation.
+
+    The sequence holds at every sample size at once, so also at the one where a race chose to stop
+    (a fixed-n interval would not: a race stops a configuration when its first MDPs make it look
+    worst, and on the MDPs after the stop its difference is nearer its mean than on those); the
+    other ``N - n`` MDPs then average at most ``U`` plus 1.96 standard errors of a mean of ``N - n``.
+    Infinite below 2 differences."""
+    d = np.asarray(differences, dtype=np.float64)
+    n = d.size
+    if n < 2:
+        return math.inf
+    known = float(d.mean())
+    rest = n_total - n
+    if rest <= 0:
+        return known
+    sd = float(d.std(ddof=1))
+    width = float(np.abs(d).max())
+    if width == 0.0:
+        upper = 0.0
+    else:
+        _, bound = _core.confidence_intervals(
+            d[None, :], -width, width, level, [n], kind="asymptotic", tuned_for=n_total, one_sided=True
+        )
+        upper = float(bound[0, -1])
+    return (n * known + rest * (upper + Z_95_TWO_SIDED * sd / math.sqrt(rest))) / n_total
+
+
+def race_sensitive_cells(
+    bounds: pl.DataFrame,
+    cells: pl.DataFrame,
+    means: Sequence[float],
+    costs: CellCosts,
+    returns: Sequence[np.ndarray],
+    one_sided: bool = False,
+    correction: str | None = None,
+    resolution: float = 0.0,
+) -> np.ndarray:
+    """Which cells of a budget map a stopped configuration could have decided otherwise, had it run
+    every test MDP: one bool per row of ``bounds``.
+
+    ``bounds`` is :func:`~bbrl.analysis.stats.best_under_bounds`'s map of the configurations
+    ``cells`` (rows in the map's order, with their ids, algorithms, N and
+    :data:`~bbrl.protocol.schema.Col.RACE_STOPPED_BY`), made from ``means``, ``costs``
+    (``online`` per trajectory), ``returns`` (each on the test MDPs it ran), ``one_sided``,
+    ``correction`` and ``resolution``, the same arguments.
+
+    A map cell names, for each of its three choices (at the costs, every cost higher within its
+    uncertainty, every cost lower: ``algorithms``, ``algorithms_if_slower``,
+    ``algorithms_if_faster``), a winner ``w`` and its last algorithm ``L``, each represented by
+    its best-mean setting among those the choice admits. A stopped configuration ``c`` that a
+    choice admits leaves it as a run of every MDP would when
+
+    1. ``c`` was beaten by a setting ``s`` of its own algorithm that costs no more than ``c`` in
+       the map (offline and online, in each choice) and ranks above it: ``s`` is admitted
+       wherever ``c`` is, and
+       the race's bound says that ``c`` is worse (its guarantee); or
+    2. the mean difference ``R_c - R_w`` that a run of every MDP would have over the N MDPs,
+       bounded from the ``n`` MDPs both ran (which that run shares: :func:`full_run_upper`), lies
+       below ``-z s_d / sqrt(N)`` (``z`` the maps' threshold, ``s_d`` the differences' standard
+       deviation): the maps' test at N would call ``c`` worse than the winner, so it cannot enter
+       the choice; and that of ``R_c - R_L`` lies below 0: ``c`` would rank below the last
+       algorithm named, so it cannot cut the list short either.
+
+    Otherwise the cell is marked. With Holm's correction ``z`` is its largest threshold, at
+    ``0.05 / m`` for the ``m`` comparisons the cell's widest choice can make. A full run's map
+    (no stopped configuration) marks nothing."""
+    marks = np.zeros(bounds.height, dtype=bool)
+    texts = cells[Col.RACE_STOPPED_BY].to_list() if Col.RACE_STOPPED_BY in cells.columns else [None] * cells.height
+    stops = {i: read_stop(text) for i, text in enumerate(texts) if text is not None}
+    if not stops or bounds.height == 0:
+        return marks
+    ids = cells[Col.CELL_ID].to_list()
+    algorithms = cells[Col.ALGORITHM].to_list()
+    n_total = int(cells[Col.N_MDPS].max())
+    index_of = {cell_id: i for i, cell_id in enumerate(ids)}
+    mean = np.asarray(means, dtype=np.float64)
+    offline = tied_times(costs.offline, None, resolution)
+    online = tied_times(costs.online, None, resolution)
+    # The costs of each choice: at the costs, all higher within their uncertainty, all lower.
+    factors = (0.0, 1.0, -1.0)
+    choices = ("algorithms", "algorithms_if_slower", "algorithms_if_faster")
+    scaled = [
+        (online * (1 + f * costs.online_uncertainty), offline * (1 + f * costs.offline_uncertainty)) for f in factors
+    ]
+
+    def own_stopper_settles(c: int) -> bool:
+        by, rule, _ = stops[c]
+        s = index_of.get(by)
+        return (
+            rule == "beaten"
+            and s is not None
+            and algorithms[s] == algorithms[c]
+            and all(on[s] <= on[c] and off[s] <= off[c] for on, off in scaled)
+            and mean[s] > mean[c]
+        )
+
+    free = [c for c in stops if not own_stopper_settles(c)]
+    if not free:
+        return marks
+    paired: dict[tuple[int, int], tuple[float, float]] = {}
+
+    def predicted(c: int, other: int) -> tuple[float, float]:
+        """The upper end of mean(R_c - R_other) over the N MDPs as a run of every MDP would have it,
+        from the n MDPs both ran (:func:`full_run_upper`), and the differences' standard deviation."""
+        if (c, other) not in paired:
+            n = min(returns[c].size, returns[other].size)
+            d = np.asarray(returns[c][:n], dtype=np.float64) - np.asarray(returns[other][:n], dtype=np.float64)
+            paired[(c, other)] = (full_run_upper(d, n_total), float(d.std(ddof=1)) if n >= 2 else math.inf)
+        return paired[(c, other)]
+
+    for row_index, row in enumerate(bounds.iter_rows(named=True)):
+        x, y = row["online_bound_seconds"], row["offline_bound_seconds"]
+        admitted = [(on <= x) & (off <= y) for on, off in scaled]
+        if not any(admitted[2][c] for c in free):  # the widest choice admits no free stop
+            continue
+        z = Z_95_ONE_SIDED if one_sided else Z_95_TWO_SIDED
+        if correction == "holm":
+            m = len({algorithms[i] for i in np.flatnonzero(admitted[2])}) - 1
+            if m > 1:
+                z = NormalDist().inv_cdf(1.0 - 0.05 / (m if one_sided else 2 * m))
+        for mask, choice in zip(admitted, choices, strict=True):
+            names = row[choice]
+            if names == ["none"]:
+                continue
+            best: dict[str, int] = {}
+            for i in np.flatnonzero(mask):  # as best_under_bounds: the first setting wins a tie
+                if algorithms[i] not in best or mean[i] > mean[best[algorithms[i]]]:
+                    best[algorithms[i]] = int(i)
+            winner, last = best[names[0]], best[names[-1]]
+            for c in free:
+                if not mask[c]:
+                    continue
+                upper, sd = predicted(c, winner)
+                below_winner = upper < -z * sd / math.sqrt(n_total)
+                if not (below_winner and predicted(c, last)[0] < 0.0):
+                    marks[row_index] = True
+                    break
+            if marks[row_index]:
+                break
+    return marks

@@ -42,7 +42,7 @@ from .figures import (
 )
 from .findings import bounds_finding, ecdf_finding, normalized_finding, regret_finding, score_finding
 from .hardness import hardness_section
-from .racing import RaceOptions, default_batch, paired_means, with_paired_means
+from .racing import RACE_SENSITIVE, RaceOptions, default_batch, paired_means, race_sensitive_cells, with_paired_means
 from .regret import plot_cumulative_regret
 from .report_page import Details, ReportFigure, Section, markdown, markdown_code, markdown_escape, page
 from .scores import ORACLE_KINDS, NormalizedSummary, normalized_summary, regret_curves
@@ -67,6 +67,7 @@ __all__ = [
     "RACE_FILE",
     "REGRET_FIGURE",
     "ExperimentReport",
+    "compare_maps",
     "cost_verdicts",
     "race_settings",
     "resolve_calibration",
@@ -117,6 +118,8 @@ class ExperimentReport:
     stops: tuple[RaceStop, ...] = ()
     #: For a raced experiment: that it was raced, with which settings and how many stopped ("" otherwise).
     race_note: str = ""
+    #: Cells of the map whose verdict a stopped configuration could have changed (0 for a full run).
+    race_sensitive: int = 0
     #: Per figure kind, one sentence (Markdown) saying what it shows.
     findings: dict[str, str] = field(default_factory=dict)
     #: The experiment's title (test, prior, N, T).
@@ -277,8 +280,11 @@ def write_experiment(
     else:
         quantity = "CPU time"
         note = "; ".join(filter(None, [note, "measured CPU times; hatched: boundary"]))
+    marked = int(bounds[RACE_SENSITIVE].sum())
     if race_note:
-        note += "\n" + _race_note(race, cells, stops, short=True)
+        cells_note = f"{marked} of {bounds.height} map cells a stopped configuration could change"
+        note += "\n" + _race_note(race, cells, stops, short=True) + f"; {cells_note} (other diagonal)"
+        race_note += f"; {cells_note} (hatched with the other diagonal)"
     figures["bounds"] = save_figure(
         bounds_figure(bounds, title, others, note, quantity), out / f"{slug}-bounds", formats
     )
@@ -303,6 +309,7 @@ def write_experiment(
         regret_note=regret_note,
         stops=tuple(stops.values()),
         race_note=race_note,
+        race_sensitive=marked,
         findings=findings,
         title=title,
     )
@@ -317,7 +324,10 @@ def experiment_map(
 ) -> tuple[pl.DataFrame, CellCosts]:
     """The budget map of one experiment (the rows of ``cells``): the frame of
     :func:`~bbrl.analysis.stats.best_under_bounds` on the fixed 1-2-5 lattice, with each cell's
-    cost under ``calibration`` (None: measured CPU times), and the costs of the competing cells."""
+    cost under ``calibration`` (None: measured CPU times), and the costs of the competing cells.
+    Its column :data:`~bbrl.analysis.racing.RACE_SENSITIVE` marks the cells whose verdict a
+    configuration stopped by a race could have changed (:func:`~bbrl.analysis.racing.race_sensitive_cells`;
+    none in a full run)."""
     # The oracle does not compete: it would win every bound it meets.
     competing = cells.filter(~pl.col(Col.KIND).is_in(ORACLE_KINDS))
     if competing.height == 0:
@@ -326,22 +336,69 @@ def experiment_map(
     costs = cell_costs(competing, calibration)
     # Measured times tie within the clock's resolution; costs from work counts are exact numbers.
     resolution = max([clock_resolution(r) for r in competing.iter_rows(named=True)] or [0.0])
+    # A configuration a race stopped: its mean over the N MDPs, estimated paired (racing.py).
+    means = competing[Col.PAIRED_MEAN] if Col.PAIRED_MEAN in competing.columns else paired_means(results, competing)
+    returns = returns_matrix(results, ids)
+    resolution = 0.0 if "measured" not in costs.basis else resolution
     bounds = best_under_bounds(
         competing[Col.ALGORITHM].to_list(),
-        # A configuration a race stopped: its mean over the N MDPs, estimated paired (racing.py).
-        (competing[Col.PAIRED_MEAN] if Col.PAIRED_MEAN in competing.columns else paired_means(results, competing)),
+        means,
         costs.offline.tolist(),
         costs.online.tolist(),
-        returns_matrix(results, ids),
+        returns,
         int(competing[Col.HORIZON][0]),
         one_sided=one_sided,
-        resolution=0.0 if "measured" not in costs.basis else resolution,
+        resolution=resolution,
         correction=correction,
         online_uncertainty=costs.online_uncertainty.tolist(),
         offline_uncertainty=costs.offline_uncertainty.tolist(),
         lattice="1-2-5",
     )
-    return bounds, costs
+    marks = race_sensitive_cells(bounds, competing, means, costs, returns, one_sided, correction, resolution)
+    return bounds.with_columns(pl.Series(RACE_SENSITIVE, marks, dtype=pl.Boolean)), costs
+
+
+def compare_maps(first: Results, second: Results, calibration: Calibration | None) -> pl.DataFrame:
+    """The budget maps of two results of one grid (a full run and a raced one, say), cell by cell
+    over every experiment, each drawn as the report draws it (:func:`experiment_map`, stopped
+    settings ranked by their paired means).
+
+    One row per map cell of either: ``experiment``, ``prior``, its bounds, each map's
+    ``algorithms_first`` / ``algorithms_second`` and ``boundary_first`` / ``boundary_second`` (null
+    where that map lacks the cell), ``race_sensitive`` (the second map's mark) and ``identical``:
+    the same algorithms in the same order and both a boundary or neither, the rule of
+    :func:`~bbrl.analysis.stats.map_agreement` (whose counts these rows give)."""
+    first, second = with_paired_means(first), with_paired_means(second)
+    keys = [Col.EXPERIMENT, Col.PRIOR]
+    frames = []
+    for key, cells in first.cells.group_by(keys, maintain_order=True):
+        other = second.cells.filter((pl.col(Col.EXPERIMENT) == key[0]) & (pl.col(Col.PRIOR) == key[1]))
+        maps = [experiment_map(first, cells, calibration)[0]]
+        maps.append(experiment_map(second, other, calibration)[0] if other.height else maps[0].clear())
+        sides = []
+        for side, frame in zip(("first", "second"), maps, strict=True):
+            sides.append(
+                frame.select(
+                    pl.col("online_bound_seconds").round(15),
+                    pl.col("offline_bound_seconds").round(15),
+                    pl.col("algorithms").alias(f"algorithms_{side}"),
+                    pl.col("boundary").alias(f"boundary_{side}"),
+                    *([pl.col(RACE_SENSITIVE)] if side == "second" else []),
+                )
+            )
+        both = sides[0].join(sides[1], on=["online_bound_seconds", "offline_bound_seconds"], how="full", coalesce=True)
+        frames.append(both.with_columns(pl.lit(key[0]).alias(Col.EXPERIMENT), pl.lit(key[1]).alias(Col.PRIOR)))
+    out = pl.concat(frames, how="vertical") if frames else pl.DataFrame()
+    if out.height == 0:
+        return out
+    identical = (
+        pl.col("algorithms_first").is_not_null()
+        & pl.col("algorithms_second").is_not_null()
+        & (pl.col("algorithms_first") == pl.col("algorithms_second"))
+        & (pl.col("boundary_first") == pl.col("boundary_second"))
+    )
+    out = out.with_columns(identical.fill_null(False).alias("identical"), pl.col(RACE_SENSITIVE).fill_null(False))
+    return out.select(Col.EXPERIMENT, Col.PRIOR, pl.exclude(Col.EXPERIMENT, Col.PRIOR))
 
 
 def _host_summary(cells: pl.DataFrame) -> str:
@@ -431,6 +488,22 @@ def _calibration_html(calibration: Calibration | None, own: Calibration | None) 
     )
 
 
+def _race_sensitive_html(reports: list[ExperimentReport]) -> str:
+    """How many map cells a stopped configuration could have changed, and what the mark means."""
+    marked = sum(r.race_sensitive for r in reports)
+    cells = sum(r.bounds.height for r in reports)
+    return (
+        f"Map cells a stopped configuration could have changed: {marked} of {cells}, hatched with the other "
+        "diagonal than a boundary's. A cell is marked when a stopped configuration fits its budgets (at its cost "
+        "within the cost model's uncertainty), was not beaten by a cheaper setting of its own algorithm, and "
+        "could, had it run every test MDP, be not significantly worse than the cell's winner or rank above the "
+        "last algorithm the cell names: its mean difference to them over the N test MDPs, bounded from the MDPs "
+        "it ran (a confidence sequence, valid where the race stopped, for the MDPs it did not run), is not surely "
+        "below the maps' significance threshold, or below 0. Elsewhere the map is the one a full run would "
+        "draw, up to the error levels of the race and of those bounds; the rule: docs/racing.md."
+    )
+
+
 def _race_html(race: Mapping | None, reports: list[ExperimentReport]) -> str:
     """The report's part on the race: that the folder was raced, with which settings, and every
     stop per experiment (configuration, test MDPs run, stopper, rule); "" for a folder run in full."""
@@ -451,6 +524,7 @@ def _race_html(race: Mapping | None, reports: list[ExperimentReport]) -> str:
         f"fewer test MDPs: its score and 95% interval are over those MDPs only (a wider interval); it is marked "
         f"{STOPPED_MARK} in the tables, which give the test MDPs each configuration ran, and drawn hollow in the "
         f"score figures. Configurations stopped early: {stopped} in all.</p>"
+        f'<p class="race">{_race_sensitive_html(reports)}</p>'
     )
     rows = []
     for r in reports:
@@ -641,7 +715,10 @@ def write_report(
         stopped = sum(len(r.stops) for r in reports)
         warning += (
             f'<p class="race"><b>Raced:</b> {stopped} configurations stopped early; their scores and intervals are '
-            'over the test MDPs they ran (drawn hollow; the settings and every stop: <a href="#race">Race</a>).</p>'
+            "over the test MDPs they ran (drawn hollow); "
+            f"{sum(r.race_sensitive for r in reports)} of {sum(r.bounds.height for r in reports)} map cells a "
+            "stopped configuration could have changed are hatched with the other diagonal (the settings, every "
+            'stop and the rule: <a href="#race">Race</a>).</p>'
         )
     text = page("bbrl report", _lead(results_dir, cells, len(reports)), warning, sections, closing)
     return write_atomic(folder / "report.html", text.encode())
