@@ -8,8 +8,10 @@
 alternating, into temporary folders, and prints per run the cells' CPU time (the online CPU time of
 every trajectory run plus offline learning: what the maps' costs stand for), the process CPU time
 of the whole command (scheduling, files and batches included), wall time, the MDPs run, and the
-budget maps' agreement (every cell of every experiment, reference calibration); then the medians
-and their ratios.
+budget maps' agreement (every cell of every experiment, reference calibration: cells identical,
+cells the raced map marks as ones a stopped configuration could have changed, and differing cells
+it does not mark); then the medians and their ratios. It checks that each raced cell's rows are
+the full run's first rows (returns and work counts), bit for bit.
 
 ``simulate`` replays the race on a finished full run (``bbrl.analysis.racing.simulate_race``: a
 raced run's rows are the full run's rows, so this is the race a raced run makes) and prints, per
@@ -38,9 +40,9 @@ import polars as pl
 from scipy import stats as scipy_stats
 
 from bbrl import distributions
-from bbrl.analysis import racing, stats
+from bbrl.analysis import racing
 from bbrl.analysis.cost import reference_calibration
-from bbrl.analysis.report import experiment_map
+from bbrl.analysis.report import compare_maps
 from bbrl.analysis.scores import ORACLE_KINDS
 from bbrl.protocol.results import Results, load
 from bbrl.protocol.schema import Col, host_line
@@ -52,18 +54,25 @@ def cells_cpu(results: Results) -> float:
     return float(results.returns[Col.ONLINE_CPU_SECONDS].sum()) + float(results.cells[Col.OFFLINE_TIME].sum())
 
 
-def maps_agreement(first: Results, second: Results) -> tuple[int, int]:
-    """(identical cells, cells) of the two results' budget maps over every experiment."""
-    calibration = reference_calibration()
-    same = total = 0
-    keys = [Col.EXPERIMENT, Col.PRIOR]
-    for key, cells in first.cells.group_by(keys, maintain_order=True):
-        other = second.cells.filter((pl.col(Col.EXPERIMENT) == key[0]) & (pl.col(Col.PRIOR) == key[1]))
-        a, _ = experiment_map(first, cells, calibration)
-        b, _ = experiment_map(second, other, calibration)
-        s, t = stats.map_agreement(a, b)
-        same, total = same + s, total + t
-    return same, total
+def maps_agreement(first: Results, second: Results) -> tuple[int, int, int, int]:
+    """(identical cells, cells, cells the second map marks as race-sensitive, differing cells it
+    does not mark) of the two results' budget maps over every experiment."""
+    cells = compare_maps(first, second, reference_calibration())
+    unmarked = cells.filter(~pl.col("identical") & ~pl.col("race_sensitive")).height
+    return int(cells["identical"].sum()), cells.height, int(cells["race_sensitive"].sum()), unmarked
+
+
+#: The columns of a cell's rows that do not depend on the machine, the load or the runner.
+DETERMINISTIC = [Col.CELL_ID, Col.MDP, Col.RETURN, Col.ONLINE_WORK, Col.OFFLINE_WORK]
+
+
+def same_rows(full: Results, raced: Results) -> bool:
+    """Whether every raced cell's rows are the full run's rows for the MDPs it ran."""
+    keys = [Col.CELL_ID, Col.MDP]
+    joined = raced.returns.select(DETERMINISTIC).join(full.returns.select(DETERMINISTIC), on=keys, how="left")
+    if joined.height != raced.returns.height:
+        return False
+    return all(joined[c].equals(joined[f"{c}_right"], check_names=False) for c in DETERMINISTIC if c not in keys)
 
 
 def command_run(args: argparse.Namespace) -> None:
@@ -92,10 +101,14 @@ def command_run(args: argparse.Namespace) -> None:
                 )
         for run in range(args.runs):
             full, raced = (r["_results"] for r in rows if r["run"] == run)
-            same, total = maps_agreement(full, raced)
+            same, total, marked, unmarked = maps_agreement(full, raced)
+            rows_equal = same_rows(full, raced)
             for r in rows:
                 if r["run"] == run:
                     r["maps"] = f"{same}/{total}"
+                    r["marked"] = marked
+                    r["unmarked_diff"] = unmarked
+                    r["rows_equal"] = rows_equal
     frame = pl.DataFrame([{k: v for k, v in r.items() if k != "_results"} for r in rows])
     with pl.Config(tbl_rows=50, tbl_width_chars=200):
         print(frame)
@@ -129,11 +142,14 @@ def command_simulate(args: argparse.Namespace) -> None:
             )
         outcome.update(race)
     raced = racing.simulated_results(results, outcome)
-    same, total = maps_agreement(results, raced)
+    same, total, marked, unmarked = maps_agreement(results, raced)
     full_cpu, raced_cpu = cells_cpu(results), cells_cpu(raced)
     print(f"cells' CPU time: full {full_cpu:.4g} s, raced {raced_cpu:.4g} s, ratio {raced_cpu / full_cpu:.3f}")
     print(f"MDPs run: full {results.returns.height}, raced {raced.returns.height}")
-    print(f"maps: {same} of {total} cells identical ({100.0 * same / max(total, 1):.1f}%)")
+    print(
+        f"maps: {same} of {total} cells identical ({100.0 * same / max(total, 1):.1f}%); {marked} marked as "
+        f"cells a stopped configuration could change; {unmarked} differing cells unmarked"
+    )
 
 
 def oracle_stops(contenders: list[racing.Contender], n_total: int, margin: float) -> dict[str, racing.Stop | None]:
