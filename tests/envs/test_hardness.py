@@ -83,12 +83,14 @@ def independent(env: envs.FiniteEnv) -> dict[str, float]:
     ev = P @ v
     var = np.einsum("say,say->sa", P, (v[None, None, :] - ev[:, :, None]) ** 2)
     var_c = np.einsum("iaj,iaj->ia", P, (v[None, None, :] - ev.T[None, :, :]) ** 2)
+    # Colosseum reports 0 outright for a deterministic MDP (one next state per reachable row).
+    deterministic = bool(((P > 0).sum(axis=2) == 1).all())
     return {
         "diameter": diameter_by_value_iteration(P),
         "gap_sum": float((1 / gaps[gaps > 0]).sum()),
         "gap_sum_colosseum": float((1 / (gaps + 0.1)).sum()),
         "value_norm": float(np.sqrt(var.max())),
-        "value_norm_colosseum": float(np.sqrt(var_c.max())),
+        "value_norm_colosseum": 0.0 if deterministic else float(np.sqrt(var_c.max())),
         "n_states": P.shape[0],
     }
 
@@ -127,6 +129,25 @@ def test_reference_values_and_the_infinite_diameter() -> None:
     assert env.hardness()["diameter"] == np.inf
     # Deterministic DeepSea: every reachable cell is reached again after the reset.
     assert envs.make("DeepSea", size=4).hardness()["diameter"] < np.inf
+
+
+def test_colosseums_value_norm_is_zero_on_deterministic_mdps_as_colosseum_reports_it() -> None:
+    # Colosseum's BaseMDP.discounted_value_norm: 0 when every transition and reward is
+    # deterministic, before its formula (which gave 0.904 on DeepSea-10 and 1.608 on DoubleLoop).
+    for name, options in (("DeepSea", {"size": 10}), ("DoubleLoop", {}), ("CliffWalking", {})):
+        h = envs.make(name, **options).hardness()
+        assert h["value_norm_colosseum"] == 0.0 and h["value_norm"] == 0.0, name
+    # A stochastic MDP keeps the formula's value, bit for bit.
+    expected = {
+        "RiverSwim-Osband": "0x1.5f2c00e3fe0a0p+0",
+        "FrozenLake-4x4": "0x1.0b690af7f1d4bp-2",
+        "Taxi": "0x1.b5ca681e78200p+0",
+    }
+    stochastic = {"DeepSea-Stochastic": ({"size": 10}, "0x1.d39e2b37f1a65p-1")}
+    for name, value in expected.items():
+        assert envs.make(name).hardness()["value_norm_colosseum"] == float.fromhex(value), name
+    for name, (options, value) in stochastic.items():
+        assert envs.make(name, **options).hardness()["value_norm_colosseum"] == float.fromhex(value), name
 
 
 def test_bbrl_envs_lists_every_environment(capsys: pytest.CaptureFixture[str]) -> None:

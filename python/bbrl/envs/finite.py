@@ -150,7 +150,8 @@ class FiniteEnv:
         when some state cannot reach another), ``gap_sum`` (sum of 1/gap over the non-zero gaps),
         ``gap_sum_colosseum`` (sum of 1/(gap + 0.1) over every pair), ``value_norm`` (the largest
         standard deviation of V* at the next state), ``value_norm_colosseum`` (Colosseum's
-        formula), ``n_states`` (the states measured) and ``discount``."""
+        column: its formula, and 0 for a deterministic MDP, as Colosseum reports it), ``n_states``
+        (the states measured) and ``discount``."""
         return dict(self._core.hardness())
 
     @property

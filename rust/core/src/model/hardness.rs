@@ -19,8 +19,13 @@
 //!   `max(1, |V*|)` counts as zero). `gap_sum_colosseum`: Colosseum's regularised form,
 //!   `Σ 1 / (Δ + 0.1)` over every pair, zero gaps included (10 each).
 //! * `value_norm` (Maillard, Mann & Mannor 2014): `max_{s,a} sqrt(Var_{y ~ P(.|s,a)} V*(y))`.
-//!   `value_norm_colosseum`: Colosseum's formula, which centres `V*(y)` on `E[V*]` of `(y, a)`
-//!   instead of `(s, a)`, kept for comparison with its numbers.
+//!   `value_norm_colosseum`: Colosseum's column, for comparison with its numbers: its formula,
+//!   which centres `V*(y)` on `E[V*]` of `(y, a)` instead of `(s, a)`, and 0 outright for a
+//!   deterministic MDP, as Colosseum's `BaseMDP.discounted_value_norm` reports it before calling
+//!   that formula (when every transition and every reward is deterministic). The tables hold one
+//!   reward per `(s, a, s')`, so deterministic here means that every reachable row has a single
+//!   next state (DeepSea, Double Loop, CliffWalking); a reward noise the tables do not carry is not
+//!   seen (bbrl's noisy problems, DeepSea-Stochastic and StochasticChain, have stochastic moves).
 
 use rayon::prelude::*;
 
@@ -113,6 +118,8 @@ pub fn measure(n_states: usize, n_actions: usize, p: &[f64], r: &[f64], start: &
             gap_sum_colosseum += 1.0 / (gap + COLOSSEUM_REGULARISER);
         }
     }
+    // Colosseum reports 0 for an MDP whose every transition is deterministic (see the module's text).
+    let deterministic = (0..sparse.n_states).all(|s| (0..na).all(|a| sparse.row(s, a).len() == 1));
     let expected = |s: usize, a: usize| sparse.row(s, a).iter().map(|&(y, pr, _)| pr * v[y]).sum::<f64>();
     let (mut norm, mut norm_colosseum) = (0.0f64, 0.0f64);
     for s in 0..sparse.n_states {
@@ -130,7 +137,7 @@ pub fn measure(n_states: usize, n_actions: usize, p: &[f64], r: &[f64], start: &
         gap_sum,
         gap_sum_colosseum,
         value_norm: norm,
-        value_norm_colosseum: norm_colosseum,
+        value_norm_colosseum: if deterministic { 0.0 } else { norm_colosseum },
         n_states: sparse.n_states,
     })
 }
@@ -541,6 +548,27 @@ mod tests {
         let h = measure(2, 1, &[0.0, 1.0, 1.0, 0.0], &[0.0; 4], &[1.0, 0.0]).unwrap();
         assert_eq!(h.diameter, 1.0);
         assert_eq!(h.value_norm, 0.0);
+    }
+
+    #[test]
+    fn colosseums_value_norm_is_zero_on_a_deterministic_mdp_only() {
+        // 0 -> 1 -> 0 under action 0, pays 1 into 1; action 1 stays. The formula centres V*(y) on
+        // the next value of (y, a), which differs: it is not 0 here, but Colosseum reports 0.
+        let mut p = [0.0; 8];
+        let mut r = [0.0; 8];
+        let at = |s: usize, a: usize, y: usize| (s * 2 + a) * 2 + y;
+        p[at(0, 0, 1)] = 1.0;
+        r[at(0, 0, 1)] = 1.0;
+        p[at(1, 0, 0)] = 1.0;
+        p[at(0, 1, 0)] = 1.0;
+        p[at(1, 1, 1)] = 1.0;
+        let h = measure(2, 2, &p, &r, &[1.0, 0.0]).unwrap();
+        assert_eq!((h.value_norm, h.value_norm_colosseum), (0.0, 0.0));
+        // One row made stochastic: the formula's value, positive.
+        p[at(1, 1, 1)] = 0.5;
+        p[at(1, 1, 0)] = 0.5;
+        let h = measure(2, 2, &p, &r, &[1.0, 0.0]).unwrap();
+        assert!(h.value_norm_colosseum > 0.0 && h.value_norm > 0.0, "{h:?}");
     }
 
     #[test]
