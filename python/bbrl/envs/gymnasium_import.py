@@ -11,9 +11,10 @@ episode reaches (Taxi's passenger at the destination with the taxi elsewhere) ar
 
 The check runs ``checks`` steps from every reachable live (s, a), with the state set to s before
 each step and a ``reset()`` before the first step of each state (so that whatever ``reset()``
-draws, such as Taxi's fickle passenger, comes into play; a reset before every step would double
-the cost): every outcome must be an entry of the row with its reward and flag, and for a row with
-several next states the counts must pass a chi-square test at level 1e-6.
+draws, such as whether Taxi's passenger is fickle, comes into play; a reset before every step
+would double the cost): every outcome must be an entry of the row with its reward and flag, and
+for a row with several next states the counts must pass a chi-square test at level 1e-6. A fickle
+passenger changes destination inside ``step()``: the refusal says so, naming both destinations.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ __all__ = ["ALPHA", "GymnasiumTables", "tables_from_gymnasium"]
 
 #: The level of the chi-square test of a row's step counts against its probabilities.
 ALPHA = 1e-6
+
+#: Gymnasium's Taxi landmarks, by the index its states (``decode``) give the destination.
+_TAXI_LANDMARKS = ("R", "G", "Y", "B")
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,24 @@ def _reachable(P: np.ndarray, start: np.ndarray, terminal: np.ndarray) -> np.nda
         reach = grown
 
 
+def _taxi_difference(base: Any, listed: list[int], reached: int) -> str:
+    """For Taxi, what differs between the state ``step()`` reached and one ``P`` lists when it is
+    the destination alone (the fickle passenger's new destination, drawn inside ``step()``), as the
+    end of the refusal; empty for another environment or another difference."""
+    if type(base).__name__ != "TaxiEnv" or not hasattr(base, "decode"):
+        return ""
+    *place, destination = base.decode(reached)
+    for y in listed:
+        *listed_place, listed_destination = base.decode(y)
+        if listed_place == place and listed_destination != destination:
+            new, old = _TAXI_LANDMARKS[destination], _TAXI_LANDMARKS[listed_destination]
+            return (
+                f": state {reached} is the listed {y} with another destination ({new}, not {old}): step() changed "
+                "the passenger's destination (Taxi's fickle passenger)"
+            )
+    return ""
+
+
 def _check_steps(
     base: Any,
     name: str,
@@ -134,6 +156,7 @@ def _check_steps(
                     raise ValueError(
                         f"{name}: step() from state {s} under action {a} reached state {y}, which P[{s}][{a}] does "
                         f"not list (it lists {support.tolist()}): the simulator does more than its tables say"
+                        f"{_taxi_difference(base, support.tolist(), int(y))}"
                     )
                 if reward != R[s, a, y] or bool(terminated) != terminal[y]:
                     raise ValueError(

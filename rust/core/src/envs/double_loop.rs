@@ -5,8 +5,9 @@
 //! Nine states, two actions, deterministic, start in state 0. From state 0, action 0 enters the
 //! right loop (state 1) and action 1 the left loop (state 5). The right loop `1 → 2 → 3 → 4 → 0`
 //! follows either action and pays 1 on `4 → 0`; the left loop `5 → 6 → 7 → 8 → 0` goes on only
-//! under action 1 (action 0 at states 5 to 8 falls back to 0) and pays 2 on `8 → 0`. The easy loop
-//! earns 1 per 5 steps; the optimal policy always takes action 1 and earns 2 per 5 steps.
+//! under action 1 (action 0 at states 5 to 7 falls back to 0 unpaid) and pays 2 on `8 → 0` under
+//! either action. The easy loop earns 1 per 5 steps; the optimal policy always takes action 1 and
+//! earns 2 per 5 steps.
 //! Continuing.
 
 use super::finite::{tables, FiniteEnv};

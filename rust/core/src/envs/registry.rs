@@ -198,7 +198,7 @@ pub const ENVIRONMENTS: &[EnvSpec] = &[
     EnvSpec {
         name: taxi::FICKLE_NAME,
         long_name: "Taxi (fickle passenger)",
-        summary: "Gymnasium Taxi-v4 with fickle_passenger=True, the passenger's whim in the state (1000 states)",
+        summary: "Gymnasium Taxi-v4 with fickle_passenger=True: the passenger may change destination (1000 states)",
         state_space: StateSpace::Finite,
         state_box: &[],
         default_policy: None,
