@@ -110,8 +110,11 @@ def command_run(args: argparse.Namespace) -> None:
                     r["unmarked_diff"] = unmarked
                     r["rows_equal"] = rows_equal
     frame = pl.DataFrame([{k: v for k, v in r.items() if k != "_results"} for r in rows])
-    with pl.Config(tbl_rows=50, tbl_width_chars=200):
+    with pl.Config(tbl_rows=50, tbl_cols=-1, tbl_width_chars=250):
         print(frame)
+    for run in range(args.runs):
+        full, raced = (r["cells_cpu_s"] for r in rows if r["run"] == run)
+        print(f"pair {run}: cells' CPU time raced / full {raced / full:.3f}")
     for column in ("wall_s", "process_cpu_s", "cells_cpu_s", "mdps_run"):
         full = statistics.median(r[column] for r in rows if not r["raced"])
         raced = statistics.median(r[column] for r in rows if r["raced"])
