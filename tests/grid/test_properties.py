@@ -7,7 +7,6 @@ import dataclasses
 import io
 import json
 import math
-import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -35,21 +34,17 @@ OPEN_MARGIN = 1e-6
 
 def _values(kind: str, param: dict[str, Any], field: str) -> st.SearchStrategy[Any]:
     """The values a parameter may take, from its registry entry: booleans; numbers within the range
-    it states (``[a, b]``, ``> a``, ``>= a``); strings from the kind's example settings, as the
+    it states (its typed ``min`` and ``max``); strings from the kind's example settings, as the
     record normalises them (only those a TOML scalar can spell)."""
     if param["type"] == "bool":
         return FLAG
     if param["type"] == "str":
         values = {getattr(a, field) for a in agents.examples(kind)}
         return st.sampled_from(sorted((v for v in values if isinstance(v, (str, int))), key=str))
-    text = param["range"].replace(" ", "")
-    closed = re.fullmatch(r"\[([-\d.e]+),([-\d.e]+)\]", text)
-    lower = re.fullmatch(r"(>=?)([-\d.e]+)", text)
-    assert closed or lower, f"{kind}.{param['name']}: no bounds in its range {param['range']!r}"
-    if closed:
-        low, high, open_low = float(closed[1]), float(closed[2]), False
-    else:
-        low, high, open_low = float(lower[2]), None, lower[1] == ">"
+    # The registry's typed range (one source with the core's checks and the docs).
+    assert param["min"] is not None, f"{kind}.{param['name']}: no lower bound in its range {param['range']!r}"
+    low, high, open_low = param["min"], param["max"], not param["min_inclusive"]
+    assert high is None or param["max_inclusive"], f"{kind}.{param['name']}: an open upper bound"
     if param["type"] == "int":
         return st.integers(int(low) + open_low, INT_CAP if high is None else int(high))
     return st.floats(low + OPEN_MARGIN * open_low, FLOAT_CAP if high is None else high)

@@ -1,5 +1,6 @@
 //! Converts `bbrl_core::evaluators::protocol::Learner` (a built-in agent) to the `Agent` class.
 
+use crate::convert::{Count, Seed};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -42,9 +43,11 @@ impl PyAgent {
         py: Python<'_>,
         prior: &PyFdm,
         gamma: f64,
-        horizon: usize,
-        seed: u64,
+        horizon: Count,
+        seed: Seed,
     ) -> PyResult<(f64, f64, Vec<u64>)> {
+        let horizon = horizon.0;
+        let seed = seed.0;
         let (learner, fdm) = (&mut self.inner, &prior.inner);
         let time = py.detach(|| learner.learn_offline(fdm, Setting { gamma, horizon }, seed)).map_err(to_py)?;
         Ok((time.wall_seconds, time.cpu_seconds, time.work.0.to_vec()))
@@ -64,7 +67,10 @@ impl PyAgent {
 
     /// Rebuilds a saved agent, trained on a prior of `n_states` x `n_actions` with `gamma`, `horizon`.
     #[staticmethod]
-    fn load(text: &str, n_states: usize, n_actions: usize, gamma: f64, horizon: usize) -> PyResult<Self> {
+    fn load(text: &str, n_states: Count, n_actions: Count, gamma: f64, horizon: Count) -> PyResult<Self> {
+        let n_states = n_states.0;
+        let n_actions = n_actions.0;
+        let horizon = horizon.0;
         let agent = agents::load_text(text).map_err(to_py)?;
         Ok(Self { inner: Learner::trained_for(agent, n_states, n_actions, gamma, horizon).map_err(to_py)? })
     }
@@ -143,11 +149,14 @@ fn spec_value(py: Python<'_>, value: ParamDefault) -> PyResult<Bound<'_, PyAny>>
 fn check_agent(
     kind: &str,
     params: &Bound<'_, PyDict>,
-    n_states: usize,
-    n_actions: usize,
+    n_states: Count,
+    n_actions: Count,
     gamma: f64,
-    horizon: usize,
+    horizon: Count,
 ) -> PyResult<String> {
+    let n_states = n_states.0;
+    let n_actions = n_actions.0;
+    let horizon = horizon.0;
     let converted = params_of(params)?;
     agents::registry::check(kind, &converted, n_states, n_actions, Setting { gamma, horizon }).map_err(to_py)
 }

@@ -3,6 +3,7 @@
 //! `ValueErrorEnv` (Mountain Car, Puddle World or a finite environment of `bbrl.envs`),
 //! `FixedPolicy`, `SparseFeatures`, and states as (m, 2) float64 or (m,) int64 arrays.
 
+use crate::convert::{Count, Seed};
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
 };
@@ -51,13 +52,16 @@ pub(super) struct PyFixedPolicy {
 #[pymethods]
 impl PyFixedPolicy {
     #[staticmethod]
-    fn uniform(n_actions: usize) -> PyResult<Self> {
+    fn uniform(n_actions: Count) -> PyResult<Self> {
+        let n_actions = n_actions.0;
         Ok(Self { inner: AnyPolicy::Uniform(UniformPolicy::new(n_actions).map_err(to_py)?) })
     }
 
     /// `action` in every state, of `n_actions`.
     #[staticmethod]
-    fn constant(action: usize, n_actions: usize) -> PyResult<Self> {
+    fn constant(action: Count, n_actions: Count) -> PyResult<Self> {
+        let action = action.0;
+        let n_actions = n_actions.0;
         Ok(Self { inner: AnyPolicy::Constant(ConstantPolicy::new(action, n_actions).map_err(to_py)?) })
     }
 
@@ -88,12 +92,15 @@ pub(super) struct PySparseFeatures {
 #[pymethods]
 impl PySparseFeatures {
     #[staticmethod]
-    fn tiles(lo: [f64; 2], hi: [f64; 2], tiles: usize, tilings: usize) -> PyResult<Self> {
+    fn tiles(lo: [f64; 2], hi: [f64; 2], tiles: Count, tilings: Count) -> PyResult<Self> {
+        let tiles = tiles.0;
+        let tilings = tilings.0;
         Ok(Self { inner: AnyFeatures::Tiles(TileCoder::new(lo, hi, tiles, tilings).map_err(to_py)?) })
     }
 
     #[staticmethod]
-    fn one_hot(n_states: usize) -> PyResult<Self> {
+    fn one_hot(n_states: Count) -> PyResult<Self> {
+        let n_states = n_states.0;
         Ok(Self { inner: AnyFeatures::OneHot(OneHot::new(n_states).map_err(to_py)?) })
     }
 }
@@ -137,9 +144,11 @@ pub(super) fn states_to<'py>(py: Python<'py>, states: &States) -> Bound<'py, PyA
 fn value_error_uniform_states<'py>(
     py: Python<'py>,
     env: &PyValueErrorEnv,
-    m: usize,
-    seed: u64,
+    m: Count,
+    seed: Seed,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let m = m.0;
+    let seed = seed.0;
     let states = catalog::uniform_states(&env.inner, m, seed).map_err(to_py)?;
     Ok(states_to(py, &states))
 }

@@ -1,5 +1,6 @@
 //! Converts a core `Fdm` from and to NumPy tables (`Distribution`).
 
+use crate::convert::Seed;
 use numpy::{PyArray3, PyReadonlyArray1, PyReadonlyArray3};
 use pyo3::prelude::*;
 
@@ -40,13 +41,16 @@ impl PyFdm {
     }
 
     /// One MDP's transition table (S, A, S) (`Fdm::sample_seeded`).
-    fn sample_transitions<'py>(&self, py: Python<'py>, seed: u64) -> Bound<'py, PyArray3<f64>> {
+    fn sample_transitions<'py>(&self, py: Python<'py>, seed: Seed) -> Bound<'py, PyArray3<f64>> {
+        let seed = seed.0;
         let mdp = self.inner.sample_seeded(seed);
         table(py, mdp.transitions(), self.inner.n_states(), self.inner.n_actions())
     }
 
     /// The transition table (S, A, S) of test MDP `index` of an experiment with `seed` (`Fdm::test_mdp`).
-    fn sample_test_mdp<'py>(&self, py: Python<'py>, seed: u64, index: u64) -> Bound<'py, PyArray3<f64>> {
+    fn sample_test_mdp<'py>(&self, py: Python<'py>, seed: Seed, index: Seed) -> Bound<'py, PyArray3<f64>> {
+        let seed = seed.0;
+        let index = index.0;
         let mdp = self.inner.test_mdp(seed, index);
         table(py, mdp.transitions(), self.inner.n_states(), self.inner.n_actions())
     }

@@ -1,5 +1,6 @@
 //! Converts a core `Episode` over a `FiniteEnv` to the `FiniteEnv` class (`reset`, `step`, tables).
 
+use crate::convert::{Count, Seed};
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
     PyUntypedArrayMethods,
@@ -41,10 +42,11 @@ impl PyFiniteEnv {
         rewards: PyReadonlyArray3<'_, f64>,
         start: PyReadonlyArray1<'_, f64>,
         discount: f64,
-        time_limit: Option<usize>,
+        time_limit: Option<Count>,
         terminal: Option<PyReadonlyArray1<'_, bool>>,
         reward_noise: Option<PyReadonlyArray2<'_, f64>>,
     ) -> PyResult<Self> {
+        let time_limit = time_limit.map(|v| v.0);
         let (s, a) = table_pair_dims(&transitions, "transitions", &rewards)?;
         let mdp = Mdp::new(s, a, flat(&transitions), flat(&rewards), None).map_err(to_py)?;
         let start = start.as_array().iter().copied().collect();
@@ -147,13 +149,16 @@ impl PyFiniteEnv {
     }
 
     /// Starts an episode; with a seed, the stream becomes `(seed, ENVIRONMENT, index)` first.
-    #[pyo3(signature = (seed=None, index=0))]
-    fn reset(&mut self, seed: Option<u64>, index: u64) -> usize {
+    #[pyo3(signature = (seed=None, index=Seed(0)), text_signature = "($self, seed=None, index=0)")]
+    fn reset(&mut self, seed: Option<Seed>, index: Seed) -> usize {
+        let seed = seed.map(|v| v.0);
+        let index = index.0;
         self.episode.reset(seed, index)
     }
 
     /// One step: (next state, reward, terminal, truncated by the time limit).
-    fn step(&mut self, action: usize) -> PyResult<(usize, f64, bool, bool)> {
+    fn step(&mut self, action: Count) -> PyResult<(usize, f64, bool, bool)> {
+        let action = action.0;
         let step = self.episode.step(action).map_err(to_py)?;
         Ok((step.next_state, step.reward, step.terminated, step.truncated))
     }
@@ -161,7 +166,9 @@ impl PyFiniteEnv {
 
 /// bsuite's DeepSea action mapping, `RandomState(mapping_seed).binomial(1, 0.5, (size, size))`.
 #[pyfunction]
-fn deep_sea_mapping(py: Python<'_>, size: usize, mapping_seed: u64) -> PyResult<Bound<'_, PyArray2<u8>>> {
+fn deep_sea_mapping(py: Python<'_>, size: Count, mapping_seed: Seed) -> PyResult<Bound<'_, PyArray2<u8>>> {
+    let size = size.0;
+    let mapping_seed = mapping_seed.0;
     let mapping = bbrl_core::envs::deep_sea::action_mapping(size, mapping_seed).map_err(to_py)?;
     Ok(mapping.into_pyarray(py).reshape([size, size]).expect("size * size entries"))
 }

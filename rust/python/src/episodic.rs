@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::convert::{Count, Seed};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray3};
 use pyo3::prelude::*;
 
@@ -62,12 +63,16 @@ impl PyEpisodicExperiment {
         start: PyReadonlyArray1<'_, f64>,
         terminal: Vec<bool>,
         reward_noise: Vec<f64>,
-        horizon: usize,
-        n_runs: usize,
-        episodes: usize,
+        horizon: Count,
+        n_runs: Count,
+        episodes: Count,
         gamma: f64,
-        seed: u64,
+        seed: Seed,
     ) -> PyResult<Self> {
+        let horizon = horizon.0;
+        let n_runs = n_runs.0;
+        let episodes = episodes.0;
+        let seed = seed.0;
         let mdp = mdp_from_arrays(transitions, rewards)?;
         let start = start.as_array().to_vec();
         let problem = EpisodicProblem::new(mdp, start, terminal, horizon)
@@ -82,12 +87,16 @@ impl PyEpisodicExperiment {
     fn drawn(
         py: Python<'_>,
         test: &PyFdm,
-        horizon: usize,
-        n_runs: usize,
-        episodes: usize,
+        horizon: Count,
+        n_runs: Count,
+        episodes: Count,
         gamma: f64,
-        seed: u64,
+        seed: Seed,
     ) -> PyResult<Self> {
+        let horizon = horizon.0;
+        let n_runs = n_runs.0;
+        let episodes = episodes.0;
+        let seed = seed.0;
         let fdm = test.inner.clone();
         let inner =
             py.detach(|| EpisodicExperiment::drawn(fdm, horizon, n_runs, episodes, gamma, seed)).map_err(to_py)?;
@@ -127,7 +136,8 @@ impl PyEpisodicExperiment {
     }
 
     /// V*_h(s) of run `run`'s MDP, (H + 1, S).
-    fn optimal_values<'py>(&self, py: Python<'py>, run: usize) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    fn optimal_values<'py>(&self, py: Python<'py>, run: Count) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let run = run.0;
         let optimum = self.inner.optimum(run).map_err(to_py)?;
         optimum.values().to_vec().into_pyarray(py).reshape([optimum.horizon() + 1, self.inner.n_states()])
     }

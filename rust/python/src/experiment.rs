@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::convert::{Count, Seed};
 use numpy::{IntoPyArray, PyArray3};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -44,7 +45,10 @@ pub(super) struct PyExperiment {
 #[pymethods]
 impl PyExperiment {
     #[new]
-    fn new(py: Python<'_>, test: &PyFdm, n_mdps: usize, gamma: f64, horizon: usize, seed: u64) -> PyResult<Self> {
+    fn new(py: Python<'_>, test: &PyFdm, n_mdps: Count, gamma: f64, horizon: Count, seed: Seed) -> PyResult<Self> {
+        let n_mdps = n_mdps.0;
+        let horizon = horizon.0;
+        let seed = seed.0;
         let fdm = test.inner.clone();
         let inner = py.detach(|| Experiment::new(fdm, n_mdps, Setting { gamma, horizon }, seed)).map_err(to_py)?;
         Ok(Self { inner })
@@ -56,7 +60,8 @@ impl PyExperiment {
     }
 
     /// The transition table (S, A, S) of test MDP `index`.
-    fn transitions<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyArray3<f64>>> {
+    fn transitions<'py>(&self, py: Python<'py>, index: Count) -> PyResult<Bound<'py, PyArray3<f64>>> {
+        let index = index.0;
         let mdp = self.inner.mdp(index).map_err(to_py)?;
         Ok(table(py, mdp.transitions(), mdp.n_states(), mdp.n_actions()))
     }
@@ -78,7 +83,10 @@ impl PyExperiment {
     /// (returns, online wall seconds, online CPU seconds) per MDP, with `record_rewards` the
     /// (n, T) rewards of every step (else None), and the (n, units) work counts of each
     /// trajectory. Entry `k` is MDP `start + k`, exactly as in a run over every MDP.
-    #[pyo3(signature = (agent, threads=None, progress=None, record_rewards=false, start=0, stop=None))]
+    #[pyo3(
+        signature = (agent, threads=None, progress=None, record_rewards=false, start=Count(0), stop=None),
+        text_signature = "($self, agent, threads=None, progress=None, record_rewards=False, start=0, stop=None)"
+    )]
     #[allow(clippy::too_many_arguments)]
     fn run<'py>(
         &self,
@@ -87,9 +95,11 @@ impl PyExperiment {
         threads: Option<usize>,
         progress: Option<&PyProgress>,
         record_rewards: bool,
-        start: usize,
-        stop: Option<usize>,
+        start: Count,
+        stop: Option<Count>,
     ) -> PyResult<RunArrays<'py>> {
+        let start = start.0;
+        let stop = stop.map(|v| v.0);
         let trained = agent.inner.trained().map_err(to_py)?;
         let exp = &self.inner;
         let mdps = start..stop.unwrap_or(exp.mdps().len());
@@ -112,7 +122,9 @@ impl PyExperiment {
 /// The number of entries (N x T) of the reward buffer of `n_mdps` trajectories of `horizon`
 /// steps; raises ValueError, naming the size, above the 2 GiB cap.
 #[pyfunction]
-fn reward_buffer_entries(n_mdps: usize, horizon: usize) -> PyResult<usize> {
+fn reward_buffer_entries(n_mdps: Count, horizon: Count) -> PyResult<usize> {
+    let n_mdps = n_mdps.0;
+    let horizon = horizon.0;
     reward_buffer_len(n_mdps, horizon).map_err(to_py)
 }
 

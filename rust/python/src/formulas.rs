@@ -1,5 +1,6 @@
 //! Converts OPPS-DS's formula language: parsing, evaluation, formula sets.
 
+use crate::convert::{Count, Seed};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -26,7 +27,10 @@ fn formula_eval(text: &str, x0: f64, x1: f64, x2: f64) -> PyResult<f64> {
 
 /// Generates F_n (RPN strings) with the random points of `seed`.
 #[pyfunction]
-fn formula_set(py: Python<'_>, n: usize, seed: u64, n_points: usize) -> PyResult<Vec<String>> {
+fn formula_set(py: Python<'_>, n: Count, seed: Seed, n_points: Count) -> PyResult<Vec<String>> {
+    let n = n.0;
+    let seed = seed.0;
+    let n_points = n_points.0;
     let set = py.detach(|| bbrl_core::formula::set::formula_set(n, seed, n_points)).map_err(to_py)?;
     Ok(set.iter().map(|f| f.to_rpn()).collect())
 }

@@ -1,5 +1,6 @@
 //! Converts the free-standing kernels (Dirichlet draws, solvers, NumPy seeds) from and to NumPy.
 
+use crate::convert::{Count, Seed};
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
     PyUntypedArrayMethods,
@@ -16,8 +17,9 @@ use bbrl_core::{rng, solve};
 fn sample_dirichlet<'py>(
     py: Python<'py>,
     alpha: PyReadonlyArray1<'_, f64>,
-    seed: u64,
+    seed: Seed,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let seed = seed.0;
     let alpha: Vec<f64> = alpha.as_array().iter().copied().collect();
     Ok(dirichlet::sample_seeded(&alpha, seed).map_err(to_py)?.into_pyarray(py))
 }
@@ -27,8 +29,9 @@ fn sample_dirichlet<'py>(
 fn sample_transitions<'py>(
     py: Python<'py>,
     counts: PyReadonlyArray3<'_, f64>,
-    seed: u64,
+    seed: Seed,
 ) -> PyResult<Bound<'py, PyArray3<f64>>> {
+    let seed = seed.0;
     let (s, a) = cube_dims(counts.shape(), "counts").map_err(to_py)?;
     let out = dirichlet::sample_table_seeded(&flat(&counts), s, a, seed).map_err(to_py)?;
     Ok(table(py, &out, s, a))
@@ -42,9 +45,10 @@ fn q_iteration<'py>(
     transitions: PyReadonlyArray3<'_, f64>,
     rewards: PyReadonlyArray3<'_, f64>,
     gamma: f64,
-    max_sweeps: usize,
+    max_sweeps: Count,
     accuracy: f64,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let max_sweeps = max_sweeps.0;
     let mdp = mdp_from_arrays(transitions, rewards)?;
     let q = solve::q_values(mdp.view(), gamma, max_sweeps, accuracy).map_err(to_py)?;
     Ok(q.into_pyarray(py).reshape([mdp.n_states(), mdp.n_actions()]).expect("S*A entries"))
@@ -74,8 +78,9 @@ fn evaluate_policy<'py>(
     rewards: PyReadonlyArray3<'_, f64>,
     policy: PyReadonlyArray2<'_, f64>,
     gamma: f64,
-    horizon: usize,
+    horizon: Count,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let horizon = horizon.0;
     let mdp = mdp_from_arrays(transitions, rewards)?;
     let (shape, pi) = ([policy.shape()[0], policy.shape()[1]], policy.as_array().iter().copied().collect::<Vec<_>>());
     Ok(solve::policy_values(mdp.view(), &pi, shape, gamma, horizon).map_err(to_py)?.into_pyarray(py))
@@ -83,7 +88,10 @@ fn evaluate_policy<'py>(
 
 /// `bbrl_core::rng::first_draw`: what seeds a NumPy Generator on stream `(seed, purpose, index)`.
 #[pyfunction]
-fn first_draw(seed: u64, purpose: u64, index: u64) -> u64 {
+fn first_draw(seed: Seed, purpose: Seed, index: Seed) -> u64 {
+    let seed = seed.0;
+    let purpose = purpose.0;
+    let index = index.0;
     rng::first_draw(seed, purpose, index)
 }
 

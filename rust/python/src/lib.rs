@@ -20,6 +20,7 @@ mod agent;
 mod callback;
 mod confidence;
 mod continuous_env;
+mod convert;
 mod distribution;
 mod env;
 mod env_registry;

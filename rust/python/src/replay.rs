@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use crate::convert::{Count, Seed};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -48,7 +49,10 @@ impl PyDataset {
     /// `start_state` None: episodes start where the log says (replay uses the logged starts).
     #[new]
     #[pyo3(signature = (n_states, n_actions, start_state, log))]
-    fn new(n_states: usize, n_actions: usize, start_state: Option<usize>, log: Log<'_>) -> PyResult<Self> {
+    fn new(n_states: Count, n_actions: Count, start_state: Option<Count>, log: Log<'_>) -> PyResult<Self> {
+        let n_states = n_states.0;
+        let n_actions = n_actions.0;
+        let start_state = start_state.map(|v| v.0);
         let (episode, t, state, action, next_state) =
             (vec(&log.episode), vec(&log.t), vec(&log.state), vec(&log.action), vec(&log.next_state));
         let (reward, terminal) = (vec(&log.reward), log.terminal.as_ref().map(vec));
@@ -139,7 +143,8 @@ impl PyDataset {
     }
 
     /// (complete episodes, rows of a dropped trailing episode, its id or None) under an episode end.
-    fn complete_episodes(&self, end_kind: &str, horizon: usize) -> PyResult<(usize, usize, Option<i64>)> {
+    fn complete_episodes(&self, end_kind: &str, horizon: Count) -> PyResult<(usize, usize, Option<i64>)> {
+        let horizon = horizon.0;
         let end = EpisodeEnd::parse(end_kind, horizon).map_err(to_py)?;
         let e = self.inner.episodes(end).map_err(to_py)?;
         Ok((e.ranges.len(), e.dropped_rows, e.dropped_episode))
@@ -196,12 +201,16 @@ fn replay_collect(
     py: Python<'_>,
     env: PyRef<'_, PyFiniteEnv>,
     policy: PyReadonlyArray2<'_, f64>,
-    n_episodes: usize,
+    n_episodes: Count,
     end_kind: &str,
-    horizon: usize,
-    max_steps: usize,
-    seed: u64,
+    horizon: Count,
+    max_steps: Count,
+    seed: Seed,
 ) -> PyResult<PyDataset> {
+    let n_episodes = n_episodes.0;
+    let horizon = horizon.0;
+    let max_steps = max_steps.0;
+    let seed = seed.0;
     let env = Arc::clone(env.episode.env());
     let policy: Vec<f64> = policy.as_array().iter().copied().collect();
     let end = EpisodeEnd::parse(end_kind, horizon).map_err(to_py)?;
@@ -231,10 +240,11 @@ fn replay_online<'py>(
 #[pyfunction]
 fn binomial_survival<'py>(
     py: Python<'py>,
-    n: u64,
+    n: Seed,
     p: f64,
     t: PyReadonlyArray1<'_, i64>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let n = n.0;
     let t: Vec<i64> = t.as_array().iter().copied().collect();
     Ok(replay::binomial_survival(n, p, &t).map_err(to_py)?.into_pyarray(py))
 }

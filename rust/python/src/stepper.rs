@@ -1,5 +1,6 @@
 //! Converts the core `Stepper` (the handle on any agent) and its `Snapshot`.
 
+use crate::convert::{Count, Seed};
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 
@@ -36,8 +37,10 @@ impl PyStepper {
     /// A handle on a trained built-in agent (a copy of it), with stream `(seed, AGENT_ONLINE, index)`:
     /// the stream the benchmark protocol gives that agent on test MDP `index`.
     #[staticmethod]
-    #[pyo3(signature = (agent, seed, index=0))]
-    fn builtin(agent: &PyAgent, seed: u64, index: u64) -> PyResult<Self> {
+    #[pyo3(signature = (agent, seed, index=Seed(0)), text_signature = "(agent, seed, index=0)")]
+    fn builtin(agent: &PyAgent, seed: Seed, index: Seed) -> PyResult<Self> {
+        let seed = seed.0;
+        let index = index.0;
         Ok(Self { inner: agent.inner.stepper(seed, index).map_err(to_py)?, python_error: None })
     }
 
@@ -45,18 +48,26 @@ impl PyStepper {
     /// `(seed, AGENT_ONLINE, index)`; its `act` gets a NumPy Generator seeded from that stream at
     /// every task start.
     #[staticmethod]
-    #[pyo3(signature = (agent, name, n_states, n_actions, gamma, horizon, seed, index=0))]
+    #[pyo3(
+        signature = (agent, name, n_states, n_actions, gamma, horizon, seed, index=Seed(0)),
+        text_signature = "(agent, name, n_states, n_actions, gamma, horizon, seed, index=0)"
+    )]
     #[allow(clippy::too_many_arguments)]
     fn python(
         agent: &Bound<'_, PyAny>,
         name: String,
-        n_states: usize,
-        n_actions: usize,
+        n_states: Count,
+        n_actions: Count,
         gamma: f64,
-        horizon: usize,
-        seed: u64,
-        index: u64,
+        horizon: Count,
+        seed: Seed,
+        index: Seed,
     ) -> PyResult<Self> {
+        let n_states = n_states.0;
+        let n_actions = n_actions.0;
+        let horizon = horizon.0;
+        let seed = seed.0;
+        let index = index.0;
         let setting = Setting::checked(gamma, horizon).map_err(to_py)?;
         let callback = PyCallbackAgent::new(agent, name, n_actions)?;
         let slot = callback.error_slot();
@@ -89,20 +100,28 @@ impl PyStepper {
         self.inner.start_task().map_err(|e| self.raise(py, e))
     }
 
-    fn start_episode(&mut self, py: Python<'_>, state: usize) -> PyResult<()> {
+    fn start_episode(&mut self, py: Python<'_>, state: Count) -> PyResult<()> {
+        let state = state.0;
         self.inner.start_episode(state).map_err(|e| self.raise(py, e))
     }
 
-    fn act(&mut self, py: Python<'_>, state: usize) -> PyResult<usize> {
+    fn act(&mut self, py: Python<'_>, state: Count) -> PyResult<usize> {
+        let state = state.0;
         self.inner.act(state).map_err(|e| self.raise(py, e))
     }
 
-    fn observe(&mut self, py: Python<'_>, state: usize, action: usize, reward: f64, next_state: usize) -> PyResult<()> {
+    fn observe(&mut self, py: Python<'_>, state: Count, action: Count, reward: f64, next_state: Count) -> PyResult<()> {
+        let state = state.0;
+
+        let action = action.0;
+
+        let next_state = next_state.0;
         let t = Transition { state, action, reward, next_state };
         self.inner.observe(t).map_err(|e| self.raise(py, e))
     }
 
-    fn action_probabilities<'py>(&mut self, py: Python<'py>, state: usize) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    fn action_probabilities<'py>(&mut self, py: Python<'py>, state: Count) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let state = state.0;
         let mut out = vec![0.0; self.inner.n_actions()];
         self.inner.action_probabilities(state, &mut out).map_err(|e| self.raise(py, e))?;
         Ok(out.into_pyarray(py))
@@ -117,8 +136,10 @@ impl PyStepper {
     }
 
     /// An independent handle in this one's state, with stream `(seed, AGENT_ONLINE, index)`.
-    #[pyo3(signature = (seed, index=0))]
-    fn fork(&self, py: Python<'_>, seed: u64, index: u64) -> PyResult<Self> {
+    #[pyo3(signature = (seed, index=Seed(0)), text_signature = "($self, seed, index=0)")]
+    fn fork(&self, py: Python<'_>, seed: Seed, index: Seed) -> PyResult<Self> {
+        let seed = seed.0;
+        let index = index.0;
         let inner = self.inner.fork_for_task(seed, index).map_err(|e| self.raise(py, e))?;
         Ok(Self { inner, python_error: self.python_error.clone() })
     }

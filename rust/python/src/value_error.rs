@@ -3,6 +3,7 @@
 //! Losses, Algorithm 1's budget, Lemma 5's rollout length, EBGStop on arrays or Python iterators,
 //! references and learning curves (options as a dict).
 
+use crate::convert::{Count, Seed};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyIterator};
@@ -50,7 +51,8 @@ fn value_error_mean(
 
 /// Algorithm 1's number of states m.
 #[pyfunction]
-fn value_error_sample_size(epsilon: f64, delta: f64, c: f64, k: u64) -> PyResult<usize> {
+fn value_error_sample_size(epsilon: f64, delta: f64, c: f64, k: Seed) -> PyResult<usize> {
+    let k = k.0;
     ve::sample_size(epsilon, delta, c, k).map_err(to_py)
 }
 
@@ -70,7 +72,9 @@ fn value_error_accuracies(epsilon: f64, c: f64, split: &str) -> PyResult<(f64, f
 
 /// Theorem 1's guaranteed error for m stored references of accuracy eps_bar.
 #[pyfunction]
-fn value_error_guaranteed_error(m: usize, delta: f64, c: f64, k: u64, eps_bar: f64) -> PyResult<f64> {
+fn value_error_guaranteed_error(m: Count, delta: f64, c: f64, k: Seed, eps_bar: f64) -> PyResult<f64> {
+    let m = m.0;
+    let k = k.0;
     ve::guaranteed_error(m, delta, c, k, eps_bar).map_err(to_py)
 }
 
@@ -209,10 +213,13 @@ fn value_error_sample_returns<'py>(
     env: &PyValueErrorEnv,
     policy: &PyFixedPolicy,
     state: &Bound<'py, PyAny>,
-    n: usize,
-    length: usize,
-    seed: u64,
+    n: Count,
+    length: Count,
+    seed: Seed,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, u64)> {
+    let n = n.0;
+    let length = length.0;
+    let seed = seed.0;
     let state = states_from(state)?;
     let (returns, steps) =
         py.detach(|| catalog::sample_returns(&env.inner, &policy.inner, &state, n, length, seed)).map_err(to_py)?;
