@@ -118,7 +118,7 @@ def test_a_generated_record_is_checked_by_the_core():
     from bbrl.agents.registry import generated_record
 
     bfs3 = generated_record(agents.spec("bfs3"))
-    with pytest.raises(ValueError, match="parameter .c. must be >= 1, got 0"):
+    with pytest.raises(ValueError, match=r"parameter .c. must be >= 1, got 0"):
         bfs3(k=4, c=0, depth=3)
     with pytest.raises(TypeError, match="depth"):
         bfs3(k=4, c=2)

@@ -13,7 +13,7 @@ from bbrl import agents
 def test_tabularl_needs_learned_rewards_and_a_known_name() -> None:
     with pytest.raises(ValueError, match='needs rewards = "learned"'):
         agents.create("ucrl2", {"reference": "tabularl"})
-    with pytest.raises(ValueError, match="parameter .reference. must be one of"):
+    with pytest.raises(ValueError, match=r"parameter .reference. must be one of"):
         agents.create("opsrl", {"reference": "TabulaRL-2016", "rewards": "learned"})
     agent = agents.create("ucrl2", {"reference": "tabularl", "rewards": "learned"})
     assert agent.reference == "tabularl"
@@ -42,7 +42,7 @@ def test_the_bonus_planners_refuse_what_they_cannot_take_by_name() -> None:
         agents.create("ucbvi", {"reference": "tabularl"}).build_core()
     with pytest.raises(ValueError, match="bernstein"):
         agents.create("ucbvi", {"reference": "tabularl", "rewards": "learned", "bonus": "bernstein"}).build_core()
-    with pytest.raises(ValueError, match="parameter .reference. must be one of"):
+    with pytest.raises(ValueError, match=r"parameter .reference. must be one of"):
         agents.create("beb", {"beta": 1.0, "reference": "TabulaRL"})
     with pytest.raises(TypeError, match="reference must be a string"):
         agents.create("psrl", {"reference": 1})

@@ -42,7 +42,7 @@ def test_run_prints_a_result_table(tmp_path: Path) -> None:
         (["--agent", "egreedy", "--param", "epsilon=2"], "epsilon must be in"),
         (["--agent", "nope"], "unknown agent"),
         (["--agent", "egreedy", "--param", "epsilon"], "NAME=VALUE"),
-        (["--agent", "random", "--n-mdps", "0"], "n_mdps"),
+        (["--agent", "random", "--n-mdps", "0"], "argument --n-mdps: must be >= 1, got 0"),
         (["--agent", "random", "--prior", "UGDL"], "states"),
     ],
 )

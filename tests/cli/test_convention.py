@@ -12,14 +12,14 @@ import pytest
 
 from bbrl import value_error as ve
 from bbrl.cli import build_parser, main
-from bbrl.cli.options import DeprecatedAlias, env_name, thread_count
+from bbrl.cli.options import DeprecatedAlias, env_name, finite, thread_count, whole
 
 #: What each shared option is wherever it appears: dest, type, default (or None: any), metavar.
 SHARED: dict[str, dict[str, object]] = {
     "--out": {"dest": "out", "type": Path, "metavar": "DIR"},
-    "--seed": {"dest": "seed", "type": int, "default": 0},
+    "--seed": {"dest": "seed", "type": whole(0), "default": 0},
     "--threads": {"dest": "threads", "type": thread_count, "default": None, "metavar": "N"},
-    "--gamma": {"dest": "gamma", "type": float},
+    "--gamma": {"dest": "gamma", "type": finite},
     "--env": {"dest": "env", "type": env_name},
     "--agent": {"dest": "agent", "type": None},
     "--param": {"dest": "param", "type": None, "default": []},

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bbrl import value_error as ve
 from bbrl.cli import main
 
@@ -20,10 +22,12 @@ def test_references_command_writes_a_loadable_file(tmp_path, capsys):
 def test_references_command_errors(tmp_path, capsys):
     base = ["value-error", "references", "--env", "puddle-world", "--states"]
     assert main([*base, "2", "--out", str(tmp_path / "missing" / "r.parquet")]) == 2
-    assert main([*base, "0", "--out", str(tmp_path / "r.parquet")]) == 2
+    with pytest.raises(SystemExit) as refused:  # argparse's usage error, before any work
+        main([*base, "0", "--out", str(tmp_path / "r.parquet")])
+    assert refused.value.code == 2
     assert main([*base, "2", "--tau", "0", "--out", str(tmp_path / "r.parquet")]) == 2
     err = capsys.readouterr().err
-    assert "does not exist" in err and "tau = 0" in err
+    assert "does not exist" in err and "tau = 0" in err and "argument --states: must be >= 1, got 0" in err
     assert not (tmp_path / "r.parquet").exists()
 
 

@@ -34,7 +34,7 @@ def test_names_are_spelled_freely_and_unknown_ones_are_named():
     assert registry.canonical("river_swim-osband") == registry.canonical("RIVERSWIM_OSBAND") == "RiverSwim-Osband"
     with pytest.raises(ValueError, match=r"unknown environment 'Chian'.*Chain"):
         envs.make("Chian")
-    with pytest.raises(ValueError, match="environment .Chain. has no option .noise.; its options: discount"):
+    with pytest.raises(ValueError, match=r"environment .Chain. has no option .noise.; its options: discount"):
         registry.make_core("Chain", noise=0.1)
 
 

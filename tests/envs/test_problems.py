@@ -438,7 +438,10 @@ P2 = np.array([[[0.5, 0.5]], [[0.0, 1.0]]])
         (lambda: envs.make("DeepSea", size=1), "environment 'DeepSea': option 'size' must be >= 2, got 1"),
         (lambda: envs.make("DeepSea", size=10, mapping_seed=2**32), "mapping_seed must be between 0 and 2\\*\\*32 - 1"),
         (lambda: envs.make("Chain", size=3), "environment 'Chain' has no option 'size'"),
-        (lambda: envs.make("StochasticChain", size=1), "environment 'StochasticChain': option 'size' must be >= 2, got 1"),
+        (
+            lambda: envs.make("StochasticChain", size=1),
+            "environment 'StochasticChain': option 'size' must be >= 2, got 1",
+        ),
         (lambda: envs.make("DeepSea", size=-1), "size must be an int >= 0"),
         (lambda: envs.deep_sea_mapping(20_000, 0), "at most 10000"),
         (

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .options import add_out, add_race, check_output_dir, output_dir, race_options
+from .options import add_out, add_race, check_output_dir, finite, output_dir, race_options, whole
 
 __all__ = ["register"]
 
@@ -31,12 +31,14 @@ def register(grid_commands: Any) -> None:
     )
     plan.add_argument("config", type=Path, help="the grid configuration (TOML), or quick, paper-accurate, ...")
     add_out(plan, "keep the plan in DIR/plan.json")
-    plan.add_argument("--target-hours", type=float, default=24.0, help="target wall time in hours (default 24)")
-    plan.add_argument("--pilot-mdps", type=int, default=2, help="test MDPs per pilot run (default 2)")
-    plan.add_argument("--pilot-decisions", type=int, default=10, help="decisions per pilot trajectory (default 10)")
+    plan.add_argument("--target-hours", type=finite, default=24.0, help="target wall time in hours (default 24)")
+    plan.add_argument("--pilot-mdps", type=whole(1), default=2, help="test MDPs per pilot run (default 2)")
+    plan.add_argument(
+        "--pilot-decisions", type=whole(1), default=10, help="decisions per pilot trajectory (default 10)"
+    )
     plan.add_argument(
         "--pilot-budget",
-        type=float,
+        type=finite,
         default=120.0,
         help="calibrated seconds of pilot work (the work counted, priced by the shipped calibration) before it "
         "stops adding points (default 120)",
@@ -46,19 +48,19 @@ def register(grid_commands: Any) -> None:
         action="store_true",
         help="measure every cell on the pilot (no interpolation between settings; the budget does not apply)",
     )
-    plan.add_argument("--cells", type=int, default=10, help="how many of the longest cells to list (default 10)")
+    plan.add_argument("--cells", type=whole(1), default=10, help="how many of the longest cells to list (default 10)")
     plan.add_argument("--compare", type=Path, default=None, help="an output folder whose done cells to check against")
     add_race(plan)
     plan.add_argument(
         "--race-pilot-mdps",
-        type=int,
+        type=whole(1),
         default=None,
         help="with --race: test MDPs per cell of the race pilot, rounded up to a batch end (default: up to the "
         "race's first decision)",
     )
     plan.add_argument(
         "--race-resamples",
-        type=int,
+        type=whole(1),
         default=None,
         help="with --race: resampled streams the race is replayed on (default 21)",
     )
@@ -76,11 +78,11 @@ def register(grid_commands: Any) -> None:
     submit.add_argument("--partition", default=None, help="SLURM partition")
     submit.add_argument("--time", default="04:00:00", help="time limit per task, SLURM format (default 04:00:00)")
     submit.add_argument("--mem", default=None, help="memory per task, e.g. 4G")
-    submit.add_argument("--cpus-per-task", type=int, default=1, help="cores per task (default 1)")
-    submit.add_argument("--max-parallel", type=int, default=None, help="at most K tasks at once (--array ...%%K)")
-    submit.add_argument("--max-resubmits", type=int, default=3, help="resubmissions per task (default 3)")
+    submit.add_argument("--cpus-per-task", type=whole(1), default=1, help="cores per task (default 1)")
+    submit.add_argument("--max-parallel", type=whole(1), default=None, help="at most K tasks at once (--array ...%%K)")
+    submit.add_argument("--max-resubmits", type=whole(0), default=3, help="resubmissions per task (default 3)")
     submit.add_argument("--watch", action="store_true", help="stay and resubmit until every cell is done")
-    submit.add_argument("--poll", type=float, default=60.0, help="seconds between checks with --watch (default 60)")
+    submit.add_argument("--poll", type=finite, default=60.0, help="seconds between checks with --watch (default 60)")
     submit.add_argument(
         "--dry-run",
         action="store_true",
@@ -91,7 +93,7 @@ def register(grid_commands: Any) -> None:
 
     task = grid_commands.add_parser("task", help="run one array task of a submitted grid (what job.sh runs)")
     task.add_argument("out", type=Path, help="the output folder of `bbrl grid submit`")
-    task.add_argument("index", type=int, help="the array task index ($SLURM_ARRAY_TASK_ID)")
+    task.add_argument("index", type=whole(0), help="the array task index ($SLURM_ARRAY_TASK_ID)")
     task.add_argument(
         "--config",
         type=Path,

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .options import add_out, add_seed, output_file
+from .options import add_out, add_seed, output_file, whole
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -23,9 +23,9 @@ def register(commands: Any) -> None:
         description="Generates F_n, every valid formula of at most n tokens reduced by equivalence on random "
         "points, and writes one RPN formula per line to DIR/F<n>.txt. The shipped sets are F2..F6 with seed 0.",
     )
-    formulas.add_argument("--max-size", type=int, required=True, help="n: the largest number of tokens")
+    formulas.add_argument("--max-size", type=whole(1), required=True, help="n: the largest number of tokens")
     add_seed(formulas, "seed of the random points (default 0)")
-    formulas.add_argument("--n-points", type=int, default=1000, help="number of points (default 1000)")
+    formulas.add_argument("--n-points", type=whole(1), default=1000, help="number of points (default 1000)")
     add_out(formulas, "output folder of F<n>.txt (default: the current folder)")
     formulas.set_defaults(handler=command)
 

@@ -134,9 +134,8 @@ def _command_envs(args: argparse.Namespace, console: Console) -> int:
             where = f"priors {', '.join(problem['priors'])}"
         else:
             entry = registry.entry(problem["name"])
-            where = (
-                f"{entry['state_space']}, discount {entry['default_discount']}; options: {', '.join(o['name'] for o in entry['options'])}"
-            )
+            options = ", ".join(option["name"] for option in entry["options"])
+            where = f"{entry['state_space']}, discount {entry['default_discount']}; options: {options}"
             if entry["default_policy"] is not None:
                 policy = entry["default_policy"]
                 share = f" ({policy['random_share']:g} random)" if "random_share" in policy else ""

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
+import math
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +76,39 @@ def add_out(parser: argparse.ArgumentParser, help: str, required: bool = False, 
 
 def add_seed(parser: argparse.ArgumentParser, help: str = "seed of every random stream (default 0)") -> None:
     """``--seed N``, default 0."""
-    parser.add_argument("--seed", type=int, default=0, help=help)
+    parser.add_argument("--seed", type=whole(0), default=0, help=help)
+
+
+@functools.cache
+def whole(minimum: int = 0) -> Callable[[str], int]:
+    """An argparse type: a whole number >= ``minimum``; anything else is argparse's usage error
+    naming the option (exit 2) before any work (``--max-size -1``, ``--n-mdps 1.5``). Every integer
+    option of the command line takes one, so a finer check downstream sees a whole number; one
+    parser per minimum (cached), so that an option has the same type wherever it appears."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number >= {minimum}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        return value
+
+    parse.__name__ = f"whole number >= {minimum}"
+    return parse
+
+
+def finite(text: str) -> float:
+    """An argparse type: a finite number (``nan`` and ``inf`` are refused by name, exit 2); the
+    option's range is checked where it is used, with a message naming it."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
 
 
 def thread_count(text: str) -> int:
@@ -110,17 +144,19 @@ def add_race(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--race", action="store_true", help="run each experiment as a race over batches of test MDPs")
     group.add_argument(
         "--race-delta",
-        type=float,
+        type=finite,
         default=DEFAULT_DELTA,
         help=f"error level of each comparison (default {DEFAULT_DELTA})",
     )
     group.add_argument(
         "--race-margin",
-        type=float,
+        type=finite,
         default=DEFAULT_MARGIN,
         help=f"plateau margin, in paired standard errors at N (default {DEFAULT_MARGIN})",
     )
-    group.add_argument("--race-batch", type=int, default=None, help="test MDPs per batch (default: N/10, at least 10)")
+    group.add_argument(
+        "--race-batch", type=whole(1), default=None, help="test MDPs per batch (default: N/10, at least 10)"
+    )
     group.add_argument(
         "--race-sequence",
         choices=SEQUENCES,
@@ -150,7 +186,7 @@ def race_options(args: argparse.Namespace) -> Any:
 def add_gamma(parser: argparse.ArgumentParser, default: float, help: str | None = None) -> None:
     """``--gamma G``: the discount factor."""
     parser.add_argument(
-        "--gamma", type=float, default=default, help=help or f"discount factor in [0, 1) (default {default})"
+        "--gamma", type=finite, default=default, help=help or f"discount factor in [0, 1) (default {default})"
     )
 
 
@@ -219,11 +255,11 @@ def add_params(parser: argparse.ArgumentParser) -> None:
 
 def add_protocol_options(parser: argparse.ArgumentParser, n_mdps: int) -> None:
     """The protocol's settings: ``--n-mdps``, ``--gamma``, ``--horizon``, ``--seed``, ``--threads``."""
-    parser.add_argument("--n-mdps", type=int, default=n_mdps, help=f"test MDPs per experiment (default {n_mdps})")
+    parser.add_argument("--n-mdps", type=whole(1), default=n_mdps, help=f"test MDPs per experiment (default {n_mdps})")
     add_gamma(parser, 0.95)
     parser.add_argument(
         "--horizon",
-        type=int,
+        type=whole(1),
         default=None,
         help="decisions per trajectory; default: the paper's formula with epsilon = 0.01 (193 on GC, 161 on GDL); "
         "the paper's experiments use 250",

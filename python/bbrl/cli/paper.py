@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .options import add_out, add_race, add_seed, add_threads, output_dir, race_options
+from .options import add_out, add_race, add_seed, add_threads, finite, output_dir, race_options
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -50,7 +50,7 @@ def register(commands: Any) -> None:
     )
     paper.add_argument(
         "--max-core-hours",
-        type=float,
+        type=finite,
         default=DEFAULT_MAX_CORE_HOURS,
         help="without --yes, stop after the plan when the unfinished cells need more core-hours "
         f"(default {DEFAULT_MAX_CORE_HOURS:g})",

@@ -18,8 +18,10 @@ from .options import (
     add_seed,
     add_threads,
     check_output_dir,
+    finite,
     output_dir,
     parse_params,
+    whole,
 )
 
 if TYPE_CHECKING:
@@ -51,13 +53,15 @@ def register(commands: Any) -> None:
         default="psrs",
         help="evaluator (default psrs; model: the log's maximum-likelihood MDP, needs --max-episodes)",
     )
-    parser.add_argument("--runs", type=int, default=100, help="independent evaluations (default 100)")
+    parser.add_argument("--runs", type=whole(1), default=100, help="independent evaluations (default 100)")
     add_out(parser, "output folder (created if missing)", required=True)
-    parser.add_argument("--n-states", type=int, default=None, help="default: 1 + the largest state id in the log")
-    parser.add_argument("--n-actions", type=int, default=None, help="default: the p_* columns, else 1 + largest action")
+    parser.add_argument("--n-states", type=whole(1), default=None, help="default: 1 + the largest state id in the log")
+    parser.add_argument(
+        "--n-actions", type=whole(1), default=None, help="default: the p_* columns, else 1 + largest action"
+    )
     parser.add_argument(
         "--start-state",
-        type=int,
+        type=whole(0),
         default=None,
         help="default: the state of every t = 0 row when they agree, else the log's own start states",
     )
@@ -66,15 +70,17 @@ def register(commands: Any) -> None:
     add_gamma(parser, 0.95, "the agent's training discount, and the returns' unless --return-gamma (default 0.95)")
     parser.add_argument(
         "--return-gamma",
-        type=float,
+        type=finite,
         default=None,
         help="discount of the reported returns and the truth (default: --gamma; 1 for undiscounted returns)",
     )
     parser.add_argument("--m", default=None, help="PERS: 'policy', 'per_step', 'logging' or a number")
-    parser.add_argument("--max-length", type=int, default=None, help="PERS: the longest possible episode")
+    parser.add_argument("--max-length", type=whole(1), default=None, help="PERS: the longest possible episode")
     parser.add_argument("--weighted", action="store_true", help="PERS: importance-weighted (unbiased) estimates")
     parser.add_argument("--psrs-order", choices=["check_first", "paper"], default=None, help="PSRS: 'paper' pops first")
-    parser.add_argument("--max-episodes", type=int, default=None, help="episodes per run at most (required by model)")
+    parser.add_argument(
+        "--max-episodes", type=whole(1), default=None, help="episodes per run at most (required by model)"
+    )
     parser.add_argument("--truth", default=None, help="a named environment to plot the online truth against")
     add_seed(parser)
     add_threads(parser)

@@ -10,7 +10,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import smoke
-from .options import DeprecatedAlias, add_env, add_gamma, add_out, add_seed, add_threads, output_dir, output_file
+from .options import (
+    DeprecatedAlias,
+    add_env,
+    add_gamma,
+    add_out,
+    add_seed,
+    add_threads,
+    finite,
+    output_dir,
+    output_file,
+    whole,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -56,17 +67,20 @@ def register(commands: Any) -> None:
     )
     add_env(refs, "box2", "the domain")
     refs.add_argument(
-        "--states", type=int, default=None, help="states drawn uniformly (default: Algorithm 1's m for the accuracy)"
+        "--states",
+        type=whole(1),
+        default=None,
+        help="states drawn uniformly (default: Algorithm 1's m for the accuracy)",
     )
-    refs.add_argument("--epsilon", type=float, default=0.1, help="target accuracy of CMAPVE (default 0.1)")
-    refs.add_argument("--delta", type=float, default=0.1, help="failure probability (default 0.1)")
-    refs.add_argument("--c", type=float, default=1.0, help="clip level of the loss (default 1)")
-    refs.add_argument("--k", type=int, default=1, help="how many times the error will be queried (default 1)")
+    refs.add_argument("--epsilon", type=finite, default=0.1, help="target accuracy of CMAPVE (default 0.1)")
+    refs.add_argument("--delta", type=finite, default=0.1, help="failure probability (default 0.1)")
+    refs.add_argument("--c", type=finite, default=1.0, help="clip level of the loss (default 1)")
+    refs.add_argument("--k", type=whole(1), default=1, help="how many times the error will be queried (default 1)")
     refs.add_argument("--split", choices=["corrected", "paper"], default="corrected", help="accuracy split")
     _add_certification(refs)
     refs.add_argument(
         "--max-rollout-steps",
-        type=int,
+        type=whole(1),
         default=None,
         help="with --gamma 1 and no --time-limit (rollouts to termination): the cap on a rollout "
         "(default 100000); a rollout that reaches it is an error unless --accept-truncated",
@@ -78,7 +92,7 @@ def register(commands: Any) -> None:
     )
     refs.add_argument(
         "--discount",
-        type=float,
+        type=finite,
         dest="gamma",
         default=argparse.SUPPRESS,
         action=DeprecatedAlias,
@@ -95,9 +109,11 @@ def register(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_env(states, "box2", "the domain")
-    states.add_argument("--states", type=int, default=100, help="states drawn uniformly (default 100, the paper's)")
-    states.add_argument("--epsilon", type=float, default=0.1, help="relative accuracy of each value (default 0.1)")
-    states.add_argument("--delta", type=float, default=0.1, help="failure probability of each value (default 0.1)")
+    states.add_argument(
+        "--states", type=whole(1), default=100, help="states drawn uniformly (default 100, the paper's)"
+    )
+    states.add_argument("--epsilon", type=finite, default=0.1, help="relative accuracy of each value (default 0.1)")
+    states.add_argument("--delta", type=finite, default=0.1, help="failure probability of each value (default 0.1)")
     _add_certification(states)
     add_out(states, f"output folder: writes DIR/{STATES_FILE} (created if missing)", required=True)
     states.set_defaults(handler=_command_states)
@@ -111,10 +127,10 @@ def register(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     study.add_argument("--quick", action="store_true", help="20 states, no Puddle World at epsilon 0.01 (minutes)")
-    study.add_argument("--states", type=int, default=100, help="states per domain (default 100, the paper's)")
+    study.add_argument("--states", type=whole(1), default=100, help="states per domain (default 100, the paper's)")
     study.add_argument("--domains", nargs="+", default=["mountain-car", "puddle-world"], help="domains (default both)")
-    study.add_argument("--epsilons", nargs="+", type=float, default=[0.1, 0.05, 0.01], help="accuracies")
-    study.add_argument("--deltas", nargs="+", type=float, default=[0.1, 0.01], help="failure probabilities")
+    study.add_argument("--epsilons", nargs="+", type=finite, default=[0.1, 0.05, 0.01], help="accuracies")
+    study.add_argument("--deltas", nargs="+", type=finite, default=[0.1, 0.01], help="failure probabilities")
     study.add_argument("--rules", nargs="+", choices=["ebgstop", "betting"], default=["ebgstop", "betting"])
     _add_budget(study)
     add_seed(study, "seed of the states and rollouts (default 0)")
@@ -130,7 +146,7 @@ def register(commands: Any) -> None:
 def _add_certification(parser: argparse.ArgumentParser) -> None:
     """The options of every certification: tau, the stopping rule and its knobs, the range, the
     cap, the discount, Mountain Car's policy, the budget, seed and threads."""
-    parser.add_argument("--tau", type=float, default=1.0, help="floor of the relative error, value units (default 1)")
+    parser.add_argument("--tau", type=finite, default=1.0, help="floor of the relative error, value units (default 1)")
     parser.add_argument(
         "--rule",
         choices=["betting", "ebgstop"],
@@ -146,23 +162,23 @@ def _add_certification(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--variant", choices=["checkpoints", "every"], default="checkpoints", help="EBGStop checks")
     parser.add_argument(
         "--v-max",
-        type=float,
+        type=finite,
         default=None,
         help="range of the returns, value units (the paper's V_max: 100 Mountain Car, 8000 Puddle World; "
         "default: the range the reward bounds give a rollout)",
     )
-    parser.add_argument("--max-samples", type=int, default=100_000_000, help="returns per state at most")
+    parser.add_argument("--max-samples", type=whole(1), default=100_000_000, help="returns per state at most")
     add_gamma(parser, 0.99, "discount in (0, 1] (default 0.99, as the paper)")
     parser.add_argument(
         "--time-limit",
-        type=int,
+        type=whole(1),
         default=None,
         help="steps after which an episode is cut: the values are over at most that many steps, and the "
         "command reports how many rollouts reached it (without it, --gamma 1 runs every rollout to termination)",
     )
     parser.add_argument(
         "--random-share",
-        type=float,
+        type=finite,
         default=None,
         help="Mountain Car: random-action share of energy pumping (default: the environment registry's, "
         "Sajed et al.'s; bbrl envs)",
@@ -175,7 +191,7 @@ def _add_certification(parser: argparse.ArgumentParser) -> None:
 def _add_budget(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--budget",
-        type=float,
+        type=finite,
         default=DEFAULT_BUDGET_STEPS,
         help=f"environment steps to run without --force, from a pilot's estimate (default {DEFAULT_BUDGET_STEPS:.0e})",
     )
