@@ -165,8 +165,8 @@ def test_plan_command_prints_the_plan_and_checks_it_against_a_run(tmp_path: Path
 @pytest.mark.parametrize(
     ("flag", "value", "named"),
     [
-        ("--pilot-mdps", "0", "pilot_mdps must be >= 1, got 0"),
-        ("--pilot-decisions", "-1", "pilot_decisions must be >= 1, got -1"),
+        ("--pilot-mdps", "0", "argument --pilot-mdps: must be >= 1, got 0"),
+        ("--pilot-decisions", "-1", "argument --pilot-decisions: must be >= 1, got -1"),
         ("--pilot-budget", "-5", "pilot budget (seconds) must be >= 0, got -5.0"),
     ],
 )

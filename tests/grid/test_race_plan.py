@@ -148,9 +148,9 @@ def test_grid_plan_without_race_prints_no_race(tmp_path: Path, capsys: pytest.Ca
     [
         (["--race", "--race-delta", "2"], "delta must be in (0, 1)"),
         (["--race", "--race-margin", "-1"], "margin must be a finite number >= 0"),
-        (["--race", "--race-batch", "0"], "batch must be an integer >= 1"),
+        (["--race", "--race-batch", "0"], "argument --race-batch: must be >= 1, got 0"),
         (["--race", "--race-pilot-mdps", "1"], "at least 2 test MDPs"),
-        (["--race", "--race-resamples", "0"], "at least 1 resample"),
+        (["--race", "--race-resamples", "0"], "argument --race-resamples: must be >= 1, got 0"),
         (["--race-resamples", "5"], "apply to --race: add --race"),
     ],
 )
@@ -158,7 +158,11 @@ def test_bad_race_options_are_refused_before_any_pilot(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], arguments: list[str], message: str
 ) -> None:
     out = tmp_path / "run"
-    assert main(["grid", "plan", str(_tiny(tmp_path)), "--out", str(out), *arguments]) == 2
+    try:
+        code = main(["grid", "plan", str(_tiny(tmp_path)), "--out", str(out), *arguments])
+    except SystemExit as usage:  # argparse's refusal of an option's type, before anything runs
+        code = usage.code
+    assert code == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
 
