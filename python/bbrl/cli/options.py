@@ -111,17 +111,10 @@ def finite(text: str) -> float:
     return value
 
 
-def thread_count(text: str) -> int:
-    """The value of ``--threads``: a whole number >= 1; anything else is argparse's usage error
-    naming the option (exit 2), before any work. The rest of the rule (never more threads than
-    work items, a one-line warning above the cores) is the library's: :mod:`bbrl.threads`."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number of threads >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1 (leave it out for every core), got {value}")
-    return value
+#: The type of ``--threads``: a whole number >= 1, refused by argparse naming the option before any
+#: work. The rest of the rule (never more threads than work items, a one-line warning above the
+#: cores) is the library's: :mod:`bbrl.threads`.
+thread_count = whole(1)
 
 
 def add_threads(parser: argparse.ArgumentParser) -> None:

@@ -142,11 +142,13 @@ impl Reader<'_> {
 
     /// The spec's range of `key` enforced on a number: an error naming the parameter, its range
     /// and the value (NaN and the infinities are never in a range).
-    fn in_range(&self, key: &str, v: f64) -> Result<f64> {
+    fn in_range(&self, key: &str, v: f64, shown: impl std::fmt::Display) -> Result<f64> {
         match self.spec.param(key).map(|p| p.range) {
-            Some(range @ Range::Number { .. }) if !range.contains(v) => {
-                Err(invalid!("agent '{}': parameter '{key}' must be {}, got {v}", self.spec.kind, range.requirement()))
-            }
+            Some(range @ Range::Number { .. }) if !range.contains(v) => Err(invalid!(
+                "agent '{}': parameter '{key}' must be {}, got {shown}",
+                self.spec.kind,
+                range.requirement()
+            )),
             _ => Ok(v),
         }
     }
@@ -161,7 +163,7 @@ impl Reader<'_> {
             (None, Some(ParamDefault::Float(v))) => v,
             (None, _) => return Err(self.missing(key)),
         };
-        self.in_range(key, v)
+        self.in_range(key, v, v)
     }
 
     /// A non-negative integer within the parameter's range; an integral float (e.g. `500.0`) is
@@ -175,11 +177,7 @@ impl Reader<'_> {
             (None, Some(ParamDefault::Int(v))) => v,
             (None, _) => return Err(self.missing(key)),
         };
-        if self.in_range(key, value as f64).is_err() {
-            let range = self.spec.param(key).map_or(Range::at_least(0.0), |p| p.range);
-            let kind = self.spec.kind;
-            return Err(invalid!("agent '{kind}': parameter '{key}' must be {}, got {value}", range.requirement()));
-        }
+        self.in_range(key, value as f64, value)?;
         usize::try_from(value).map_err(|_| {
             invalid!("agent '{}': parameter '{key}' must be a positive integer, got {value}", self.spec.kind)
         })

@@ -39,7 +39,7 @@ use rand::Rng as _;
 use rand_distr::StandardNormal;
 
 use super::common::{argmax_random_tie, greedy_probabilities};
-use super::tabular::{block_length, count_sweep, planning_stream, staged_memory, Blocks, Experience};
+use super::tabular::{block_length, count_sweep, episode_length, planning_stream, staged_memory, Blocks, Experience};
 use crate::agent::{not_trained, Agent, MemoryNeed, Setting, TaskContext, Transition};
 use crate::error::Result;
 use crate::model::fdm::Fdm;
@@ -281,7 +281,7 @@ impl Agent for TabularlPlanner {
         let st = self.state()?;
         if !st.episodic {
             st.episodic = true;
-            let length = if plan_horizon > 0 { plan_horizon } else { st.horizon.max(1) };
+            let length = episode_length(plan_horizon, st.horizon);
             Self::resize(st, length);
         }
         st.blocks.restart();
