@@ -33,6 +33,7 @@ from typing import Any
 import _sweep
 import numpy as np
 import pytest
+from _fuzz import TINY_GRID
 from _sweep import HOSTILE, HOSTILE_PY, NONSENSE, SUBPROCESS, Command
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -160,24 +161,6 @@ def _cases() -> list[Any]:
 
 
 # -- fixtures -----------------------------------------------------------------------------------
-
-TINY_GRID = """\
-[defaults]
-n_mdps = 2
-horizon = 2
-seed = 1
-
-[[experiment]]
-name = "GC"
-test = "GC"
-
-[[agent]]
-kind = "random"
-
-[[agent]]
-kind = "egreedy"
-epsilon = [0.5]
-"""
 
 
 @pytest.fixture(scope="module")
